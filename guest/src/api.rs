@@ -1,0 +1,267 @@
+//! Arguments and results of every tool, as plain Rust types. Their serde form is the JSON
+//! API (snake_case names); their doc comments become the JSON Schemas handed to models. The
+//! WIT records mirror them field for field.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::classify::Kind;
+use crate::error::ToolError;
+use crate::fsx::EntryType;
+
+/// Arguments of `list_dir`.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ListDirArgs {
+    /// Directory to list, relative to the repository root; the root when absent.
+    pub path: Option<String>,
+    /// How deep to descend: 1 lists only the directory's own entries (default 1).
+    pub max_depth: Option<u32>,
+    /// Stop after this many entries (default and cap set by the policy).
+    pub max_entries: Option<u32>,
+    /// Include names starting with a dot (default false).
+    pub include_hidden: Option<bool>,
+    /// Honour .gitignore/.ignore files and skip generated directories (default true).
+    pub respect_ignore: Option<bool>,
+}
+
+/// One entry of a listing.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+pub struct DirEntry {
+    pub path: String,
+    #[serde(rename = "type")]
+    pub ty: EntryType,
+    pub kind: Kind,
+    pub size: u64,
+    pub modified: Option<String>,
+    pub target: Option<String>,
+}
+
+/// How many entries were passed over for one reason.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
+pub struct SkipCount {
+    pub reason: String,
+    pub count: u32,
+}
+
+/// Result of `list_dir`.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+pub struct ListDirResult {
+    pub entries: Vec<DirEntry>,
+    pub truncated: bool,
+    pub skipped: Vec<SkipCount>,
+    pub summary: String,
+}
+
+/// Arguments of `find_files`.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FindFilesArgs {
+    /// Globs. One without '/' matches the file name at any depth ("*.rs"); one with '/'
+    /// matches the whole path from the root ("src/**/*.rs"). A file matches when any does.
+    pub patterns: Vec<String>,
+    /// Directory to search under; the root when absent.
+    pub path: Option<String>,
+    /// Stop after this many paths (default and cap set by the policy).
+    pub max_results: Option<u32>,
+    /// Include hidden files (default false).
+    pub include_hidden: Option<bool>,
+    /// Honour ignore files and skip generated directories (default true).
+    pub respect_ignore: Option<bool>,
+}
+
+/// Result of `find_files`.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+pub struct FindFilesResult {
+    pub paths: Vec<String>,
+    pub truncated: bool,
+    pub skipped: Vec<SkipCount>,
+    pub summary: String,
+}
+
+/// Arguments of `read_file`.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ReadFileArgs {
+    /// File to read, relative to the repository root.
+    pub path: String,
+    /// First line to return, counting from 1 (default 1).
+    pub start_line: Option<u32>,
+    /// Most lines to return (default and cap set by the policy).
+    pub max_lines: Option<u32>,
+    /// Most bytes of content to return (default and cap set by the policy).
+    pub max_bytes: Option<u32>,
+    /// Prefix every line with its number and a tab (default false).
+    pub line_numbers: Option<bool>,
+}
+
+/// How lines end in a file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LineEnding {
+    Lf,
+    Crlf,
+    Mixed,
+    None,
+}
+
+/// Result of `read_file`.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+pub struct ReadFileResult {
+    pub path: String,
+    pub content: String,
+    pub start_line: u32,
+    pub end_line: u32,
+    pub total_lines: u32,
+    pub size: u64,
+    pub sha256: String,
+    pub truncated: bool,
+    pub line_ending: LineEnding,
+    pub bom: bool,
+    pub valid_utf8: bool,
+    pub kind: Kind,
+    pub summary: String,
+}
+
+/// Arguments of `read_many`.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ReadManyArgs {
+    /// Files to read, relative to the repository root (at most the policy's limit).
+    pub paths: Vec<String>,
+    /// Most lines to return per file.
+    pub max_lines: Option<u32>,
+    /// Most bytes of content to return per file.
+    pub max_bytes: Option<u32>,
+    /// Prefix every line with its number and a tab (default false).
+    pub line_numbers: Option<bool>,
+}
+
+/// One file of a `read_many` call.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+pub struct ReadManyItem {
+    pub path: String,
+    pub ok: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub result: Option<ReadFileResult>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<ToolError>,
+}
+
+/// Result of `read_many`.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+pub struct ReadManyResult {
+    pub files: Vec<ReadManyItem>,
+    pub summary: String,
+}
+
+/// What `search_text` returns.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum SearchOutput {
+    /// Every matching line with its context.
+    #[default]
+    Matches,
+    /// Only the files that match, with their counts.
+    Files,
+    /// Only the counts.
+    Count,
+}
+
+/// A part of the tree, for searches split over several instances.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Shard {
+    /// This instance's shard, from 0.
+    pub index: u32,
+    /// How many shards there are.
+    pub count: u32,
+}
+
+/// Arguments of `search_text`.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SearchTextArgs {
+    /// The text to find, or a regular expression when `regex` is true.
+    pub query: String,
+    /// Treat `query` as a regular expression in Rust regex syntax (default false: literal).
+    pub regex: Option<bool>,
+    /// Ignore case (default false).
+    pub case_insensitive: Option<bool>,
+    /// Directory or file to search; the whole repository when absent.
+    pub path: Option<String>,
+    /// Only search files matching one of these globs ("*.rs", "src/**").
+    #[serde(default)]
+    pub include: Vec<String>,
+    /// Never search files matching one of these globs.
+    #[serde(default)]
+    pub exclude: Vec<String>,
+    /// Lines of context before and after each match (default 0, at most 10).
+    pub context_lines: Option<u32>,
+    /// Stop after this many matching lines (default and cap set by the policy).
+    pub max_matches: Option<u32>,
+    /// "matches" (default), "files" or "count".
+    pub output: Option<SearchOutput>,
+    /// Include hidden files (default false).
+    pub include_hidden: Option<bool>,
+    /// Honour ignore files and skip generated directories (default true).
+    pub respect_ignore: Option<bool>,
+    /// Search only one shard of the tree (for parallel hosts).
+    pub shard: Option<Shard>,
+}
+
+/// One matching line.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+pub struct SearchMatch {
+    pub path: String,
+    pub line: u32,
+    pub column: u32,
+    pub text: String,
+    pub before: Vec<String>,
+    pub after: Vec<String>,
+}
+
+/// A file with matches.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
+pub struct FileCount {
+    pub path: String,
+    pub count: u32,
+}
+
+/// Result of `search_text`.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+pub struct SearchTextResult {
+    pub matches: Vec<SearchMatch>,
+    pub files: Vec<FileCount>,
+    pub total_matches: u64,
+    pub files_searched: u64,
+    pub truncated: bool,
+    pub skipped: Vec<SkipCount>,
+    pub summary: String,
+}
+
+/// Arguments of `file_info`.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FileInfoArgs {
+    /// File or directory to describe, relative to the repository root.
+    pub path: String,
+}
+
+/// Result of `file_info`.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+pub struct FileInfoResult {
+    pub path: String,
+    #[serde(rename = "type")]
+    pub ty: EntryType,
+    pub kind: Kind,
+    pub size: u64,
+    pub modified: Option<String>,
+    pub sha256: Option<String>,
+    pub target: Option<String>,
+    pub readable: bool,
+    pub read_denied_reason: Option<String>,
+    pub writable: bool,
+    pub write_denied_reason: Option<String>,
+    pub summary: String,
+}

@@ -1,0 +1,68 @@
+//! Audit events: what each call records while it runs, and the event it emits at the end.
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::ErrorCode;
+
+/// One file a call read or changed.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
+pub struct AuditFile {
+    pub path: String,
+    /// `read`, `create`, `modify`, `delete`, `move_from` or `move_to`.
+    pub action: String,
+    pub sha256_before: Option<String>,
+    pub sha256_after: Option<String>,
+}
+
+/// The event emitted at the end of every call; mirrors the WIT `audit-event` record.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
+pub struct AuditEvent {
+    pub sequence: u64,
+    pub tool: String,
+    pub ok: bool,
+    pub error_code: Option<ErrorCode>,
+    pub error_message: Option<String>,
+    pub paths_read: Vec<String>,
+    pub paths_written: Vec<String>,
+    pub files: Vec<AuditFile>,
+    pub bytes_read: u64,
+    pub bytes_written: u64,
+    pub insertions: u32,
+    pub deletions: u32,
+    pub duration_us: u64,
+}
+
+/// What one call did, gathered while it runs.
+#[derive(Debug, Default, Clone)]
+pub struct CallLog {
+    pub paths_read: Vec<String>,
+    pub paths_written: Vec<String>,
+    pub files: Vec<AuditFile>,
+    pub bytes_read: u64,
+    pub bytes_written: u64,
+    pub insertions: u32,
+    pub deletions: u32,
+}
+
+impl CallLog {
+    /// Records that a file's content was read.
+    pub fn read(&mut self, path: &str, bytes: u64) {
+        if !self.paths_read.iter().any(|p| p == path) {
+            self.paths_read.push(path.to_string());
+        }
+        self.bytes_read += bytes;
+    }
+
+    /// Records a change to a file with its content hashes before and after.
+    pub fn wrote(&mut self, path: &str, action: &str, before: Option<String>, after: Option<String>) {
+        if !self.paths_written.iter().any(|p| p == path) {
+            self.paths_written.push(path.to_string());
+        }
+        self.files.push(AuditFile {
+            path: path.to_string(),
+            action: action.to_string(),
+            sha256_before: before,
+            sha256_after: after,
+        });
+    }
+}

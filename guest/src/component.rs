@@ -1,0 +1,294 @@
+//! The component shell: WIT bindings, the conversions between WIT records and the plain
+//! Rust types of `api`, and the instance's session (root `/`, policy from the environment).
+
+// The generated bindings are the one place that needs `unsafe` (the canonical ABI).
+#![allow(unsafe_code)]
+
+use std::sync::OnceLock;
+
+use crate::api;
+use crate::audit::AuditEvent;
+use crate::classify::Kind;
+use crate::error::{ErrorCode, ToolError, ToolResult};
+use crate::fsx::{EntryType, Fs};
+use crate::policy::{Policy, POLICY_ENV};
+use crate::session::Session;
+use crate::tools::{self, run_call};
+
+wit_bindgen::generate!({
+    world: "file-tools",
+    path: "../wit",
+});
+
+use agent::file_tools::types as wt;
+use exports::agent::file_tools::tools as wx;
+
+struct Component;
+
+export!(Component);
+
+/// The instance's session, built on first use.
+fn session() -> &'static ToolResult<Session> {
+    static SESSION: OnceLock<ToolResult<Session>> = OnceLock::new();
+    SESSION.get_or_init(|| {
+        tools::set_sink(|e| agent::file_tools::audit::emit(&e.conv()));
+        let json = std::env::var(POLICY_ENV).unwrap_or_default();
+        Policy::from_json(&json).map(|p| Session::new(Fs::new("/"), p))
+    })
+}
+
+/// A typed call: converts the WIT arguments, runs the tool, converts the result back.
+fn typed<A, C, R, W>(
+    tool: &str,
+    args: A,
+    f: fn(&Session, &mut crate::audit::CallLog, &C) -> ToolResult<R>,
+) -> Result<W, wt::ToolError>
+where
+    A: Conv<C>,
+    R: Conv<W>,
+{
+    let core = args.conv();
+    run_call(session(), tool, |s, log| f(s, log, &core)).map(Conv::conv).map_err(Conv::conv)
+}
+
+impl wx::Guest for Component {
+    fn list_dir(args: wx::ListDirArgs) -> Result<wx::ListDirResult, wt::ToolError> {
+        typed("list_dir", args, crate::list::list_dir)
+    }
+
+    fn find_files(args: wx::FindFilesArgs) -> Result<wx::FindFilesResult, wt::ToolError> {
+        typed("find_files", args, crate::list::find_files)
+    }
+
+    fn read_file(args: wx::ReadFileArgs) -> Result<wx::ReadFileResult, wt::ToolError> {
+        typed("read_file", args, crate::read::read_file)
+    }
+
+    fn read_many(args: wx::ReadManyArgs) -> Result<wx::ReadManyResult, wt::ToolError> {
+        typed("read_many", args, crate::read::read_many)
+    }
+
+    fn search_text(args: wx::SearchTextArgs) -> Result<wx::SearchTextResult, wt::ToolError> {
+        typed("search_text", args, crate::search::search_text)
+    }
+
+    fn file_info(path: String) -> Result<wx::FileInfoResult, wt::ToolError> {
+        typed("file_info", api::FileInfoArgs { path }, crate::list::file_info)
+    }
+
+    fn describe() -> Result<String, wt::ToolError> {
+        run_call(session(), "describe", |s, _| Ok(tools::describe(s))).map_err(Conv::conv)
+    }
+
+    fn call(tool: String, args_json: String) -> Result<String, wt::ToolError> {
+        run_call(session(), &tool, |s, log| tools::call_json(s, log, &tool, &args_json))
+            .map(|v| v.to_string())
+            .map_err(Conv::conv)
+    }
+}
+
+/// Conversion between a WIT type and its plain Rust twin, in either direction.
+trait Conv<T> {
+    fn conv(self) -> T;
+}
+
+macro_rules! same {
+    ($($t:ty),*) => { $(impl Conv<$t> for $t { fn conv(self) -> $t { self } })* };
+}
+same!(String, u32, u64, bool, api::FileInfoArgs);
+
+impl<A: Conv<B>, B> Conv<Option<B>> for Option<A> {
+    fn conv(self) -> Option<B> {
+        self.map(Conv::conv)
+    }
+}
+
+impl<A: Conv<B>, B> Conv<Vec<B>> for Vec<A> {
+    fn conv(self) -> Vec<B> {
+        self.into_iter().map(Conv::conv).collect()
+    }
+}
+
+/// Field-for-field conversion of records whose fields share names.
+macro_rules! record {
+    ($from:ty => $to:ident :: $name:ident { $($f:ident),* $(,)? }) => {
+        impl Conv<$to::$name> for $from {
+            fn conv(self) -> $to::$name {
+                $to::$name { $($f: self.$f.conv()),* }
+            }
+        }
+    };
+}
+
+/// Field-for-field conversion from a WIT record into an `api` record.
+macro_rules! args {
+    ($from:ty => $name:ident { $($f:ident),* $(,)? }) => {
+        impl Conv<api::$name> for $from {
+            fn conv(self) -> api::$name {
+                api::$name { $($f: self.$f.conv()),* }
+            }
+        }
+    };
+}
+
+args!(wx::ListDirArgs => ListDirArgs { path, max_depth, max_entries, include_hidden, respect_ignore });
+args!(wx::FindFilesArgs => FindFilesArgs { patterns, path, max_results, include_hidden, respect_ignore });
+args!(wx::ReadFileArgs => ReadFileArgs { path, start_line, max_lines, max_bytes, line_numbers });
+args!(wx::ReadManyArgs => ReadManyArgs { paths, max_lines, max_bytes, line_numbers });
+args!(wx::Shard => Shard { index, count });
+args!(wx::SearchTextArgs => SearchTextArgs {
+    query, regex, case_insensitive, path, include, exclude, context_lines, max_matches, output,
+    include_hidden, respect_ignore, shard,
+});
+
+impl Conv<api::SearchOutput> for wx::SearchOutput {
+    fn conv(self) -> api::SearchOutput {
+        match self {
+            wx::SearchOutput::Matches => api::SearchOutput::Matches,
+            wx::SearchOutput::Files => api::SearchOutput::Files,
+            wx::SearchOutput::Count => api::SearchOutput::Count,
+        }
+    }
+}
+
+record!(api::SkipCount => wt::SkipCount { reason, count });
+record!(api::ListDirResult => wx::ListDirResult { entries, truncated, skipped, summary });
+record!(api::FindFilesResult => wx::FindFilesResult { paths, truncated, skipped, summary });
+record!(api::ReadFileResult => wx::ReadFileResult {
+    path, content, start_line, end_line, total_lines, size, sha256, truncated, line_ending, bom,
+    valid_utf8, kind, summary,
+});
+record!(api::ReadManyResult => wx::ReadManyResult { files, summary });
+record!(api::SearchMatch => wx::SearchMatch { path, line, column, text, before, after });
+record!(api::FileCount => wx::FileCount { path, count });
+record!(api::SearchTextResult => wx::SearchTextResult {
+    matches, files, total_matches, files_searched, truncated, skipped, summary,
+});
+record!(crate::audit::AuditFile => wt::AuditFile { path, action, sha256_before, sha256_after });
+record!(AuditEvent => wt::AuditEvent {
+    sequence, tool, ok, error_code, error_message, paths_read, paths_written, files, bytes_read,
+    bytes_written, insertions, deletions, duration_us,
+});
+
+impl Conv<wx::DirEntry> for api::DirEntry {
+    fn conv(self) -> wx::DirEntry {
+        wx::DirEntry {
+            path: self.path,
+            type_: self.ty.conv(),
+            kind: self.kind.conv(),
+            size: self.size,
+            modified: self.modified,
+            target: self.target,
+        }
+    }
+}
+
+impl Conv<wx::FileInfoResult> for api::FileInfoResult {
+    fn conv(self) -> wx::FileInfoResult {
+        wx::FileInfoResult {
+            path: self.path,
+            type_: self.ty.conv(),
+            kind: self.kind.conv(),
+            size: self.size,
+            modified: self.modified,
+            sha256: self.sha256,
+            target: self.target,
+            readable: self.readable,
+            read_denied_reason: self.read_denied_reason,
+            writable: self.writable,
+            write_denied_reason: self.write_denied_reason,
+            summary: self.summary,
+        }
+    }
+}
+
+impl Conv<wx::ReadManyItem> for api::ReadManyItem {
+    fn conv(self) -> wx::ReadManyItem {
+        let outcome = match (self.result, self.error) {
+            (Some(r), _) => Ok(r.conv()),
+            (None, Some(e)) => Err(e.conv()),
+            (None, None) => Err(ToolError::new(ErrorCode::Internal, "no result recorded").conv()),
+        };
+        wx::ReadManyItem { path: self.path, outcome }
+    }
+}
+
+impl Conv<wt::ToolError> for ToolError {
+    fn conv(self) -> wt::ToolError {
+        wt::ToolError {
+            code: self.code.conv(),
+            message: self.message,
+            path: self.path,
+            reason: self.reason,
+            details: self.details.into_iter().map(|(key, value)| wt::Detail { key, value }).collect(),
+        }
+    }
+}
+
+impl Conv<wt::ErrorCode> for ErrorCode {
+    fn conv(self) -> wt::ErrorCode {
+        use wt::ErrorCode as W;
+        match self {
+            ErrorCode::PathRejected => W::PathRejected,
+            ErrorCode::NotFound => W::NotFound,
+            ErrorCode::AlreadyExists => W::AlreadyExists,
+            ErrorCode::NotAFile => W::NotAFile,
+            ErrorCode::PolicyDenied => W::PolicyDenied,
+            ErrorCode::FileTooLarge => W::FileTooLarge,
+            ErrorCode::UnsupportedBinary => W::UnsupportedBinary,
+            ErrorCode::EncodingError => W::EncodingError,
+            ErrorCode::WriteConflict => W::WriteConflict,
+            ErrorCode::EditNoMatch => W::EditNoMatch,
+            ErrorCode::EditAmbiguous => W::EditAmbiguous,
+            ErrorCode::PatchParseError => W::PatchParseError,
+            ErrorCode::PatchConflict => W::PatchConflict,
+            ErrorCode::PatchBudgetExceeded => W::PatchBudgetExceeded,
+            ErrorCode::ApprovalRequired => W::ApprovalRequired,
+            ErrorCode::InvalidInput => W::InvalidInput,
+            ErrorCode::LimitExceeded => W::LimitExceeded,
+            ErrorCode::IoError => W::IoError,
+            ErrorCode::Internal => W::Internal,
+        }
+    }
+}
+
+impl Conv<wt::EntryType> for EntryType {
+    fn conv(self) -> wt::EntryType {
+        match self {
+            EntryType::File => wt::EntryType::File,
+            EntryType::Dir => wt::EntryType::Dir,
+            EntryType::Symlink => wt::EntryType::Symlink,
+            EntryType::Other => wt::EntryType::Other,
+        }
+    }
+}
+
+impl Conv<wt::FileKind> for Kind {
+    fn conv(self) -> wt::FileKind {
+        use wt::FileKind as W;
+        match self {
+            Kind::Source => W::Source,
+            Kind::Config => W::Config,
+            Kind::Doc => W::Doc,
+            Kind::Text => W::Text,
+            Kind::Secret => W::Secret,
+            Kind::GitInternal => W::GitInternal,
+            Kind::Generated => W::Generated,
+            Kind::Vendored => W::Vendored,
+            Kind::Lockfile => W::Lockfile,
+            Kind::Binary => W::Binary,
+            Kind::Directory => W::Directory,
+        }
+    }
+}
+
+impl Conv<wt::LineEnding> for api::LineEnding {
+    fn conv(self) -> wt::LineEnding {
+        match self {
+            api::LineEnding::Lf => wt::LineEnding::Lf,
+            api::LineEnding::Crlf => wt::LineEnding::Crlf,
+            api::LineEnding::Mixed => wt::LineEnding::Mixed,
+            api::LineEnding::None => wt::LineEnding::None,
+        }
+    }
+}

@@ -1,0 +1,118 @@
+//! Glob sets with one rule for every place that takes globs (policy, `find_files`,
+//! `search_text` include and exclude): a glob without `/` matches the file name at any
+//! depth, a glob with `/` matches the whole logical path. `*` never crosses `/`; `**` does.
+
+use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
+
+use crate::error::{ToolError, ToolResult};
+
+/// A compiled set of globs.
+#[derive(Debug, Clone)]
+pub struct Globs {
+    set: GlobSet,
+    len: usize,
+}
+
+impl Globs {
+    /// Compiles `patterns`; an empty list matches nothing.
+    ///
+    /// # Errors
+    /// `INVALID_INPUT` naming the first malformed glob.
+    pub fn new<S: AsRef<str>>(patterns: &[S]) -> ToolResult<Self> {
+        let mut b = GlobSetBuilder::new();
+        for p in patterns {
+            let p = p.as_ref();
+            let trimmed = p.trim_start_matches("./");
+            if trimmed.is_empty() {
+                return Err(ToolError::invalid("an empty glob matches nothing; remove it"));
+            }
+            let full = if trimmed.contains('/') {
+                trimmed.trim_start_matches('/').to_string()
+            } else {
+                format!("**/{trimmed}")
+            };
+            let glob = GlobBuilder::new(&full)
+                .literal_separator(true)
+                .backslash_escape(true)
+                .build()
+                .map_err(|e| ToolError::invalid(format!("glob '{p}' is malformed: {e}")))?;
+            b.add(glob);
+        }
+        let set = b
+            .build()
+            .map_err(|e| ToolError::invalid(format!("globs could not be compiled: {e}")))?;
+        Ok(Globs { set, len: patterns.len() })
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// True when any glob matches the logical path.
+    pub fn matches(&self, path: &str) -> bool {
+        self.len > 0 && self.set.is_match(path)
+    }
+
+    /// True when any glob matches the path or one of its parent directories, so that a
+    /// glob such as `secrets/**` or `generated` also covers everything below.
+    pub fn matches_path_or_parent(&self, path: &str) -> bool {
+        if self.len == 0 {
+            return false;
+        }
+        if self.set.is_match(path) {
+            return true;
+        }
+        let mut end = path.len();
+        while let Some(i) = path[..end].rfind('/') {
+            if self.set.is_match(&path[..i]) {
+                return true;
+            }
+            end = i;
+        }
+        false
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn name_globs_match_at_any_depth() {
+        let g = Globs::new(&["*.rs"]).unwrap();
+        assert!(g.matches("main.rs"));
+        assert!(g.matches("src/a/b.rs"));
+        assert!(!g.matches("src/a/b.rsx"));
+    }
+
+    #[test]
+    fn path_globs_are_anchored_and_star_stays_in_one_dir() {
+        let g = Globs::new(&["src/*.rs"]).unwrap();
+        assert!(g.matches("src/lib.rs"));
+        assert!(!g.matches("src/a/lib.rs"));
+        assert!(!g.matches("other/src/lib.rs"));
+        let g = Globs::new(&["src/**/*.rs"]).unwrap();
+        assert!(g.matches("src/a/b/lib.rs"));
+    }
+
+    #[test]
+    fn parent_matching_covers_directories() {
+        let g = Globs::new(&["secrets"]).unwrap();
+        assert!(g.matches_path_or_parent("config/secrets/db.txt"));
+        assert!(!g.matches_path_or_parent("config/secretsx/db.txt"));
+    }
+
+    #[test]
+    fn malformed_glob_is_invalid_input() {
+        let e = Globs::new(&["a[b"]).unwrap_err();
+        assert_eq!(e.code, crate::error::ErrorCode::InvalidInput);
+        assert!(Globs::new(&[""]).is_err());
+    }
+
+    #[test]
+    fn empty_set_matches_nothing() {
+        let g = Globs::new::<&str>(&[]).unwrap();
+        assert!(!g.matches("a"));
+        assert!(g.is_empty());
+    }
+}

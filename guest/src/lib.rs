@@ -1,0 +1,25 @@
+//! file-tools: repository file tools for AI agents, as a WebAssembly component.
+//!
+//! The logic lives in plain modules that also build natively and are unit-tested there:
+//! the path guard (`path`), classification (`classify`), policy (`policy`), symlink
+//! resolution (`fsx`), walks (`walk`) and the tools themselves. `component` is the thin
+//! shell that binds them to the `file-tools` WIT world.
+
+pub mod api;
+pub mod audit;
+pub mod classify;
+pub mod error;
+pub mod fsx;
+pub mod glob;
+pub mod hash;
+pub mod list;
+pub mod path;
+pub mod policy;
+pub mod read;
+pub mod search;
+pub mod session;
+pub mod tools;
+pub mod walk;
+
+#[cfg(target_arch = "wasm32")]
+mod component;

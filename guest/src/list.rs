@@ -1,0 +1,218 @@
+//! `list_dir`, `find_files` and `file_info`: what is in the tree, without reading content
+//! (except `file_info`'s sha256 of a readable file).
+
+use std::fs;
+
+use crate::api::{
+    DirEntry, FileInfoArgs, FileInfoResult, FindFilesArgs, FindFilesResult, ListDirArgs, ListDirResult, SkipCount,
+};
+use crate::audit::CallLog;
+use crate::classify::Kind;
+use crate::error::{ErrorCode, ToolError, ToolResult};
+use crate::fsx::{modified, EntryType};
+use crate::glob::Globs;
+use crate::hash::sha256_file;
+use crate::path::LogicalPath;
+use crate::policy::Policy;
+use crate::session::Session;
+use crate::walk::{walk, Flow, Skips, WalkOptions};
+
+/// Resolves a directory argument and refuses anything but a readable directory.
+fn start_dir(s: &Session, input: Option<&str>) -> ToolResult<LogicalPath> {
+    let p = LogicalPath::parse_dir(input.unwrap_or(""))?;
+    if p.is_root() {
+        return Ok(p);
+    }
+    let r = s.readable_path(&p)?;
+    match r.resolved.entry_type() {
+        Some(EntryType::Dir) => Ok(r.resolved.target),
+        Some(_) => Err(ToolError::new(
+            ErrorCode::NotAFile,
+            format!("'{p}' is not a directory; use read_file or file_info for a file"),
+        )
+        .with_path(p.to_string())),
+        None => Err(r.resolved.require_file().err().unwrap_or_else(|| {
+            ToolError::io(&p.to_string(), &std::io::Error::from(std::io::ErrorKind::NotFound))
+        })),
+    }
+}
+
+fn skip_counts(skips: &Skips) -> Vec<SkipCount> {
+    skips.iter().map(|(reason, count)| SkipCount { reason: reason.to_string(), count }).collect()
+}
+
+/// Lists a directory.
+///
+/// # Errors
+/// `PATH_REJECTED`, `NOT_FOUND`, `NOT_A_FILE` (not a directory), `POLICY_DENIED`.
+pub fn list_dir(s: &Session, log: &mut CallLog, a: &ListDirArgs) -> ToolResult<ListDirResult> {
+    let start = start_dir(s, a.path.as_deref())?;
+    let limits = s.policy.limits();
+    let max = Policy::clamp(a.max_entries, limits.max_list_entries, limits.max_list_entries) as usize;
+    let opts = WalkOptions {
+        include_hidden: a.include_hidden.unwrap_or(false),
+        respect_ignore: a.respect_ignore.unwrap_or(true),
+        max_depth: a.max_depth.unwrap_or(1).clamp(1, 64) as usize,
+    };
+    let mut skips = Skips::default();
+    let mut entries = Vec::new();
+    let mut truncated = false;
+    walk(&s.fs, &s.policy, &start, &opts, &mut skips, |e| {
+        if entries.len() >= max {
+            truncated = true;
+            return Flow::Stop;
+        }
+        entries.push(describe_entry(s, &e.path, e.ty, e.kind));
+        Flow::Continue
+    })?;
+    log.paths_read.push(start.to_string());
+    let dirs = entries.iter().filter(|e| e.ty == EntryType::Dir).count();
+    let mut summary = format!(
+        "{}: {} entries ({dirs} directories, {} files)",
+        if start.is_root() { ".".to_string() } else { start.to_string() },
+        entries.len(),
+        entries.len() - dirs
+    );
+    if truncated {
+        summary.push_str(&format!("; truncated at {max}: list a subdirectory or raise max_entries"));
+    }
+    let skipped_text = skips.describe();
+    if !skipped_text.is_empty() {
+        summary.push_str(&format!("; skipped {skipped_text}"));
+    }
+    Ok(ListDirResult { entries, truncated, skipped: skip_counts(&skips), summary })
+}
+
+/// Builds one entry with its size and time (one `stat` per entry).
+fn describe_entry(s: &Session, path: &LogicalPath, ty: EntryType, kind: Kind) -> DirEntry {
+    let meta = fs::symlink_metadata(s.fs.real(path)).ok();
+    let (kind, target) = if ty == EntryType::Symlink {
+        match s.fs.resolve(path) {
+            Ok(r) => {
+                let is_dir = r.meta.as_ref().is_some_and(|m| m.is_dir());
+                (s.policy.kind_of(&r.target, is_dir), Some(r.target.to_string()))
+            }
+            Err(_) => (kind, None),
+        }
+    } else {
+        (kind, None)
+    };
+    DirEntry {
+        path: path.to_string(),
+        ty,
+        kind,
+        size: if ty == EntryType::File { meta.as_ref().map_or(0, |m| m.len()) } else { 0 },
+        modified: meta.as_ref().and_then(modified),
+        target,
+    }
+}
+
+/// Finds files by glob.
+///
+/// # Errors
+/// `INVALID_INPUT` (no pattern, a bad glob), `PATH_REJECTED`, `NOT_FOUND`, `POLICY_DENIED`.
+pub fn find_files(s: &Session, log: &mut CallLog, a: &FindFilesArgs) -> ToolResult<FindFilesResult> {
+    if a.patterns.is_empty() {
+        return Err(ToolError::invalid("patterns is empty; give at least one glob such as \"*.rs\""));
+    }
+    let globs = Globs::new(&a.patterns)?;
+    let start = start_dir(s, a.path.as_deref())?;
+    let limits = s.policy.limits();
+    let max = Policy::clamp(a.max_results, limits.max_find_results, limits.max_find_results) as usize;
+    let opts = WalkOptions {
+        include_hidden: a.include_hidden.unwrap_or(false),
+        respect_ignore: a.respect_ignore.unwrap_or(true),
+        max_depth: usize::MAX,
+    };
+    let mut skips = Skips::default();
+    let mut paths = Vec::new();
+    let mut truncated = false;
+    walk(&s.fs, &s.policy, &start, &opts, &mut skips, |e| {
+        if e.ty == EntryType::Dir {
+            return Flow::Continue;
+        }
+        let p = e.path.to_string();
+        if globs.matches(&p) {
+            if paths.len() >= max {
+                truncated = true;
+                return Flow::Stop;
+            }
+            paths.push(p);
+        }
+        Flow::Continue
+    })?;
+    log.paths_read.push(start.to_string());
+    let mut summary = format!("{} files match {}", paths.len(), a.patterns.join(", "));
+    if truncated {
+        summary.push_str(&format!("; truncated at {max}: narrow the patterns or path"));
+    }
+    Ok(FindFilesResult { paths, truncated, skipped: skip_counts(&skips), summary })
+}
+
+/// Describes one path and what the policy allows on it.
+///
+/// # Errors
+/// `PATH_REJECTED`, `NOT_FOUND`, `POLICY_DENIED` (git internals, blocked paths).
+pub fn file_info(s: &Session, log: &mut CallLog, a: &FileInfoArgs) -> ToolResult<FileInfoResult> {
+    let path = LogicalPath::parse(&a.path)?;
+    let shown = path.to_string();
+    let own_kind = s.policy.kind_of(&path, false);
+    if own_kind == Kind::GitInternal {
+        s.policy.check_read(&path, own_kind)?;
+    }
+    let r = s.fs.resolve(&path)?;
+    let Some(meta) = r.meta.as_ref() else {
+        return Err(r.require_file().err().unwrap_or_else(|| {
+            ToolError::io(&shown, &std::io::Error::from(std::io::ErrorKind::NotFound))
+        }));
+    };
+    let is_dir = meta.is_dir();
+    let kind = s.policy.kind_of(&r.target, is_dir);
+    if let Some(e) = s.policy.read_denial(&r.target, kind) {
+        // Secrets keep their metadata visible; anything else the policy hides stays hidden.
+        if kind != Kind::Secret {
+            return Err(e);
+        }
+    }
+    let read_denial = s.policy.read_denial(&r.target, kind).or_else(|| {
+        r.via_link.then(|| s.policy.read_denial(&path, s.policy.kind_of(&path, is_dir))).flatten()
+    });
+    let write_denial = s.policy.write_denial(&r.target, kind).or_else(|| s.policy.write_denial(&path, own_kind));
+    let ty = if r.via_link { EntryType::Symlink } else { EntryType::of(meta.file_type()) };
+    let mut sha256 = None;
+    if read_denial.is_none() && meta.is_file() {
+        let (digest, bytes) = sha256_file(&s.fs.real(&r.target)).map_err(|e| ToolError::io(&shown, &e))?;
+        log.read(&shown, bytes);
+        sha256 = Some(digest);
+    } else {
+        log.paths_read.push(shown.clone());
+    }
+    let readable = read_denial.is_none();
+    let summary = format!(
+        "{shown}: {}, {}, {} bytes; {}{}",
+        match ty {
+            EntryType::File => "file",
+            EntryType::Dir => "directory",
+            EntryType::Symlink => "symlink",
+            EntryType::Other => "special file",
+        },
+        kind.as_str(),
+        meta.len(),
+        if readable { "readable" } else { "not readable" },
+        if write_denial.is_none() { ", writable" } else { ", not writable" },
+    );
+    Ok(FileInfoResult {
+        path: shown,
+        ty,
+        kind,
+        size: if is_dir { 0 } else { meta.len() },
+        modified: modified(meta),
+        sha256,
+        target: r.via_link.then(|| r.target.to_string()),
+        readable,
+        read_denied_reason: read_denial.and_then(|e| e.reason),
+        writable: write_denial.is_none() && !is_dir,
+        write_denied_reason: write_denial.and_then(|e| e.reason),
+        summary,
+    })
+}

@@ -1,0 +1,291 @@
+//! The session policy: given by the host, never changeable by the agent.
+//!
+//! The host passes it as JSON in the environment variable `FILE_TOOLS_POLICY`; every field
+//! is optional and an absent policy means the safe defaults below. Unknown fields are
+//! refused, so that a misspelt rule cannot silently fail open.
+
+use serde::{Deserialize, Serialize};
+
+use crate::classify::{classify, Kind};
+use crate::error::{ErrorCode, ToolError, ToolResult};
+use crate::glob::Globs;
+use crate::path::LogicalPath;
+
+/// Allowed and blocked globs for one kind of access. An empty `allow` allows everything
+/// that `block` does not block; `block` always wins.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Rules {
+    pub allow: Vec<String>,
+    pub block: Vec<String>,
+}
+
+/// Reclassifies paths matching `pattern` as `kind`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Override {
+    pub pattern: String,
+    pub kind: Kind,
+}
+
+/// Sizes and counts. Arguments asking for more than a limit are clamped to it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Limits {
+    /// Most bytes of content one read returns.
+    pub max_read_bytes: u32,
+    /// Most lines one read returns.
+    pub max_read_lines: u32,
+    /// Largest file that may be read without a range (`start_line` or `max_lines`).
+    pub max_whole_read_bytes: u64,
+    /// Most files in one `read_many`.
+    pub max_read_many: u32,
+    /// Most entries one `list_dir` returns.
+    pub max_list_entries: u32,
+    /// Most paths one `find_files` returns.
+    pub max_find_results: u32,
+    /// Most matching lines one search returns.
+    pub max_search_matches: u32,
+    /// Most files one search lists.
+    pub max_search_files: u32,
+    /// Files larger than this are skipped by searches.
+    pub max_search_file_bytes: u64,
+    /// Size limit of a compiled regular expression, in bytes.
+    pub max_regex_bytes: u32,
+    /// Deepest nesting of a regular expression.
+    pub max_regex_nesting: u32,
+    /// Most entries a walk visits before it stops and reports truncation.
+    pub max_walk_entries: u64,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_read_bytes: 256 * 1024,
+            max_read_lines: 2000,
+            max_whole_read_bytes: 8 * 1024 * 1024,
+            max_read_many: 20,
+            max_list_entries: 2000,
+            max_find_results: 2000,
+            max_search_matches: 500,
+            max_search_files: 2000,
+            max_search_file_bytes: 16 * 1024 * 1024,
+            max_regex_bytes: 4 * 1024 * 1024,
+            max_regex_nesting: 64,
+            max_walk_entries: 2_000_000,
+        }
+    }
+}
+
+/// The policy as the host writes it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct PolicyConfig {
+    /// Refuse every mutation.
+    pub read_only: bool,
+    /// Which paths may be read, listed and searched.
+    pub read: Rules,
+    /// Which paths may be changed.
+    pub write: Rules,
+    /// Classification overrides, first match wins.
+    pub overrides: Vec<Override>,
+    /// Let mutations change lock files.
+    pub allow_lockfile_writes: bool,
+    pub limits: Limits,
+}
+
+/// A compiled policy.
+#[derive(Debug, Clone)]
+pub struct Policy {
+    pub config: PolicyConfig,
+    read_allow: Globs,
+    read_block: Globs,
+    write_allow: Globs,
+    write_block: Globs,
+    overrides: Vec<(Globs, Kind)>,
+}
+
+/// Name of the environment variable the component reads its policy from.
+pub const POLICY_ENV: &str = "FILE_TOOLS_POLICY";
+
+impl Policy {
+    /// Compiles a policy.
+    ///
+    /// # Errors
+    /// `INVALID_INPUT` for a malformed glob.
+    pub fn new(config: PolicyConfig) -> ToolResult<Self> {
+        let overrides = config
+            .overrides
+            .iter()
+            .map(|o| Ok((Globs::new(std::slice::from_ref(&o.pattern))?, o.kind)))
+            .collect::<ToolResult<Vec<_>>>()?;
+        Ok(Policy {
+            read_allow: Globs::new(&config.read.allow)?,
+            read_block: Globs::new(&config.read.block)?,
+            write_allow: Globs::new(&config.write.allow)?,
+            write_block: Globs::new(&config.write.block)?,
+            overrides,
+            config,
+        })
+    }
+
+    /// Parses a policy from JSON; the empty string means the defaults.
+    ///
+    /// # Errors
+    /// `INVALID_INPUT` naming the malformed or unknown field.
+    pub fn from_json(json: &str) -> ToolResult<Self> {
+        if json.trim().is_empty() {
+            return Policy::new(PolicyConfig::default());
+        }
+        let config: PolicyConfig = serde_json::from_str(json).map_err(|e| {
+            ToolError::invalid(format!("the session policy is malformed: {e}; the host must fix it"))
+        })?;
+        Policy::new(config)
+    }
+
+    pub fn limits(&self) -> &Limits {
+        &self.config.limits
+    }
+
+    /// The kind of a path: an override if one matches, else the built-in classification.
+    pub fn kind_of(&self, path: &LogicalPath, is_dir: bool) -> Kind {
+        let s = path.to_string();
+        for (globs, kind) in &self.overrides {
+            if globs.matches_path_or_parent(&s) {
+                return *kind;
+            }
+        }
+        classify(path, is_dir)
+    }
+
+    /// Why the agent may not read `path` of `kind`, if it may not.
+    pub fn read_denial(&self, path: &LogicalPath, kind: Kind) -> Option<ToolError> {
+        let s = path.to_string();
+        let reason = match kind {
+            Kind::Secret => Some(("secret", "is classified as a secret; its content is never read, searched or shown (metadata only)")),
+            Kind::GitInternal => Some(("git_internal", "is inside .git; git internals are never read or written")),
+            _ => None,
+        }
+        .or_else(|| self.read_block.matches_path_or_parent(&s).then_some(("blocked", "is blocked for reading by the session policy")))
+        .or_else(|| {
+            (!self.read_allow.is_empty() && !self.read_allow.matches_path_or_parent(&s))
+                .then_some(("not_allowed", "is outside the paths the session policy allows reading"))
+        })?;
+        Some(ToolError::denied(&s, reason.0, format!("'{s}' {}", reason.1)))
+    }
+
+    /// Why the agent may not change `path` of `kind`, if it may not.
+    pub fn write_denial(&self, path: &LogicalPath, kind: Kind) -> Option<ToolError> {
+        let s = path.to_string();
+        if self.config.read_only {
+            return Some(ToolError::denied(&s, "read_only", "this session is read-only; no file can be changed"));
+        }
+        let reason = match kind {
+            Kind::Secret => Some(("secret", "is classified as a secret and cannot be changed")),
+            Kind::GitInternal => Some(("git_internal", "is inside .git; use git itself for repository internals")),
+            Kind::Generated => Some(("generated", "is generated output; change its source and regenerate instead")),
+            Kind::Vendored => Some(("vendored", "is vendored third-party code and cannot be changed")),
+            Kind::Lockfile if !self.config.allow_lockfile_writes => {
+                Some(("lockfile", "is a lock file; let the package manager update it"))
+            }
+            _ => None,
+        }
+        .or_else(|| self.write_block.matches_path_or_parent(&s).then_some(("blocked", "is blocked for writing by the session policy")))
+        .or_else(|| {
+            (!self.write_allow.is_empty() && !self.write_allow.matches_path_or_parent(&s))
+                .then_some(("not_allowed", "is outside the paths the session policy allows changing"))
+        })?;
+        Some(ToolError::denied(&s, reason.0, format!("'{s}' {}", reason.1)))
+    }
+
+    /// Refuses reading `path` of `kind` when the policy does.
+    ///
+    /// # Errors
+    /// `POLICY_DENIED` with the rule as `reason`.
+    pub fn check_read(&self, path: &LogicalPath, kind: Kind) -> ToolResult<()> {
+        self.read_denial(path, kind).map_or(Ok(()), Err)
+    }
+
+    /// Refuses changing `path` of `kind` when the policy does.
+    ///
+    /// # Errors
+    /// `POLICY_DENIED` with the rule as `reason`.
+    pub fn check_write(&self, path: &LogicalPath, kind: Kind) -> ToolResult<()> {
+        self.write_denial(path, kind).map_or(Ok(()), Err)
+    }
+
+    /// True when a read allow-glob may match something below `dir`, so that a walk must
+    /// enter it even though `dir` itself is not allowed.
+    pub fn may_allow_below(&self, dir: &LogicalPath) -> bool {
+        let d = dir.to_string();
+        self.config.read.allow.iter().any(|g| {
+            let g = g.trim_start_matches("./");
+            if !g.contains('/') {
+                return true;
+            }
+            let literal: String = g.chars().take_while(|c| !"*?[{".contains(*c)).collect();
+            literal.starts_with(&format!("{d}/")) || d.starts_with(literal.trim_end_matches('/'))
+        })
+    }
+
+    /// Clamps an optional argument to a limit, with a default.
+    pub fn clamp(requested: Option<u32>, default: u32, cap: u32) -> u32 {
+        requested.unwrap_or(default).min(cap).max(1)
+    }
+}
+
+/// True when the error is a policy refusal.
+pub fn is_denied(e: &ToolError) -> bool {
+    e.code == ErrorCode::PolicyDenied
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(s: &str) -> LogicalPath {
+        LogicalPath::parse(s).unwrap()
+    }
+
+    #[test]
+    fn defaults_deny_secrets_and_git_but_allow_source() {
+        let pol = Policy::from_json("").unwrap();
+        let r = pol.check_read(&p(".env"), Kind::Secret).unwrap_err();
+        assert_eq!(r.reason.as_deref(), Some("secret"));
+        assert!(pol.check_read(&p("src/a.rs"), Kind::Source).is_ok());
+        assert!(pol.check_write(&p("src/a.rs"), Kind::Source).is_ok());
+        let w = pol.check_write(&p("Cargo.lock"), Kind::Lockfile).unwrap_err();
+        assert_eq!(w.reason.as_deref(), Some("lockfile"));
+    }
+
+    #[test]
+    fn block_wins_over_allow_and_covers_subtrees() {
+        let pol = Policy::from_json(r#"{"read":{"allow":["src/**"],"block":["src/private"]}}"#).unwrap();
+        assert!(pol.check_read(&p("src/a.rs"), Kind::Source).is_ok());
+        let e = pol.check_read(&p("src/private/k.rs"), Kind::Source).unwrap_err();
+        assert_eq!(e.reason.as_deref(), Some("blocked"));
+        let e = pol.check_read(&p("docs/a.md"), Kind::Doc).unwrap_err();
+        assert_eq!(e.reason.as_deref(), Some("not_allowed"));
+    }
+
+    #[test]
+    fn read_only_refuses_every_write() {
+        let pol = Policy::from_json(r#"{"read_only":true}"#).unwrap();
+        let e = pol.check_write(&p("a.txt"), Kind::Text).unwrap_err();
+        assert_eq!(e.reason.as_deref(), Some("read_only"));
+    }
+
+    #[test]
+    fn overrides_reclassify() {
+        let pol = Policy::from_json(r#"{"overrides":[{"pattern":".env.example","kind":"config"},{"pattern":"private","kind":"secret"}]}"#).unwrap();
+        assert_eq!(pol.kind_of(&p(".env.example"), false), Kind::Config);
+        assert_eq!(pol.kind_of(&p(".env"), false), Kind::Secret);
+        assert_eq!(pol.kind_of(&p("private/notes.md"), false), Kind::Secret);
+    }
+
+    #[test]
+    fn unknown_fields_and_bad_globs_are_refused() {
+        assert_eq!(Policy::from_json(r#"{"read_onyl":true}"#).unwrap_err().code, ErrorCode::InvalidInput);
+        assert_eq!(Policy::from_json(r#"{"read":{"block":["a[b"]}}"#).unwrap_err().code, ErrorCode::InvalidInput);
+    }
+}

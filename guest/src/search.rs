@@ -1,0 +1,432 @@
+//! `search_text`: literal and regex search over the tree, line oriented like grep.
+//!
+//! Each file is read whole (bounded by the policy's per-file limit) and searched as one
+//! buffer; a match is reported on the line where it starts, and a line counts once however
+//! many matches it holds. `^` and `$` match at line boundaries (also before `\r\n`). A match
+//! that would run past the end of its line is checked again against that line alone, so
+//! results are the same as a line-by-line search.
+
+use std::fs::File;
+use std::io::Read;
+
+use regex::bytes::{Regex, RegexBuilder};
+
+use crate::api::{FileCount, SearchMatch, SearchOutput, SearchTextArgs, SearchTextResult, SkipCount};
+use crate::audit::CallLog;
+use crate::classify::{looks_binary, Kind};
+use crate::error::{ToolError, ToolResult};
+use crate::fsx::EntryType;
+use crate::glob::Globs;
+use crate::path::LogicalPath;
+use crate::policy::Policy;
+use crate::session::Session;
+use crate::walk::{walk, Flow, Skips, WalkOptions};
+
+const MAX_CONTEXT: u32 = 10;
+const MAX_LINE_TEXT: usize = 500;
+
+/// Compiles the query of a search.
+///
+/// # Errors
+/// `INVALID_INPUT` for an empty query, a malformed regex, or one over the policy's size or
+/// nesting limit.
+pub fn compile(a: &SearchTextArgs, policy: &Policy) -> ToolResult<Regex> {
+    if a.query.is_empty() {
+        return Err(ToolError::invalid("query is empty; give the text or pattern to find"));
+    }
+    let is_regex = a.regex.unwrap_or(false);
+    let pattern = if is_regex { a.query.clone() } else { regex::escape(&a.query) };
+    let limits = policy.limits();
+    RegexBuilder::new(&pattern)
+        .case_insensitive(a.case_insensitive.unwrap_or(false))
+        .multi_line(true)
+        .crlf(true)
+        .size_limit(limits.max_regex_bytes as usize)
+        .dfa_size_limit(limits.max_regex_bytes as usize * 2)
+        .nest_limit(limits.max_regex_nesting)
+        .build()
+        .map_err(|e| match e {
+            regex::Error::CompiledTooBig(n) => ToolError::invalid(format!(
+                "the regex compiles to more than {n} bytes; simplify it (fewer repetitions or alternatives)"
+            )),
+            other => ToolError::invalid(format!("the regex is malformed: {other}")),
+        })
+}
+
+/// Lines of one file that match, with their context.
+#[derive(Debug)]
+pub struct FileMatches {
+    pub count: u32,
+    pub lines: Vec<SearchMatch>,
+}
+
+/// Searches one buffer. `want` is how many match records to build (0 for counting only).
+pub fn search_buffer(re: &Regex, path: &str, buf: &[u8], context: u32, want: usize) -> FileMatches {
+    let mut count = 0u32;
+    let mut lines = Vec::new();
+    let mut pos = 0usize;
+    let mut line_no = 1u32;
+    let mut counted_to = 0usize;
+    while pos <= buf.len() {
+        let Some(m) = re.find_at(buf, pos) else { break };
+        if m.start() == buf.len() && buf.last().is_none_or(|&b| b == b'\n') {
+            // An empty match after the final line break is not a line.
+            break;
+        }
+        let ls = memchr::memrchr(b'\n', &buf[..m.start()]).map_or(0, |i| i + 1);
+        let le = memchr::memchr(b'\n', &buf[m.start()..]).map_or(buf.len(), |i| m.start() + i);
+        let col = if m.end() <= le {
+            Some(m.start() - ls)
+        } else {
+            re.find(&buf[ls..le]).map(|mm| mm.start())
+        };
+        if let Some(col) = col {
+            count += 1;
+            if lines.len() < want {
+                line_no += memchr::memchr_iter(b'\n', &buf[counted_to..ls]).count() as u32;
+                counted_to = ls;
+                lines.push(SearchMatch {
+                    path: path.to_string(),
+                    line: line_no,
+                    column: col as u32 + 1,
+                    text: line_text(&buf[ls..le]),
+                    before: context_before(buf, ls, context),
+                    after: context_after(buf, le, context),
+                });
+            }
+        }
+        pos = le + 1;
+    }
+    FileMatches { count, lines }
+}
+
+fn line_text(line: &[u8]) -> String {
+    let line = line.strip_suffix(b"\r").unwrap_or(line);
+    let mut end = line.len().min(MAX_LINE_TEXT);
+    while end > 0 && end < line.len() && (line[end] & 0xC0) == 0x80 {
+        end -= 1;
+    }
+    String::from_utf8_lossy(&line[..end]).into_owned()
+}
+
+fn context_before(buf: &[u8], line_start: usize, n: u32) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut end = line_start;
+    for _ in 0..n {
+        if end == 0 {
+            break;
+        }
+        let prev_end = end - 1;
+        let start = memchr::memrchr(b'\n', &buf[..prev_end]).map_or(0, |i| i + 1);
+        out.push(line_text(&buf[start..prev_end]));
+        end = start;
+    }
+    out.reverse();
+    out
+}
+
+fn context_after(buf: &[u8], line_end: usize, n: u32) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut start = line_end + 1;
+    for _ in 0..n {
+        if start >= buf.len() {
+            break;
+        }
+        let end = memchr::memchr(b'\n', &buf[start..]).map_or(buf.len(), |i| start + i);
+        out.push(line_text(&buf[start..end]));
+        start = end + 1;
+    }
+    out
+}
+
+/// Which shard a path belongs to (FNV-1a of the logical path).
+pub fn shard_of(path: &str, count: u32) -> u32 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in path.bytes() {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    (h % u64::from(count.max(1))) as u32
+}
+
+/// Searches the tree, or one file.
+///
+/// # Errors
+/// `INVALID_INPUT` (query, regex, globs, shard), `PATH_REJECTED`, `NOT_FOUND`,
+/// `POLICY_DENIED` for the start path.
+pub fn search_text(s: &Session, log: &mut CallLog, a: &SearchTextArgs) -> ToolResult<SearchTextResult> {
+    let re = compile(a, &s.policy)?;
+    let include = Globs::new(&a.include)?;
+    let exclude = Globs::new(&a.exclude)?;
+    if let Some(sh) = a.shard {
+        if sh.count == 0 || sh.index >= sh.count {
+            return Err(ToolError::invalid("shard.index must be below shard.count, and count above 0"));
+        }
+    }
+    let limits = s.policy.limits();
+    let max_matches = Policy::clamp(a.max_matches, limits.max_search_matches, limits.max_search_matches) as usize;
+    let max_files = limits.max_search_files as usize;
+    let context = a.context_lines.unwrap_or(0).min(MAX_CONTEXT);
+    let output = a.output.unwrap_or_default();
+    let start = LogicalPath::parse_dir(a.path.as_deref().unwrap_or(""))?;
+    let mut st = State {
+        re: &re,
+        s,
+        max_file_bytes: limits.max_search_file_bytes,
+        context,
+        want: if output == SearchOutput::Matches { max_matches } else { 0 },
+        matches: Vec::new(),
+        files: Vec::new(),
+        total: 0,
+        searched: 0,
+        truncated: false,
+        skips: Skips::default(),
+        bytes: 0,
+        buf: Vec::new(),
+    };
+    if !start.is_root() {
+        let r = s.readable_path(&start)?;
+        match r.resolved.entry_type() {
+            None => return Err(r.resolved.require_file().map(|_| ()).unwrap_err_or_not_found(&start)),
+            Some(EntryType::File) => {
+                st.search_file(&r.resolved.target, &start.to_string(), r.kind);
+                return Ok(st.finish(log, output, max_matches, max_files));
+            }
+            Some(EntryType::Dir) => {}
+            Some(_) => return Err(r.resolved.require_file().map(|_| ()).unwrap_err_or_not_found(&start)),
+        }
+        if r.resolved.via_link {
+            return Err(ToolError::invalid(format!(
+                "'{start}' is a symlink to a directory; search '{}' instead",
+                r.resolved.target
+            )));
+        }
+    }
+    let opts = WalkOptions {
+        include_hidden: a.include_hidden.unwrap_or(false),
+        respect_ignore: a.respect_ignore.unwrap_or(true),
+        max_depth: usize::MAX,
+    };
+    let mut walk_skips = Skips::default();
+    let stopped = walk(&s.fs, &s.policy, &start, &opts, &mut walk_skips, |e| {
+        if e.ty != EntryType::File {
+            if e.ty == EntryType::Symlink {
+                st.skips.add("symlink");
+            } else if e.ty == EntryType::Other {
+                st.skips.add("special");
+            }
+            return Flow::Continue;
+        }
+        let p = e.path.to_string();
+        if !include.is_empty() && !include.matches(&p) || exclude.matches(&p) {
+            return Flow::Continue;
+        }
+        if let Some(sh) = a.shard {
+            if shard_of(&p, sh.count) != sh.index {
+                return Flow::Continue;
+            }
+        }
+        st.search_file(&e.path, &p, e.kind);
+        if st.truncated {
+            Flow::Stop
+        } else {
+            Flow::Continue
+        }
+    })?;
+    st.skips.merge(&walk_skips);
+    if stopped && !st.truncated {
+        st.truncated = true;
+    }
+    Ok(st.finish(log, output, max_matches, max_files))
+}
+
+trait NotFoundExt {
+    fn unwrap_err_or_not_found(self, p: &LogicalPath) -> ToolError;
+}
+
+impl NotFoundExt for ToolResult<()> {
+    fn unwrap_err_or_not_found(self, p: &LogicalPath) -> ToolError {
+        match self {
+            Err(e) => e,
+            Ok(()) => ToolError::io(&p.to_string(), &std::io::Error::from(std::io::ErrorKind::NotFound)),
+        }
+    }
+}
+
+struct State<'a> {
+    re: &'a Regex,
+    s: &'a Session,
+    max_file_bytes: u64,
+    context: u32,
+    want: usize,
+    matches: Vec<SearchMatch>,
+    files: Vec<FileCount>,
+    total: u64,
+    searched: u64,
+    truncated: bool,
+    skips: Skips,
+    bytes: u64,
+    buf: Vec<u8>,
+}
+
+impl State<'_> {
+    fn search_file(&mut self, real_path: &LogicalPath, shown: &str, kind: Kind) {
+        match kind {
+            Kind::Secret => return self.skips.add("secret"),
+            Kind::GitInternal => return self.skips.add("git_internal"),
+            Kind::Binary => return self.skips.add("binary"),
+            _ => {}
+        }
+        if self.s.policy.read_denial(real_path, kind).is_some() {
+            return self.skips.add("policy");
+        }
+        let Ok(mut f) = File::open(self.s.fs.real(real_path)) else {
+            return self.skips.add("unreadable");
+        };
+        self.buf.clear();
+        let limit = self.max_file_bytes;
+        match (&mut f).take(limit + 1).read_to_end(&mut self.buf) {
+            Ok(n) if n as u64 > limit => return self.skips.add("too_large"),
+            Ok(_) => {}
+            Err(_) => return self.skips.add("unreadable"),
+        }
+        if looks_binary(&self.buf) {
+            return self.skips.add("binary");
+        }
+        self.searched += 1;
+        self.bytes += self.buf.len() as u64;
+        let room = self.want.saturating_sub(self.matches.len());
+        let fm = search_buffer(self.re, shown, &self.buf, self.context, room);
+        if fm.count == 0 {
+            return;
+        }
+        self.total += u64::from(fm.count);
+        if self.want > 0 && fm.count as usize > room {
+            self.truncated = true;
+        }
+        self.matches.extend(fm.lines);
+        self.files.push(FileCount { path: shown.to_string(), count: fm.count });
+    }
+
+    fn finish(mut self, log: &mut CallLog, output: SearchOutput, max_matches: usize, max_files: usize) -> SearchTextResult {
+        log.bytes_read += self.bytes;
+        for f in &self.files {
+            log.paths_read.push(f.path.clone());
+        }
+        self.files.sort_by(|a, b| a.path.cmp(&b.path));
+        if output != SearchOutput::Count && self.files.len() > max_files {
+            self.files.truncate(max_files);
+            self.truncated = true;
+        }
+        if output == SearchOutput::Count {
+            self.files.clear();
+        }
+        let skipped: Vec<SkipCount> =
+            self.skips.iter().map(|(reason, count)| SkipCount { reason: reason.to_string(), count }).collect();
+        let mut summary = format!(
+            "{} matching lines in {} files ({} files searched)",
+            self.total,
+            self.files.len().max(usize::from(self.total > 0)),
+            self.searched
+        );
+        if self.truncated {
+            summary.push_str(&format!(
+                "; stopped at {max_matches} matches: narrow the query, path or include globs"
+            ));
+        }
+        let skipped_text = self.skips.describe();
+        if !skipped_text.is_empty() {
+            summary.push_str(&format!("; skipped {skipped_text}"));
+        }
+        SearchTextResult {
+            matches: self.matches,
+            files: self.files,
+            total_matches: self.total,
+            files_searched: self.searched,
+            truncated: self.truncated,
+            skipped,
+            summary,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn re(q: &str, regex: bool, ci: bool) -> Regex {
+        let a = SearchTextArgs {
+            query: q.into(),
+            regex: Some(regex),
+            case_insensitive: Some(ci),
+            ..Default::default()
+        };
+        compile(&a, &Policy::from_json("").unwrap()).unwrap()
+    }
+
+    #[test]
+    fn one_record_per_line_with_columns_and_numbers() {
+        let buf = b"foo foo\nbar\nxfoo\n";
+        let m = search_buffer(&re("foo", false, false), "f", buf, 0, 10);
+        assert_eq!(m.count, 2);
+        assert_eq!((m.lines[0].line, m.lines[0].column), (1, 1));
+        assert_eq!((m.lines[1].line, m.lines[1].column, m.lines[1].text.as_str()), (3, 2, "xfoo"));
+    }
+
+    #[test]
+    fn anchors_work_per_line_and_before_crlf() {
+        let buf = b"a1\r\nb2\r\na3\r\n";
+        let m = search_buffer(&re("^a\\d$", true, false), "f", buf, 0, 10);
+        assert_eq!(m.count, 2);
+        assert_eq!(m.lines[1].line, 3);
+        assert_eq!(m.lines[1].text, "a3");
+    }
+
+    #[test]
+    fn matches_never_span_lines() {
+        let buf = b"foo\nbar\n";
+        assert_eq!(search_buffer(&re("foo\\s+bar", true, false), "f", buf, 0, 10).count, 0);
+        let buf = b"x foo\nfoo  bar\n";
+        let m = search_buffer(&re("foo\\s+bar", true, false), "f", buf, 0, 10);
+        assert_eq!((m.count, m.lines[0].line), (1, 2));
+    }
+
+    #[test]
+    fn context_and_case() {
+        let buf = b"l1\nl2\nHIT\nl4\n";
+        let m = search_buffer(&re("hit", false, true), "f", buf, 2, 10);
+        assert_eq!(m.lines[0].before, ["l1", "l2"]);
+        assert_eq!(m.lines[0].after, ["l4"]);
+        assert_eq!(search_buffer(&re("hit", false, false), "f", buf, 0, 10).count, 0);
+    }
+
+    #[test]
+    fn counting_without_records() {
+        let m = search_buffer(&re("a", false, false), "f", b"a\na\na", 0, 0);
+        assert_eq!((m.count, m.lines.len()), (3, 0));
+    }
+
+    #[test]
+    fn literal_metacharacters_are_literal() {
+        let m = search_buffer(&re("a.b(", false, false), "f", b"axb(\na.b(\n", 0, 10);
+        assert_eq!((m.count, m.lines[0].line), (1, 2));
+    }
+
+    #[test]
+    fn oversized_and_malformed_regexes_are_invalid_input() {
+        let pol = Policy::from_json(r#"{"limits":{"max_regex_bytes":1000}}"#).unwrap();
+        let a = SearchTextArgs { query: "(a{1,100}){1,100}".into(), regex: Some(true), ..Default::default() };
+        assert_eq!(compile(&a, &pol).unwrap_err().code, crate::error::ErrorCode::InvalidInput);
+        let a = SearchTextArgs { query: "(".into(), regex: Some(true), ..Default::default() };
+        assert!(compile(&a, &pol).is_err());
+        let deep = format!("{}a{}", "(".repeat(200), ")".repeat(200));
+        let a = SearchTextArgs { query: deep, regex: Some(true), ..Default::default() };
+        assert!(compile(&a, &Policy::from_json("").unwrap()).is_err());
+    }
+
+    #[test]
+    fn shards_partition_paths() {
+        let n = (0..1000).filter(|i| shard_of(&format!("f{i}"), 4) == 0).count();
+        assert!(n > 150 && n < 350, "{n}");
+    }
+}

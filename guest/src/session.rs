@@ -1,0 +1,60 @@
+//! What every tool works against: the tree below the root and the policy in force, plus
+//! the guard-classify-policy sequence shared by the tools that read one file.
+
+use crate::classify::Kind;
+use crate::error::ToolResult;
+use crate::fsx::{Fs, Resolved};
+use crate::path::LogicalPath;
+use crate::policy::Policy;
+
+/// The root and policy of one component instance.
+#[derive(Debug, Clone)]
+pub struct Session {
+    pub fs: Fs,
+    pub policy: Policy,
+}
+
+/// A path that passed the guard, was resolved, and that the policy lets the agent read.
+#[derive(Debug)]
+pub struct Readable {
+    pub resolved: Resolved,
+    /// Classification of the link target (what the content really is).
+    pub kind: Kind,
+}
+
+impl Session {
+    pub fn new(fs: Fs, policy: Policy) -> Self {
+        Session { fs, policy }
+    }
+
+    /// Guards, resolves and classifies `input`, then asks the policy whether it may be
+    /// read. A symlink is judged by its target, and the link's own path must pass the
+    /// policy's path rules as well.
+    ///
+    /// # Errors
+    /// `PATH_REJECTED`, `POLICY_DENIED`, `IO_ERROR`.
+    pub fn readable(&self, input: &str) -> ToolResult<Readable> {
+        let path = LogicalPath::parse(input)?;
+        self.readable_path(&path)
+    }
+
+    /// [`Session::readable`] for an already parsed path.
+    ///
+    /// # Errors
+    /// As [`Session::readable`].
+    pub fn readable_path(&self, path: &LogicalPath) -> ToolResult<Readable> {
+        let own_kind = self.policy.kind_of(path, false);
+        if matches!(own_kind, Kind::Secret | Kind::GitInternal) {
+            // Refused by name before anything on disk is touched.
+            self.policy.check_read(path, own_kind)?;
+        }
+        let resolved = self.fs.resolve(path)?;
+        let is_dir = resolved.meta.as_ref().is_some_and(|m| m.is_dir());
+        let kind = self.policy.kind_of(&resolved.target, is_dir);
+        self.policy.check_read(&resolved.target, kind)?;
+        if resolved.via_link {
+            self.policy.check_read(path, self.policy.kind_of(path, is_dir))?;
+        }
+        Ok(Readable { resolved, kind })
+    }
+}

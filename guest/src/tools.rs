@@ -1,0 +1,278 @@
+//! The tool registry: every tool's name, description for a model, argument schema,
+//! annotations and JSON handler, in one table. Both the JSON dispatch (`call`) and
+//! `describe` read it, and every call runs through [`run_call`], which emits exactly one
+//! audit event whatever the outcome.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::OnceLock;
+use std::time::Instant;
+
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use serde_json::{json, Value};
+
+use crate::api::{FileInfoArgs, FindFilesArgs, ListDirArgs, ReadFileArgs, ReadManyArgs, SearchTextArgs};
+use crate::audit::{AuditEvent, CallLog};
+use crate::error::{ErrorCode, ToolError, ToolResult};
+use crate::session::Session;
+use crate::{list, read, search};
+
+/// One tool as offered to a model.
+#[derive(Debug)]
+pub struct ToolSpec {
+    /// snake_case name.
+    pub name: &'static str,
+    /// When to use it, what it returns, what its errors mean.
+    pub description: &'static str,
+    /// True for tools that change files (left out of read-only sessions).
+    pub mutates: bool,
+    /// True when a call may delete or overwrite content.
+    pub destructive: bool,
+    /// True when repeating a call with the same arguments has no further effect.
+    pub idempotent: bool,
+    schema: fn() -> Value,
+    run: fn(&Session, &mut CallLog, &str) -> ToolResult<Value>,
+}
+
+impl ToolSpec {
+    /// The JSON Schema of the tool's arguments.
+    pub fn input_schema(&self) -> Value {
+        (self.schema)()
+    }
+
+    /// The entry `describe` gives for this tool.
+    pub fn describe(&self) -> Value {
+        json!({
+            "name": self.name,
+            "description": self.description,
+            "input_schema": self.input_schema(),
+            "annotations": {
+                "readOnlyHint": !self.mutates,
+                "destructiveHint": self.destructive,
+                "idempotentHint": self.idempotent,
+            },
+        })
+    }
+}
+
+/// Parses JSON arguments into `A`, with messages that tell the agent which field is wrong.
+///
+/// # Errors
+/// `INVALID_INPUT`.
+pub fn parse_args<A: DeserializeOwned>(tool: &str, json: &str) -> ToolResult<A> {
+    let text = if json.trim().is_empty() { "{}" } else { json };
+    serde_json::from_str(text).map_err(|e| {
+        ToolError::invalid(format!("arguments of {tool} are malformed: {e}; see the tool's input schema"))
+    })
+}
+
+fn schema_of<A: JsonSchema>() -> Value {
+    let mut settings = schemars::generate::SchemaSettings::draft2020_12();
+    settings.inline_subschemas = true;
+    let schema = settings.into_generator().into_root_schema_for::<A>();
+    let mut v = schema.to_value();
+    if let Some(obj) = v.as_object_mut() {
+        obj.remove("$schema");
+        obj.remove("title");
+    }
+    v
+}
+
+fn to_value<R: Serialize>(r: R) -> ToolResult<Value> {
+    serde_json::to_value(r).map_err(|e| ToolError::new(ErrorCode::Internal, format!("result not serialisable: {e}")))
+}
+
+macro_rules! tool {
+    ($name:literal, $args:ty, $f:path, mutates: $m:expr, destructive: $d:expr, idempotent: $i:expr, $desc:expr) => {
+        ToolSpec {
+            name: $name,
+            description: $desc,
+            mutates: $m,
+            destructive: $d,
+            idempotent: $i,
+            schema: schema_of::<$args>,
+            run: |s, log, json| {
+                let args: $args = parse_args($name, json)?;
+                to_value($f(s, log, &args)?)
+            },
+        }
+    };
+}
+
+/// Every tool, in the order `describe` lists them.
+pub static TOOLS: &[ToolSpec] = &[
+    tool!("list_dir", ListDirArgs, list::list_dir, mutates: false, destructive: false, idempotent: true,
+        "List a directory of the repository (paths relative to its root). Use it to see what a \
+         directory holds before reading. Returns entries with path, type, kind (source, config, \
+         doc, secret, generated, ...), size and modification time, sorted; max_depth > 1 walks \
+         deeper. Ignored, hidden and generated entries are skipped by default and counted in \
+         `skipped`. Errors: PATH_REJECTED (absolute or escaping path), NOT_FOUND, NOT_A_FILE (the \
+         path is a file), POLICY_DENIED."),
+    tool!("find_files", FindFilesArgs, list::find_files, mutates: false, destructive: false, idempotent: true,
+        "Find files by glob, honouring .gitignore. A glob without '/' matches file names at any \
+         depth (\"*.rs\"); one with '/' matches the path from the root (\"src/**/test_*.py\"). \
+         Returns sorted paths. Use it to locate files by name; use search_text to find content. \
+         Errors: INVALID_INPUT (bad glob), PATH_REJECTED, NOT_FOUND."),
+    tool!("read_file", ReadFileArgs, read::read_file, mutates: false, destructive: false, idempotent: true,
+        "Read a text file, whole or a range of lines (start_line, max_lines). Returns the content, \
+         the line range returned, total lines, the sha256 of the whole file (pass it as \
+         expected_sha256 when you change the file), line-ending style and whether the output was \
+         truncated (then continue from the start_line the summary gives). Errors: NOT_FOUND, \
+         POLICY_DENIED (secrets such as .env and keys are never readable; .git is off limits), \
+         UNSUPPORTED_BINARY, FILE_TOO_LARGE (read it by range instead), PATH_REJECTED."),
+    tool!("read_many", ReadManyArgs, read::read_many, mutates: false, destructive: false, idempotent: true,
+        "Read several text files in one call. Each file gets its own result or its own error \
+         (same codes as read_file), so one missing file does not fail the rest. Errors for the \
+         whole call: INVALID_INPUT (no paths), LIMIT_EXCEEDED (too many paths; split the call)."),
+    tool!("search_text", SearchTextArgs, search::search_text, mutates: false, destructive: false, idempotent: true,
+        "Search file contents for a literal string (default) or a regular expression \
+         (regex: true), honouring .gitignore. Returns matching lines with path, line number, \
+         column and optional context lines; output \"files\" or \"count\" returns less. Narrow it \
+         with path, include and exclude globs. Binary, secret and oversized files are skipped and \
+         counted. Errors: INVALID_INPUT (empty query, malformed or too complex regex, bad glob), \
+         PATH_REJECTED, NOT_FOUND."),
+    tool!("file_info", FileInfoArgs, list::file_info, mutates: false, destructive: false, idempotent: true,
+        "Describe one path without reading it into the conversation: type, size, modification \
+         time, kind, sha256 (for readable files), symlink target, and whether the session policy \
+         lets you read and change it (with the reason when not). Works on secrets too (metadata \
+         only). Errors: NOT_FOUND, PATH_REJECTED, POLICY_DENIED (.git)."),
+];
+
+/// Looks a tool up by name.
+pub fn find(name: &str) -> Option<&'static ToolSpec> {
+    TOOLS.iter().find(|t| t.name == name)
+}
+
+/// The tools a session offers: mutation tools are left out when it is read-only.
+pub fn offered(session: &Session) -> impl Iterator<Item = &'static ToolSpec> {
+    let read_only = session.policy.config.read_only;
+    TOOLS.iter().filter(move |t| !(read_only && t.mutates))
+}
+
+/// `describe` as a JSON array.
+pub fn describe(session: &Session) -> String {
+    Value::Array(offered(session).map(ToolSpec::describe).collect()).to_string()
+}
+
+/// Calls a tool by name with JSON arguments.
+///
+/// # Errors
+/// `INVALID_INPUT` for an unknown tool or malformed arguments, then the tool's own errors.
+pub fn call_json(session: &Session, log: &mut CallLog, tool: &str, args: &str) -> ToolResult<Value> {
+    let spec = find(tool).ok_or_else(|| {
+        let names: Vec<&str> = TOOLS.iter().map(|t| t.name).collect();
+        ToolError::invalid(format!("unknown tool '{}'; the tools are: {}", shown_name(tool), names.join(", ")))
+    })?;
+    (spec.run)(session, log, args)
+}
+
+fn shown_name(tool: &str) -> String {
+    tool.chars().take(64).filter(|c| !c.is_control()).collect()
+}
+
+/// Where audit events go: set once by the component's glue; unset natively.
+static SINK: OnceLock<fn(AuditEvent)> = OnceLock::new();
+static SEQUENCE: AtomicU64 = AtomicU64::new(0);
+
+/// Installs the audit sink.
+pub fn set_sink(sink: fn(AuditEvent)) {
+    let _ = SINK.set(sink);
+}
+
+/// Runs one call against `session` (or its setup error), emitting exactly one audit event.
+///
+/// # Errors
+/// Whatever the session setup or the call returns.
+pub fn run_call<T>(
+    session: &ToolResult<Session>,
+    tool: &str,
+    f: impl FnOnce(&Session, &mut CallLog) -> ToolResult<T>,
+) -> ToolResult<T> {
+    let started = Instant::now();
+    let mut log = CallLog::default();
+    let result = match session {
+        Ok(s) => f(s, &mut log),
+        Err(e) => Err(e.clone()),
+    };
+    let err = result.as_ref().err();
+    let event = AuditEvent {
+        sequence: SEQUENCE.fetch_add(1, Ordering::Relaxed) + 1,
+        tool: shown_name(tool),
+        ok: err.is_none(),
+        error_code: err.map(|e| e.code),
+        error_message: err.map(|e| e.message.clone()),
+        paths_read: log.paths_read,
+        paths_written: log.paths_written,
+        files: log.files,
+        bytes_read: log.bytes_read,
+        bytes_written: log.bytes_written,
+        insertions: log.insertions,
+        deletions: log.deletions,
+        duration_us: started.elapsed().as_micros() as u64,
+    };
+    if let Some(sink) = SINK.get() {
+        sink(event);
+    }
+    result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fsx::Fs;
+    use crate::policy::Policy;
+
+    fn session(root: &std::path::Path, policy: &str) -> Session {
+        Session::new(Fs::new(root), Policy::from_json(policy).unwrap())
+    }
+
+    #[test]
+    fn every_tool_has_an_object_schema_and_a_description() {
+        for t in TOOLS {
+            let s = t.input_schema();
+            assert_eq!(s["type"], "object", "{}", t.name);
+            assert!(t.description.len() > 80, "{}", t.name);
+            assert!(t.name.chars().all(|c| c.is_ascii_lowercase() || c == '_'));
+        }
+        let read = find("read_file").unwrap().input_schema();
+        assert_eq!(read["required"], json!(["path"]));
+        assert!(read["properties"]["start_line"]["description"].as_str().unwrap().contains("from 1"));
+    }
+
+    #[test]
+    fn json_dispatch_reports_unknown_tools_and_bad_arguments() {
+        let tmp = tempfile::tempdir().unwrap();
+        let s = session(tmp.path(), "");
+        let mut log = CallLog::default();
+        let e = call_json(&s, &mut log, "rm_rf", "{}").unwrap_err();
+        assert_eq!(e.code, ErrorCode::InvalidInput);
+        assert!(e.message.contains("read_file"));
+        let e = call_json(&s, &mut log, "read_file", r#"{"paht":"a"}"#).unwrap_err();
+        assert_eq!(e.code, ErrorCode::InvalidInput);
+        assert!(e.message.contains("paht"), "{}", e.message);
+        let e = call_json(&s, &mut log, "read_file", "[1,").unwrap_err();
+        assert_eq!(e.code, ErrorCode::InvalidInput);
+    }
+
+    #[test]
+    fn json_dispatch_runs_a_tool() {
+        let tmp = tempfile::tempdir().unwrap();
+        std::fs::write(tmp.path().join("a.txt"), "hello\n").unwrap();
+        let s = session(tmp.path(), "");
+        let mut log = CallLog::default();
+        let v = call_json(&s, &mut log, "read_file", r#"{"path":"a.txt"}"#).unwrap();
+        assert_eq!(v["content"], "hello\n");
+        assert_eq!(v["line_ending"], "lf");
+        assert_eq!(log.paths_read, ["a.txt"]);
+    }
+
+    #[test]
+    fn describe_lists_every_read_tool() {
+        let tmp = tempfile::tempdir().unwrap();
+        let v: Value = serde_json::from_str(&describe(&session(tmp.path(), r#"{"read_only":true}"#))).unwrap();
+        let names: Vec<&str> = v.as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
+        assert_eq!(names, ["list_dir", "find_files", "read_file", "read_many", "search_text", "file_info"]);
+        assert_eq!(v[0]["annotations"]["readOnlyHint"], true);
+    }
+}

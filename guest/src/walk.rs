@@ -1,0 +1,378 @@
+//! Directory walks shared by `list_dir`, `find_files` and `search_text`.
+//!
+//! A walk visits entries in path order (each directory's entries sorted by name, a
+//! directory's subtree right after it), never follows a symlinked directory, never enters
+//! `.git`, and honours `.gitignore` and `.ignore` files (including those of the start
+//! directory's ancestors) when asked to. Everything passed over is counted by reason.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::rc::Rc;
+
+use ignore::gitignore::{Gitignore, GitignoreBuilder};
+
+use crate::classify::Kind;
+use crate::error::{ToolError, ToolResult};
+use crate::fsx::{EntryType, Fs};
+use crate::path::{is_temp_name, LogicalPath};
+use crate::policy::Policy;
+
+/// How a walk behaves.
+#[derive(Debug, Clone)]
+pub struct WalkOptions {
+    /// Visit names starting with a dot.
+    pub include_hidden: bool,
+    /// Honour ignore files and skip generated directories.
+    pub respect_ignore: bool,
+    /// Deepest level visited: 1 is the start directory's own entries.
+    pub max_depth: usize,
+}
+
+/// One visited entry.
+#[derive(Debug)]
+pub struct WalkEntry {
+    pub path: LogicalPath,
+    pub ty: EntryType,
+    /// 1 for the start directory's own entries.
+    pub depth: usize,
+    pub kind: Kind,
+}
+
+/// What the visitor wants next.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Flow {
+    Continue,
+    /// End the walk now; it reports truncation.
+    Stop,
+}
+
+/// Counts of what a walk or tool passed over, by reason.
+#[derive(Debug, Default, Clone)]
+pub struct Skips(BTreeMap<&'static str, u32>);
+
+impl Skips {
+    pub fn add(&mut self, reason: &'static str) {
+        *self.0.entry(reason).or_insert(0) += 1;
+    }
+
+    pub fn get(&self, reason: &str) -> u32 {
+        self.0.get(reason).copied().unwrap_or(0)
+    }
+
+    pub fn merge(&mut self, other: &Skips) {
+        for (k, v) in &other.0 {
+            *self.0.entry(k).or_insert(0) += v;
+        }
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = (&'static str, u32)> + '_ {
+        self.0.iter().map(|(k, v)| (*k, *v))
+    }
+
+    /// "3 ignored, 1 secret" or "" when nothing was skipped.
+    pub fn describe(&self) -> String {
+        self.0.iter().map(|(k, v)| format!("{v} {k}")).collect::<Vec<_>>().join(", ")
+    }
+}
+
+/// Ignore matchers of a directory and its ancestors, innermost first.
+struct IgnoreChain {
+    matcher: Gitignore,
+    parent: Option<Rc<IgnoreChain>>,
+}
+
+fn is_ignored(chain: &Option<Rc<IgnoreChain>>, real: &std::path::Path, is_dir: bool) -> bool {
+    let mut cur = chain.as_ref();
+    while let Some(node) = cur {
+        let m = node.matcher.matched(real, is_dir);
+        if m.is_ignore() {
+            return true;
+        }
+        if m.is_whitelist() {
+            return false;
+        }
+        cur = node.parent.as_ref();
+    }
+    false
+}
+
+/// Extends `parent` with the ignore files of `dir`, when it has any.
+fn load_ignores(
+    fsx: &Fs,
+    dir: &LogicalPath,
+    names: &[&str],
+    parent: Option<Rc<IgnoreChain>>,
+) -> Option<Rc<IgnoreChain>> {
+    let real_dir = fsx.real(dir);
+    let mut builder = GitignoreBuilder::new(&real_dir);
+    let mut any = false;
+    for name in [".gitignore", ".ignore"] {
+        if names.contains(&name) {
+            // A malformed line is skipped by the builder; the rest still applies.
+            let _ = builder.add(real_dir.join(name));
+            any = true;
+        }
+    }
+    if !any {
+        return parent;
+    }
+    match builder.build() {
+        Ok(matcher) if !matcher.is_empty() => Some(Rc::new(IgnoreChain { matcher, parent })),
+        _ => parent,
+    }
+}
+
+struct Pending {
+    path: LogicalPath,
+    ty: EntryType,
+    depth: usize,
+    ignores: Option<Rc<IgnoreChain>>,
+}
+
+/// Walks below `start` (a directory, already resolved and checked), calling `visit` for
+/// every entry that survives the filters. Returns true when the walk stopped early
+/// (the visitor said stop, or the policy's walk limit was reached).
+///
+/// # Errors
+/// `IO_ERROR` when the start directory cannot be read; unreadable directories deeper down
+/// are counted as `unreadable` instead.
+pub fn walk(
+    fsx: &Fs,
+    policy: &Policy,
+    start: &LogicalPath,
+    opts: &WalkOptions,
+    skips: &mut Skips,
+    mut visit: impl FnMut(&WalkEntry) -> Flow,
+) -> ToolResult<bool> {
+    let mut ignores = None;
+    if opts.respect_ignore {
+        // Rules of the start directory's ancestors apply below it too.
+        let mut anc = LogicalPath::root();
+        for part in start.parts() {
+            let names = present_ignore_files(fsx, &anc);
+            ignores = load_ignores(fsx, &anc, &names, ignores);
+            anc = anc.join(part);
+        }
+    }
+    let budget = policy.limits().max_walk_entries;
+    let mut seen: u64 = 0;
+    let mut stack: Vec<Pending> = Vec::new();
+    let first = read_sorted(fsx, start).map_err(|e| ToolError::io(&start.to_string(), &e))?;
+    push_children(fsx, policy, start, first, 1, opts, ignores, skips, &mut stack);
+    while let Some(item) = stack.pop() {
+        seen += 1;
+        if seen > budget {
+            return Ok(true);
+        }
+        let kind = policy.kind_of(&item.path, item.ty == EntryType::Dir);
+        let entry = WalkEntry { path: item.path, ty: item.ty, depth: item.depth, kind };
+        if visit(&entry) == Flow::Stop {
+            return Ok(true);
+        }
+        if entry.ty == EntryType::Dir && entry.depth < opts.max_depth {
+            match read_sorted(fsx, &entry.path) {
+                Ok(children) => push_children(
+                    fsx,
+                    policy,
+                    &entry.path,
+                    children,
+                    entry.depth + 1,
+                    opts,
+                    item.ignores,
+                    skips,
+                    &mut stack,
+                ),
+                Err(_) => skips.add("unreadable"),
+            }
+        }
+    }
+    Ok(false)
+}
+
+fn present_ignore_files(fsx: &Fs, dir: &LogicalPath) -> Vec<&'static str> {
+    [".gitignore", ".ignore"]
+        .into_iter()
+        .filter(|n| fs::symlink_metadata(fsx.real(&dir.join(n))).is_ok_and(|m| m.is_file()))
+        .collect()
+}
+
+/// A directory's entries as (name, type), sorted by name.
+fn read_sorted(fsx: &Fs, dir: &LogicalPath) -> std::io::Result<Vec<(Result<String, ()>, EntryType)>> {
+    let mut out = Vec::new();
+    for e in fs::read_dir(fsx.real(dir))? {
+        let e = e?;
+        let ty = e.file_type().map(EntryType::of).unwrap_or(EntryType::Other);
+        out.push((e.file_name().into_string().map_err(|_| ()), ty));
+    }
+    out.sort_by(|a, b| match (&a.0, &b.0) {
+        (Ok(x), Ok(y)) => x.cmp(y),
+        (Ok(_), Err(_)) => std::cmp::Ordering::Less,
+        (Err(_), Ok(_)) => std::cmp::Ordering::Greater,
+        (Err(_), Err(_)) => std::cmp::Ordering::Equal,
+    });
+    Ok(out)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn push_children(
+    fsx: &Fs,
+    policy: &Policy,
+    dir: &LogicalPath,
+    children: Vec<(Result<String, ()>, EntryType)>,
+    depth: usize,
+    opts: &WalkOptions,
+    parent_ignores: Option<Rc<IgnoreChain>>,
+    skips: &mut Skips,
+    stack: &mut Vec<Pending>,
+) {
+    let ignores = if opts.respect_ignore {
+        let names: Vec<&str> = children
+            .iter()
+            .filter_map(|(n, t)| match n {
+                Ok(n) if *t == EntryType::File && (n == ".gitignore" || n == ".ignore") => Some(n.as_str()),
+                _ => None,
+            })
+            .collect();
+        load_ignores(fsx, dir, &names, parent_ignores)
+    } else {
+        None
+    };
+    let mut accepted = Vec::with_capacity(children.len());
+    for (name, ty) in children {
+        let Ok(name) = name else {
+            skips.add("encoding");
+            continue;
+        };
+        if name == ".git" {
+            skips.add("git_internal");
+            continue;
+        }
+        if is_temp_name(&name) || (dir.is_root() && name == crate::path::STATE_DIR_NAME) {
+            continue;
+        }
+        if !opts.include_hidden && name.starts_with('.') {
+            skips.add("hidden");
+            continue;
+        }
+        let path = dir.join(&name);
+        let is_dir = ty == EntryType::Dir;
+        if opts.respect_ignore {
+            if is_ignored(&ignores, &fsx.real(&path), is_dir) {
+                skips.add("ignored");
+                continue;
+            }
+            if is_dir && policy.kind_of(&path, true) == Kind::Generated {
+                skips.add("generated");
+                continue;
+            }
+        }
+        if let Some(e) = policy.read_denial(&path, policy.kind_of(&path, is_dir)) {
+            if matches!(e.reason.as_deref(), Some("blocked" | "not_allowed")) && !allow_dir_for_descent(policy, &path, is_dir) {
+                skips.add("policy");
+                continue;
+            }
+        }
+        accepted.push(Pending { path, ty, depth, ignores: ignores.clone() });
+    }
+    stack.extend(accepted.into_iter().rev());
+}
+
+/// A directory outside the read allow-list is still entered when something below it may be
+/// allowed (`allow = ["src/**"]` must let a walk of the root reach `src`).
+fn allow_dir_for_descent(policy: &Policy, path: &LogicalPath, is_dir: bool) -> bool {
+    is_dir && policy.read_denial(path, Kind::Directory).is_some_and(|e| e.reason.as_deref() == Some("not_allowed"))
+        && policy.may_allow_below(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn setup() -> (tempfile::TempDir, Fs) {
+        let tmp = tempfile::tempdir().unwrap();
+        let r = tmp.path();
+        for (p, c) in [
+            ("src/main.rs", "fn main() {}"),
+            ("src/gen/out.rs", "x"),
+            ("README.md", "hi"),
+            (".gitignore", "*.log\nsrc/gen/\n"),
+            ("debug.log", "log"),
+            (".hidden/x", "x"),
+            ("target/debug/app", "bin"),
+            ("sub/.gitignore", "!keep.log\n"),
+            ("sub/keep.log", "k"),
+            ("sub/drop.tmp", "d"),
+        ] {
+            let full = r.join(p);
+            fs::create_dir_all(full.parent().unwrap()).unwrap();
+            fs::write(full, c).unwrap();
+        }
+        fs::create_dir_all(r.join(".git")).unwrap();
+        let fsx = Fs::new(r);
+        (tmp, fsx)
+    }
+
+    fn names(fsx: &Fs, start: &str, opts: WalkOptions) -> (Vec<String>, Skips) {
+        let pol = Policy::from_json("").unwrap();
+        let mut skips = Skips::default();
+        let mut out = Vec::new();
+        walk(fsx, &pol, &LogicalPath::parse_dir(start).unwrap(), &opts, &mut skips, |e| {
+            out.push(e.path.to_string());
+            Flow::Continue
+        })
+        .unwrap();
+        (out, skips)
+    }
+
+    fn opts() -> WalkOptions {
+        WalkOptions { include_hidden: false, respect_ignore: true, max_depth: usize::MAX }
+    }
+
+    #[test]
+    fn honours_ignore_files_hidden_and_generated() {
+        let (_t, fsx) = setup();
+        let (got, skips) = names(&fsx, "", opts());
+        assert_eq!(got, ["README.md", "src", "src/main.rs", "sub", "sub/drop.tmp", "sub/keep.log"]);
+        assert_eq!(skips.get("ignored"), 2);
+        assert_eq!(skips.get("generated"), 1);
+        assert_eq!(skips.get("git_internal"), 1);
+        assert!(skips.get("hidden") >= 2);
+    }
+
+    #[test]
+    fn ancestors_ignore_rules_apply_to_a_subdirectory_walk() {
+        let (_t, fsx) = setup();
+        let (got, _) = names(&fsx, "src", opts());
+        assert_eq!(got, ["src/main.rs"]);
+    }
+
+    #[test]
+    fn without_ignore_rules_everything_but_git_shows() {
+        let (_t, fsx) = setup();
+        let o = WalkOptions { include_hidden: true, respect_ignore: false, max_depth: usize::MAX };
+        let (got, skips) = names(&fsx, "", o);
+        assert!(got.contains(&"debug.log".to_string()));
+        assert!(got.contains(&"target/debug/app".to_string()));
+        assert!(got.contains(&".hidden/x".to_string()));
+        assert!(!got.iter().any(|p| p.starts_with(".git/") || p == ".git"));
+        assert_eq!(skips.get("git_internal"), 1);
+    }
+
+    #[test]
+    fn depth_limit_lists_only_own_entries() {
+        let (_t, fsx) = setup();
+        let o = WalkOptions { max_depth: 1, ..opts() };
+        let (got, _) = names(&fsx, "", o);
+        assert_eq!(got, ["README.md", "src", "sub"]);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn symlinked_directories_are_not_followed() {
+        let (t, fsx) = setup();
+        std::os::unix::fs::symlink("src", t.path().join("srclink")).unwrap();
+        let (got, _) = names(&fsx, "", opts());
+        assert!(got.contains(&"srclink".to_string()));
+        assert!(!got.iter().any(|p| p.starts_with("srclink/")));
+    }
+}

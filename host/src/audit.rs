@@ -1,0 +1,77 @@
+//! Audit sinks: where a session delivers the event of every call.
+
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::path::Path;
+use std::sync::Mutex;
+
+use serde_json::{json, Value};
+
+use crate::bindings::agent::file_tools::types::AuditEvent;
+use crate::error::code_name;
+
+/// Receives audit events. Called once per tool call, after the call, on the caller's
+/// thread; it must not panic.
+pub trait AuditSink: Send + Sync {
+    fn event(&self, event: &AuditEvent);
+}
+
+impl<F: Fn(&AuditEvent) + Send + Sync> AuditSink for F {
+    fn event(&self, event: &AuditEvent) {
+        self(event)
+    }
+}
+
+/// An event as a JSON object (snake_case names, codes in SCREAMING_SNAKE_CASE).
+pub fn event_json(e: &AuditEvent) -> Value {
+    json!({
+        "sequence": e.sequence,
+        "tool": e.tool,
+        "ok": e.ok,
+        "error_code": e.error_code.map(code_name),
+        "error_message": e.error_message,
+        "paths_read": e.paths_read,
+        "paths_written": e.paths_written,
+        "files": e.files.iter().map(|f| json!({
+            "path": f.path,
+            "action": f.action,
+            "sha256_before": f.sha256_before,
+            "sha256_after": f.sha256_after,
+        })).collect::<Vec<_>>(),
+        "bytes_read": e.bytes_read,
+        "bytes_written": e.bytes_written,
+        "insertions": e.insertions,
+        "deletions": e.deletions,
+        "duration_us": e.duration_us,
+    })
+}
+
+/// Appends each event as one JSON line to a file.
+#[derive(Debug)]
+pub struct JsonLinesSink {
+    file: Mutex<File>,
+}
+
+impl JsonLinesSink {
+    /// Opens (creating or appending to) the log file.
+    ///
+    /// # Errors
+    /// When the file cannot be opened for appending.
+    pub fn open(path: &Path) -> std::io::Result<Self> {
+        let file = OpenOptions::new().create(true).append(true).open(path)?;
+        Ok(JsonLinesSink { file: Mutex::new(file) })
+    }
+}
+
+impl AuditSink for JsonLinesSink {
+    fn event(&self, event: &AuditEvent) {
+        let mut line = event_json(event).to_string();
+        line.push('\n');
+        if let Ok(mut f) = self.file.lock() {
+            // An audit line that cannot be written is reported on stderr, never silently lost.
+            if let Err(e) = f.write_all(line.as_bytes()) {
+                eprintln!("file-tools: cannot write the audit log: {e}");
+            }
+        }
+    }
+}

@@ -1,0 +1,36 @@
+//! The Wasmtime host of the file-tools component.
+//!
+//! A [`Runtime`] holds the engine and the compiled component; a [`Session`] is one
+//! repository with one policy, limits and an audit sink:
+//!
+//! ```no_run
+//! use file_tools_host::{Runtime, Session};
+//! use file_tools_host::tools::ReadFileArgs;
+//!
+//! let runtime = Runtime::new()?;
+//! let mut session = Session::builder(&runtime).repo("/path/to/repo").build()?;
+//! let file = session.read_file(&ReadFileArgs {
+//!     path: "src/lib.rs".into(),
+//!     start_line: None, max_lines: Some(50), max_bytes: None, line_numbers: None,
+//! })?;
+//! println!("{} ({})", file.content, file.sha256);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+pub mod audit;
+pub mod bindings;
+pub mod error;
+pub mod policy_file;
+pub mod runtime;
+pub mod session;
+
+pub use audit::{event_json, AuditSink, JsonLinesSink};
+pub use bindings::agent::file_tools::types::{AuditEvent, ErrorCode, FileKind, ToolError};
+pub use error::{code_name, HostError};
+pub use runtime::{Runtime, RuntimeBuilder};
+pub use session::{describe_tools, Limits, Session, SessionBuilder};
+
+/// The typed argument and result records of every tool.
+pub mod tools {
+    pub use crate::bindings::exports::agent::file_tools::tools::*;
+}

@@ -1,0 +1,174 @@
+//! `file-tools`: the command-line face of the host library.
+//!
+//! ```text
+//! file-tools [--repo DIR] [--read-only] [--policy FILE] [--audit-log FILE] call TOOL 'JSON-ARGS'|-
+//! file-tools [--policy FILE] [--read-only] schema
+//! file-tools compile OUT.cwasm
+//! ```
+//! `call` prints one JSON object: `{"ok":true,"result":{...}}` and exits 0, or
+//! `{"ok":false,"error":{...}}` and exits 1. Usage and set-up errors exit 2.
+
+use std::io::Read;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use file_tools_host::{describe_tools, policy_file, JsonLinesSink, Limits, Runtime, Session};
+use serde_json::{json, Value};
+
+const USAGE: &str = "usage:
+  file-tools [--repo DIR] [--read-only] [--policy FILE] [--audit-log FILE] call TOOL 'JSON-ARGS'
+      (give - as JSON-ARGS to read the arguments from stdin)
+  file-tools [--read-only] [--policy FILE] schema
+  file-tools compile OUT.cwasm
+
+environment:
+  FILE_TOOLS_CACHE_DIR  where compiled components are cached (default: ~/.cache/file-tools;
+                        set it to 'off' to compile every time)";
+
+#[derive(Debug, Default)]
+struct Options {
+    repo: Option<PathBuf>,
+    read_only: bool,
+    policy: Option<PathBuf>,
+    audit_log: Option<PathBuf>,
+    command: Vec<String>,
+}
+
+fn parse_options(args: Vec<String>) -> Result<Options, String> {
+    let mut o = Options::default();
+    let mut it = args.into_iter();
+    while let Some(a) = it.next() {
+        let mut value = |name: &str| it.next().ok_or_else(|| format!("{name} needs a value"));
+        match a.as_str() {
+            "--repo" => o.repo = Some(PathBuf::from(value("--repo")?)),
+            "--policy" => o.policy = Some(PathBuf::from(value("--policy")?)),
+            "--audit-log" => o.audit_log = Some(PathBuf::from(value("--audit-log")?)),
+            "--read-only" => o.read_only = true,
+            "-h" | "--help" => return Err(String::new()),
+            flag if flag.starts_with("--") => return Err(format!("unknown option {flag}")),
+            _ => {
+                o.command.push(a);
+                o.command.extend(it.by_ref());
+            }
+        }
+    }
+    Ok(o)
+}
+
+fn runtime() -> Result<Runtime, String> {
+    let mut b = Runtime::builder();
+    let dir = match std::env::var_os("FILE_TOOLS_CACHE_DIR") {
+        Some(d) if d == "off" => None,
+        Some(d) => Some(PathBuf::from(d)),
+        None => std::env::var_os("XDG_CACHE_HOME")
+            .map(PathBuf::from)
+            .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
+            .map(|d| d.join("file-tools")),
+    };
+    if let Some(d) = dir {
+        b = b.cache_dir(d);
+    }
+    b.build().map_err(|e| e.to_string())
+}
+
+fn load_policy(o: &Options) -> Result<(Value, Limits), String> {
+    let (mut policy, limits) = match &o.policy {
+        Some(p) => {
+            let f = policy_file::load(p).map_err(|e| e.to_string())?;
+            (f.policy, f.limits)
+        }
+        None => (json!({}), Limits::default()),
+    };
+    if o.read_only {
+        if let Some(obj) = policy.as_object_mut() {
+            obj.insert("read_only".into(), Value::Bool(true));
+        }
+    }
+    Ok((policy, limits))
+}
+
+fn usage_error(msg: &str) -> ExitCode {
+    if !msg.is_empty() {
+        eprintln!("file-tools: {msg}");
+    }
+    eprintln!("{USAGE}");
+    ExitCode::from(2)
+}
+
+fn main() -> ExitCode {
+    let opts = match parse_options(std::env::args().skip(1).collect()) {
+        Ok(o) => o,
+        Err(msg) => return usage_error(&msg),
+    };
+    let cmd: Vec<&str> = opts.command.iter().map(String::as_str).collect();
+    match cmd.as_slice() {
+        ["call", tool, args] => call(&opts, tool, args),
+        ["schema"] => schema(&opts),
+        ["compile", out] => match Runtime::precompile(&PathBuf::from(out)) {
+            Ok(()) => {
+                println!("{}", json!({"ok": true, "result": {"path": out}}));
+                ExitCode::SUCCESS
+            }
+            Err(e) => usage_error(&e.to_string()),
+        },
+        [] => usage_error("no command given"),
+        _ => usage_error(&format!("unknown or incomplete command: {}", opts.command.join(" "))),
+    }
+}
+
+fn schema(opts: &Options) -> ExitCode {
+    let result = load_policy(opts)
+        .and_then(|(policy, _)| runtime().and_then(|rt| describe_tools(&rt, policy).map_err(|e| e.to_string())));
+    match result {
+        Ok(tools) => {
+            println!("{}", serde_json::to_string_pretty(&tools).unwrap_or_default());
+            ExitCode::SUCCESS
+        }
+        Err(e) => usage_error(&e),
+    }
+}
+
+fn call(opts: &Options, tool: &str, args: &str) -> ExitCode {
+    let Some(repo) = &opts.repo else {
+        return usage_error("call needs --repo DIR");
+    };
+    let args = if args == "-" {
+        let mut s = String::new();
+        if let Err(e) = std::io::stdin().read_to_string(&mut s) {
+            return usage_error(&format!("cannot read the arguments from stdin: {e}"));
+        }
+        s
+    } else {
+        args.to_string()
+    };
+    let (policy, limits) = match load_policy(opts) {
+        Ok(p) => p,
+        Err(e) => return usage_error(&e),
+    };
+    let rt = match runtime() {
+        Ok(rt) => rt,
+        Err(e) => return usage_error(&e),
+    };
+    let mut builder = Session::builder(&rt).repo(repo).writable(!opts.read_only).policy(policy).limits(limits);
+    if let Some(log) = &opts.audit_log {
+        match JsonLinesSink::open(log) {
+            Ok(sink) => builder = builder.audit_sink(Arc::new(sink)),
+            Err(e) => return usage_error(&format!("cannot open the audit log {}: {e}", log.display())),
+        }
+    }
+    let mut session = match builder.build() {
+        Ok(s) => s,
+        Err(e) => return usage_error(&e.to_string()),
+    };
+    match session.call(tool, &args) {
+        Ok(result) => {
+            println!("{}", json!({"ok": true, "result": result}));
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            println!("{}", json!({"ok": false, "error": e.to_json()}));
+            ExitCode::from(1)
+        }
+    }
+}

@@ -1,0 +1,202 @@
+//! The shared, expensive half of the host: one `Engine`, the compiled component and its
+//! `InstancePre`, and the epoch ticker that enforces wall-clock limits. Build it once and
+//! open any number of sessions from it, from any thread.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use sha2::{Digest, Sha256};
+use wasmtime::component::{Component, HasSelf, Linker};
+use wasmtime::{Config, Engine};
+
+use crate::bindings::{FileTools, FileToolsPre};
+use crate::error::HostError;
+use crate::session::HostState;
+
+/// The component, as built from `guest/` by this crate's build script.
+pub const GUEST_WASM: &[u8] = include_bytes!(env!("FILE_TOOLS_GUEST_WASM"));
+
+/// How often the epoch advances; wall-clock limits are rounded up to this.
+pub(crate) const EPOCH_TICK: Duration = Duration::from_millis(5);
+
+/// Header of a precompiled artifact: magic, then the sha256 of the component it was
+/// compiled from, then Wasmtime's own serialized form.
+const ARTIFACT_MAGIC: &[u8; 8] = b"FTCWASM1";
+
+/// Configures a [`Runtime`].
+#[derive(Debug, Default)]
+pub struct RuntimeBuilder {
+    precompiled: Option<PathBuf>,
+    cache_dir: Option<PathBuf>,
+    component: Option<Vec<u8>>,
+}
+
+impl RuntimeBuilder {
+    /// Loads the component from a precompiled artifact written by [`Runtime::precompile`].
+    /// An artifact made for another component build or another engine configuration is
+    /// ignored and the component is compiled instead.
+    pub fn precompiled(mut self, path: impl Into<PathBuf>) -> Self {
+        self.precompiled = Some(path.into());
+        self
+    }
+
+    /// Keeps compiled artifacts in `dir`, keyed by component and engine, so that later
+    /// runtimes start in milliseconds.
+    pub fn cache_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.cache_dir = Some(dir.into());
+        self
+    }
+
+    /// Uses other component bytes than the built-in guest (for tests of the host itself).
+    pub fn component_bytes(mut self, wasm: Vec<u8>) -> Self {
+        self.component = Some(wasm);
+        self
+    }
+
+    /// Creates the engine and loads or compiles the component.
+    ///
+    /// # Errors
+    /// `HostError::Wasmtime` when the component cannot be compiled or linked.
+    pub fn build(self) -> Result<Runtime, HostError> {
+        let engine = Engine::new(&engine_config())?;
+        let wasm: &[u8] = self.component.as_deref().unwrap_or(GUEST_WASM);
+        let wasm_hash: [u8; 32] = Sha256::digest(wasm).into();
+        let cache_file = self.cache_dir.as_ref().map(|d| d.join(cache_name(&engine, &wasm_hash)));
+        let component = match self.precompiled.as_deref().or(cache_file.as_deref()).and_then(|p| load_artifact(&engine, p, &wasm_hash)) {
+            Some(c) => c,
+            None => {
+                let c = Component::new(&engine, wasm)?;
+                if let Some(path) = &cache_file {
+                    // A cache that cannot be written only costs start-up time.
+                    let _ = write_artifact(&engine, path, wasm, &wasm_hash);
+                }
+                c
+            }
+        };
+        let mut linker: Linker<HostState> = Linker::new(&engine);
+        wasmtime_wasi::p2::add_to_linker_sync(&mut linker)?;
+        FileTools::add_to_linker::<HostState, HasSelf<HostState>>(&mut linker, |s| s)?;
+        let pre = FileToolsPre::new(linker.instantiate_pre(&component)?)?;
+        let stop = Arc::new(AtomicBool::new(false));
+        start_ticker(engine.clone(), stop.clone())
+            .map_err(|e| HostError::Config(format!("cannot start the epoch thread: {e}")))?;
+        Ok(Runtime { inner: Arc::new(Inner { engine, pre, stop }) })
+    }
+}
+
+/// The engine and the compiled component, shared by sessions. Cheap to clone.
+#[derive(Clone)]
+pub struct Runtime {
+    inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for Runtime {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Runtime").finish_non_exhaustive()
+    }
+}
+
+struct Inner {
+    engine: Engine,
+    pre: FileToolsPre<HostState>,
+    stop: Arc<AtomicBool>,
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+    }
+}
+
+impl Runtime {
+    pub fn builder() -> RuntimeBuilder {
+        RuntimeBuilder::default()
+    }
+
+    /// A runtime with the built-in component, compiled now.
+    ///
+    /// # Errors
+    /// As [`RuntimeBuilder::build`].
+    pub fn new() -> Result<Runtime, HostError> {
+        RuntimeBuilder::default().build()
+    }
+
+    pub fn engine(&self) -> &Engine {
+        &self.inner.engine
+    }
+
+    pub(crate) fn pre(&self) -> &FileToolsPre<HostState> {
+        &self.inner.pre
+    }
+
+    /// Writes a precompiled artifact of the built-in component for this engine
+    /// configuration, for [`RuntimeBuilder::precompiled`].
+    ///
+    /// # Errors
+    /// `HostError::Wasmtime` on compilation failure, `HostError::Config` when the file
+    /// cannot be written.
+    pub fn precompile(path: &Path) -> Result<(), HostError> {
+        let engine = Engine::new(&engine_config())?;
+        let hash: [u8; 32] = Sha256::digest(GUEST_WASM).into();
+        write_artifact(&engine, path, GUEST_WASM, &hash)
+    }
+}
+
+/// The one engine configuration every runtime uses (artifacts depend on it).
+fn engine_config() -> Config {
+    let mut c = Config::new();
+    c.consume_fuel(true);
+    c.epoch_interruption(true);
+    c
+}
+
+fn cache_name(engine: &Engine, wasm_hash: &[u8; 32]) -> String {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    engine.precompile_compatibility_hash().hash(&mut h);
+    let short: String = wasm_hash[..8].iter().map(|b| format!("{b:02x}")).collect();
+    format!("file-tools-{short}-{:016x}.cwasm", h.finish())
+}
+
+fn load_artifact(engine: &Engine, path: &Path, wasm_hash: &[u8; 32]) -> Option<Component> {
+    let bytes = std::fs::read(path).ok()?;
+    let header = ARTIFACT_MAGIC.len() + 32;
+    if bytes.len() < header || &bytes[..8] != ARTIFACT_MAGIC || &bytes[8..header] != wasm_hash {
+        return None;
+    }
+    // SAFETY: the artifact was written by `write_artifact` for this very component (its
+    // hash is in the header), into a cache directory or a path the embedder chose and
+    // vouches for; Wasmtime itself refuses artifacts from another engine configuration.
+    #[allow(unsafe_code)]
+    let component = unsafe { Component::deserialize(engine, &bytes[header..]) };
+    component.ok()
+}
+
+fn write_artifact(engine: &Engine, path: &Path, wasm: &[u8], wasm_hash: &[u8; 32]) -> Result<(), HostError> {
+    let compiled = engine.precompile_component(wasm)?;
+    let mut out = Vec::with_capacity(compiled.len() + 40);
+    out.extend_from_slice(ARTIFACT_MAGIC);
+    out.extend_from_slice(wasm_hash);
+    out.extend_from_slice(&compiled);
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(|e| HostError::Config(format!("{}: {e}", dir.display())))?;
+    }
+    // Written under a temporary name and renamed, so a reader never sees half a file.
+    let tmp = path.with_extension(format!("tmp{}", std::process::id()));
+    std::fs::write(&tmp, &out).map_err(|e| HostError::Config(format!("{}: {e}", tmp.display())))?;
+    std::fs::rename(&tmp, path).map_err(|e| HostError::Config(format!("{}: {e}", path.display())))
+}
+
+fn start_ticker(engine: Engine, stop: Arc<AtomicBool>) -> std::io::Result<()> {
+    std::thread::Builder::new()
+        .name("file-tools-epoch".into())
+        .spawn(move || {
+            while !stop.load(Ordering::Relaxed) {
+                std::thread::sleep(EPOCH_TICK);
+                engine.increment_epoch();
+            }
+        })
+        .map(|_| ())
+}
