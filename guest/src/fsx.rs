@@ -146,7 +146,15 @@ impl Fs {
                     )
                     .with_path(shown));
                 }
-                let link_text = fs::read_link(&real).map_err(|e| ToolError::io(&shown, &e))?;
+                let link_text = fs::read_link(&real).map_err(|e| match e.kind() {
+                    // The sandbox refuses to even read an absolute link's text.
+                    std::io::ErrorKind::PermissionDenied => ToolError::new(
+                        ErrorCode::PathRejected,
+                        format!("'{shown}' goes through a symlink with an absolute target, which is refused"),
+                    )
+                    .with_path(shown.clone()),
+                    _ => ToolError::io(&shown, &e),
+                })?;
                 done.pop();
                 let target = link_target(&done, &link_text).ok_or_else(|| {
                     ToolError::new(

@@ -1,0 +1,3 @@
+fn main() {
+    println!("2 + 3 = {}", calc::add(2, 3));
+}

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Sets up the machine, builds file-tools, and runs a short session of tool calls against a
+# copy of examples/demo-repo (or the directory given as the first argument), printing each
+# call and its JSON answer. The original directory is never changed.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+cargo build --release -p file-tools-host
+bin="$PWD/target/release/file-tools"
+src="${1:-examples/demo-repo}"
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+cp -a "$src" "$work/repo"
+echo "outside the repository" > "$work/outside.txt"
+ln -s ../outside.txt "$work/repo/escape-link"
+audit="$work/audit.jsonl"
+
+run() {
+    echo
+    echo "\$ file-tools call $1 '$2'"
+    set +e
+    "$bin" --repo "$work/repo" --audit-log "$audit" call "$1" "$2"
+    echo "(exit $?)"
+    set -e
+}
+
+run list_dir '{}'
+run find_files '{"patterns":["*.rs"]}'
+run read_file '{"path":"src/lib.rs","start_line":1,"max_lines":8,"line_numbers":true}'
+run search_text '{"query":"fn \\w+","regex":true,"include":["*.rs"]}'
+run file_info '{"path":".env"}'
+run read_file '{"path":".env"}'
+run read_file '{"path":"../outside.txt"}'
+run read_file '{"path":"escape-link"}'
+run read_many '{"paths":["README.md","docs/usage.md","missing.txt"]}'
+echo
+echo "audit log ($(wc -l < "$audit") events):"
+cat "$audit"

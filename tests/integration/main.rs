@@ -1,0 +1,13 @@
+//! Integration tests: every call goes through the real component under the real host.
+//! One test binary; helpers in `support`.
+
+mod support;
+
+mod audit;
+mod cli;
+mod limits;
+mod list;
+mod paths;
+mod policy;
+mod read;
+mod search;
