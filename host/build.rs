@@ -7,12 +7,22 @@ use std::path::PathBuf;
 use std::process::Command;
 
 fn main() {
-    let manifest = PathBuf::from(env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
-    let root = manifest.parent().expect("host/ lives in the workspace").to_path_buf();
+    let manifest =
+        PathBuf::from(env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
+    let root = manifest
+        .parent()
+        .expect("host/ lives in the workspace")
+        .to_path_buf();
     let target_dir = env::var_os("FILE_TOOLS_GUEST_TARGET_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| root.join("target").join("guest"));
-    for dir in ["guest/src", "guest/Cargo.toml", "wit", "Cargo.lock", ".cargo/config.toml"] {
+    for dir in [
+        "guest/src",
+        "guest/Cargo.toml",
+        "wit",
+        "Cargo.lock",
+        ".cargo/config.toml",
+    ] {
         println!("cargo:rerun-if-changed={}", root.join(dir).display());
     }
     println!("cargo:rerun-if-env-changed=FILE_TOOLS_GUEST_TARGET_DIR");
@@ -20,7 +30,14 @@ fn main() {
     let cargo = env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
     let mut cmd = Command::new(cargo);
     cmd.current_dir(&root)
-        .args(["build", "--release", "--target", "wasm32-wasip2", "-p", "file-tools-guest"])
+        .args([
+            "build",
+            "--release",
+            "--target",
+            "wasm32-wasip2",
+            "-p",
+            "file-tools-guest",
+        ])
         .arg("--target-dir")
         .arg(&target_dir);
     // The outer build's flags are for the host target, not for the guest.
@@ -36,7 +53,10 @@ fn main() {
         cmd.env_remove(var);
     }
     for (k, _) in env::vars() {
-        if k.starts_with("CARGO_PROFILE_") || k.starts_with("CARGO_FEATURE_") || k.starts_with("CARGO_CFG_") {
+        if k.starts_with("CARGO_PROFILE_")
+            || k.starts_with("CARGO_FEATURE_")
+            || k.starts_with("CARGO_CFG_")
+        {
             cmd.env_remove(k);
         }
     }
@@ -47,7 +67,10 @@ fn main() {
              (rustup target add wasm32-wasip2)"
         );
     }
-    let wasm = target_dir.join("wasm32-wasip2").join("release").join("file_tools_guest.wasm");
+    let wasm = target_dir
+        .join("wasm32-wasip2")
+        .join("release")
+        .join("file_tools_guest.wasm");
     assert!(wasm.exists(), "guest build produced no {}", wasm.display());
     println!("cargo:rustc-env=FILE_TOOLS_GUEST_WASM={}", wasm.display());
 }

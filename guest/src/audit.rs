@@ -54,7 +54,13 @@ impl CallLog {
     }
 
     /// Records a change to a file with its content hashes before and after.
-    pub fn wrote(&mut self, path: &str, action: &str, before: Option<String>, after: Option<String>) {
+    pub fn wrote(
+        &mut self,
+        path: &str,
+        action: &str,
+        before: Option<String>,
+        after: Option<String>,
+    ) {
         if !self.paths_written.iter().any(|p| p == path) {
             self.paths_written.push(path.to_string());
         }

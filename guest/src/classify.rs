@@ -44,19 +44,66 @@ impl Kind {
 }
 
 const GENERATED_DIRS: &[&str] = &[
-    "target", "build", "dist", "node_modules", "generated-sources", "generated-test-sources",
-    "__pycache__", ".gradle", ".next", ".nuxt", ".svelte-kit", ".turbo", ".parcel-cache",
-    ".venv", "venv", ".tox", ".mypy_cache", ".pytest_cache", ".ruff_cache", "bazel-out",
-    "bazel-bin", "bazel-testlogs", "_build", ".dart_tool", "Pods", "DerivedData",
+    "target",
+    "build",
+    "dist",
+    "node_modules",
+    "generated-sources",
+    "generated-test-sources",
+    "__pycache__",
+    ".gradle",
+    ".next",
+    ".nuxt",
+    ".svelte-kit",
+    ".turbo",
+    ".parcel-cache",
+    ".venv",
+    "venv",
+    ".tox",
+    ".mypy_cache",
+    ".pytest_cache",
+    ".ruff_cache",
+    "bazel-out",
+    "bazel-bin",
+    "bazel-testlogs",
+    "_build",
+    ".dart_tool",
+    "Pods",
+    "DerivedData",
 ];
 
-const VENDORED_DIRS: &[&str] = &["vendor", "vendors", "third_party", "third-party", "thirdparty"];
+const VENDORED_DIRS: &[&str] = &[
+    "vendor",
+    "vendors",
+    "third_party",
+    "third-party",
+    "thirdparty",
+];
 
 const SECRET_NAMES: &[&str] = &[
-    ".env", "id_rsa", "id_dsa", "id_ecdsa", "id_ed25519", "secrets.yml", "secrets.yaml",
-    "secrets.json", "secrets.toml", ".netrc", "_netrc", ".npmrc", ".pypirc", ".git-credentials",
-    ".htpasswd", "credentials", "credentials.json", "service-account.json", ".dockercfg",
-    "terraform.tfstate", "terraform.tfstate.backup", "master.key", "wp-config.php",
+    ".env",
+    "id_rsa",
+    "id_dsa",
+    "id_ecdsa",
+    "id_ed25519",
+    "secrets.yml",
+    "secrets.yaml",
+    "secrets.json",
+    "secrets.toml",
+    ".netrc",
+    "_netrc",
+    ".npmrc",
+    ".pypirc",
+    ".git-credentials",
+    ".htpasswd",
+    "credentials",
+    "credentials.json",
+    "service-account.json",
+    ".dockercfg",
+    "terraform.tfstate",
+    "terraform.tfstate.backup",
+    "master.key",
+    "wp-config.php",
 ];
 
 const SECRET_EXTS: &[&str] = &[
@@ -65,55 +112,144 @@ const SECRET_EXTS: &[&str] = &[
 ];
 
 const LOCKFILES: &[&str] = &[
-    "Cargo.lock", "package-lock.json", "npm-shrinkwrap.json", "yarn.lock", "pnpm-lock.yaml",
-    "bun.lockb", "bun.lock", "poetry.lock", "Pipfile.lock", "uv.lock", "pdm.lock",
-    "Gemfile.lock", "composer.lock", "go.sum", "mix.lock", "flake.lock", "packages.lock.json",
-    "gradle.lockfile", "pubspec.lock", "Podfile.lock", "Package.resolved", "conan.lock",
-    "deno.lock", "cabal.project.freeze",
+    "Cargo.lock",
+    "package-lock.json",
+    "npm-shrinkwrap.json",
+    "yarn.lock",
+    "pnpm-lock.yaml",
+    "bun.lockb",
+    "bun.lock",
+    "poetry.lock",
+    "Pipfile.lock",
+    "uv.lock",
+    "pdm.lock",
+    "Gemfile.lock",
+    "composer.lock",
+    "go.sum",
+    "mix.lock",
+    "flake.lock",
+    "packages.lock.json",
+    "gradle.lockfile",
+    "pubspec.lock",
+    "Podfile.lock",
+    "Package.resolved",
+    "conan.lock",
+    "deno.lock",
+    "cabal.project.freeze",
 ];
 
 const GENERATED_SUFFIXES: &[&str] = &[
-    ".pb.go", "_pb2.py", "_pb2_grpc.py", ".pb.cc", ".pb.h", ".min.js", ".min.css", ".g.dart",
-    ".freezed.dart", ".designer.cs", ".generated.ts", ".generated.go",
+    ".pb.go",
+    "_pb2.py",
+    "_pb2_grpc.py",
+    ".pb.cc",
+    ".pb.h",
+    ".min.js",
+    ".min.css",
+    ".g.dart",
+    ".freezed.dart",
+    ".designer.cs",
+    ".generated.ts",
+    ".generated.go",
 ];
 
 const BINARY_EXTS: &[&str] = &[
-    "png", "jpg", "jpeg", "gif", "bmp", "ico", "webp", "tif", "tiff", "psd", "pdf", "zip",
-    "gz", "tgz", "bz2", "xz", "zst", "7z", "rar", "jar", "war", "ear", "class", "o", "obj", "a",
-    "lib", "so", "dylib", "dll", "exe", "bin", "wasm", "pyc", "pyo", "woff", "woff2", "ttf",
-    "otf", "eot", "mp3", "mp4", "m4a", "mov", "avi", "mkv", "wav", "ogg", "flac", "sqlite",
-    "sqlite3", "db", "dat", "iso", "dmg", "deb", "rpm", "whl", "cwasm", "rlib", "lockb",
+    "png", "jpg", "jpeg", "gif", "bmp", "ico", "webp", "tif", "tiff", "psd", "pdf", "zip", "gz",
+    "tgz", "bz2", "xz", "zst", "7z", "rar", "jar", "war", "ear", "class", "o", "obj", "a", "lib",
+    "so", "dylib", "dll", "exe", "bin", "wasm", "pyc", "pyo", "woff", "woff2", "ttf", "otf", "eot",
+    "mp3", "mp4", "m4a", "mov", "avi", "mkv", "wav", "ogg", "flac", "sqlite", "sqlite3", "db",
+    "dat", "iso", "dmg", "deb", "rpm", "whl", "cwasm", "rlib", "lockb",
 ];
 
 const SOURCE_EXTS: &[&str] = &[
-    "rs", "c", "h", "cc", "cpp", "cxx", "hpp", "hh", "hxx", "go", "py", "pyi", "js", "mjs",
-    "cjs", "ts", "mts", "cts", "tsx", "jsx", "java", "kt", "kts", "scala", "swift", "m", "mm",
-    "rb", "php", "cs", "fs", "vb", "sh", "bash", "zsh", "fish", "ps1", "pl", "pm", "lua", "hs",
-    "ml", "mli", "ex", "exs", "erl", "hrl", "clj", "cljs", "dart", "r", "jl", "sql", "vue",
-    "svelte", "css", "scss", "sass", "less", "html", "htm", "zig", "nim", "v", "sv", "vhd",
-    "asm", "s", "S", "proto", "graphql", "wit", "wat", "el", "lisp", "scm", "groovy", "tf",
-    "sol", "cu", "f90", "pas", "d", "cmake", "mk", "awk", "bzl", "star", "nix", "elm", "purs",
+    "rs", "c", "h", "cc", "cpp", "cxx", "hpp", "hh", "hxx", "go", "py", "pyi", "js", "mjs", "cjs",
+    "ts", "mts", "cts", "tsx", "jsx", "java", "kt", "kts", "scala", "swift", "m", "mm", "rb",
+    "php", "cs", "fs", "vb", "sh", "bash", "zsh", "fish", "ps1", "pl", "pm", "lua", "hs", "ml",
+    "mli", "ex", "exs", "erl", "hrl", "clj", "cljs", "dart", "r", "jl", "sql", "vue", "svelte",
+    "css", "scss", "sass", "less", "html", "htm", "zig", "nim", "v", "sv", "vhd", "asm", "s", "S",
+    "proto", "graphql", "wit", "wat", "el", "lisp", "scm", "groovy", "tf", "sol", "cu", "f90",
+    "pas", "d", "cmake", "mk", "awk", "bzl", "star", "nix", "elm", "purs",
 ];
 
 const CONFIG_EXTS: &[&str] = &[
-    "toml", "yaml", "yml", "json", "jsonc", "json5", "xml", "ini", "cfg", "conf", "config",
-    "properties", "gradle", "plist", "editorconfig", "env_example", "lock_example", "csproj",
-    "sln", "props", "targets", "hcl", "nomad",
+    "toml",
+    "yaml",
+    "yml",
+    "json",
+    "jsonc",
+    "json5",
+    "xml",
+    "ini",
+    "cfg",
+    "conf",
+    "config",
+    "properties",
+    "gradle",
+    "plist",
+    "editorconfig",
+    "env_example",
+    "lock_example",
+    "csproj",
+    "sln",
+    "props",
+    "targets",
+    "hcl",
+    "nomad",
 ];
 
 const CONFIG_NAMES: &[&str] = &[
-    "Makefile", "makefile", "GNUmakefile", "Dockerfile", "Containerfile", "CMakeLists.txt",
-    "Jenkinsfile", "Vagrantfile", "Procfile", "Gemfile", "Rakefile", "Pipfile", "BUILD",
-    "BUILD.bazel", "WORKSPACE", "Kconfig", "Kbuild", ".gitignore", ".gitattributes",
-    ".gitmodules", ".dockerignore", ".ignore", ".editorconfig", ".prettierrc", ".eslintrc",
-    ".babelrc", "justfile", "Justfile", "go.mod", "build.rs", "rust-toolchain",
+    "Makefile",
+    "makefile",
+    "GNUmakefile",
+    "Dockerfile",
+    "Containerfile",
+    "CMakeLists.txt",
+    "Jenkinsfile",
+    "Vagrantfile",
+    "Procfile",
+    "Gemfile",
+    "Rakefile",
+    "Pipfile",
+    "BUILD",
+    "BUILD.bazel",
+    "WORKSPACE",
+    "Kconfig",
+    "Kbuild",
+    ".gitignore",
+    ".gitattributes",
+    ".gitmodules",
+    ".dockerignore",
+    ".ignore",
+    ".editorconfig",
+    ".prettierrc",
+    ".eslintrc",
+    ".babelrc",
+    "justfile",
+    "Justfile",
+    "go.mod",
+    "build.rs",
+    "rust-toolchain",
 ];
 
-const DOC_EXTS: &[&str] = &["md", "markdown", "rst", "txt", "adoc", "asciidoc", "org", "tex", "rtf", "man"];
+const DOC_EXTS: &[&str] = &[
+    "md", "markdown", "rst", "txt", "adoc", "asciidoc", "org", "tex", "rtf", "man",
+];
 
 const DOC_NAMES: &[&str] = &[
-    "README", "LICENSE", "LICENCE", "COPYING", "CHANGELOG", "CHANGES", "NEWS", "AUTHORS",
-    "CONTRIBUTING", "NOTICE", "MAINTAINERS", "CREDITS", "TODO", "INSTALL",
+    "README",
+    "LICENSE",
+    "LICENCE",
+    "COPYING",
+    "CHANGELOG",
+    "CHANGES",
+    "NEWS",
+    "AUTHORS",
+    "CONTRIBUTING",
+    "NOTICE",
+    "MAINTAINERS",
+    "CREDITS",
+    "TODO",
+    "INSTALL",
 ];
 
 /// Classifies a logical path by name. `is_dir` says whether it names a directory.
@@ -123,7 +259,11 @@ pub fn classify(path: &LogicalPath, is_dir: bool) -> Kind {
         return Kind::GitInternal;
     }
     let name = path.name();
-    let dirs = if is_dir { parts } else { &parts[..parts.len().saturating_sub(1)] };
+    let dirs = if is_dir {
+        parts
+    } else {
+        &parts[..parts.len().saturating_sub(1)]
+    };
     if !is_dir && is_secret_name(name) {
         return Kind::Secret;
     }
@@ -146,7 +286,9 @@ fn is_secret_name(name: &str) -> bool {
     let lower = name.to_ascii_lowercase();
     // Private SSH keys under other names (id_rsa_work, deploy_key) and their public halves
     // are told apart by the ".pub" ending.
-    if (lower.starts_with("id_rsa") || lower.starts_with("id_ed25519") || lower.starts_with("id_ecdsa"))
+    if (lower.starts_with("id_rsa")
+        || lower.starts_with("id_ed25519")
+        || lower.starts_with("id_ecdsa"))
         && !lower.ends_with(".pub")
     {
         return true;
@@ -214,9 +356,18 @@ mod tests {
     #[test]
     fn secrets_are_recognised() {
         for p in [
-            ".env", ".env.local", "config/.env.production", "certs/server.pem", "tls.key",
-            "store.p12", "app.jks", "id_rsa", "home/id_ed25519", "config/secrets.yml",
-            "node_modules/x/.env", "deploy/id_rsa_deploy",
+            ".env",
+            ".env.local",
+            "config/.env.production",
+            "certs/server.pem",
+            "tls.key",
+            "store.p12",
+            "app.jks",
+            "id_rsa",
+            "home/id_ed25519",
+            "config/secrets.yml",
+            "node_modules/x/.env",
+            "deploy/id_rsa_deploy",
         ] {
             assert_eq!(kind(p), Kind::Secret, "{p}");
         }
@@ -228,7 +379,10 @@ mod tests {
     fn git_internals_win_over_everything() {
         assert_eq!(kind(".git/config"), Kind::GitInternal);
         assert_eq!(kind("sub/.git/HEAD"), Kind::GitInternal);
-        assert_eq!(classify(&LogicalPath::parse(".git").unwrap(), true), Kind::GitInternal);
+        assert_eq!(
+            classify(&LogicalPath::parse(".git").unwrap(), true),
+            Kind::GitInternal
+        );
         assert_eq!(kind(".github/workflows/ci.yml"), Kind::Config);
     }
 
@@ -241,8 +395,14 @@ mod tests {
         assert_eq!(kind("vendor/github.com/x/y.go"), Kind::Vendored);
         assert_eq!(kind("Cargo.lock"), Kind::Lockfile);
         assert_eq!(kind("web/package-lock.json"), Kind::Lockfile);
-        assert_eq!(classify(&LogicalPath::parse("target").unwrap(), true), Kind::Generated);
-        assert_eq!(classify(&LogicalPath::parse("src").unwrap(), true), Kind::Directory);
+        assert_eq!(
+            classify(&LogicalPath::parse("target").unwrap(), true),
+            Kind::Generated
+        );
+        assert_eq!(
+            classify(&LogicalPath::parse("src").unwrap(), true),
+            Kind::Directory
+        );
     }
 
     #[test]

@@ -48,7 +48,9 @@ where
     R: Conv<W>,
 {
     let core = args.conv();
-    run_call(session(), tool, |s, log| f(s, log, &core)).map(Conv::conv).map_err(Conv::conv)
+    run_call(session(), tool, |s, log| f(s, log, &core))
+        .map(Conv::conv)
+        .map_err(Conv::conv)
 }
 
 impl wx::Guest for Component {
@@ -73,7 +75,11 @@ impl wx::Guest for Component {
     }
 
     fn file_info(path: String) -> Result<wx::FileInfoResult, wt::ToolError> {
-        typed("file_info", api::FileInfoArgs { path }, crate::list::file_info)
+        typed(
+            "file_info",
+            api::FileInfoArgs { path },
+            crate::list::file_info,
+        )
     }
 
     fn describe() -> Result<String, wt::ToolError> {
@@ -81,9 +87,11 @@ impl wx::Guest for Component {
     }
 
     fn call(tool: String, args_json: String) -> Result<String, wt::ToolError> {
-        run_call(session(), &tool, |s, log| tools::call_json(s, log, &tool, &args_json))
-            .map(|v| v.to_string())
-            .map_err(Conv::conv)
+        run_call(session(), &tool, |s, log| {
+            tools::call_json(s, log, &tool, &args_json)
+        })
+        .map(|v| v.to_string())
+        .map_err(Conv::conv)
     }
 }
 
@@ -209,7 +217,10 @@ impl Conv<wx::ReadManyItem> for api::ReadManyItem {
             (None, Some(e)) => Err(e.conv()),
             (None, None) => Err(ToolError::new(ErrorCode::Internal, "no result recorded").conv()),
         };
-        wx::ReadManyItem { path: self.path, outcome }
+        wx::ReadManyItem {
+            path: self.path,
+            outcome,
+        }
     }
 }
 
@@ -220,7 +231,11 @@ impl Conv<wt::ToolError> for ToolError {
             message: self.message,
             path: self.path,
             reason: self.reason,
-            details: self.details.into_iter().map(|(key, value)| wt::Detail { key, value }).collect(),
+            details: self
+                .details
+                .into_iter()
+                .map(|(key, value)| wt::Detail { key, value })
+                .collect(),
         }
     }
 }

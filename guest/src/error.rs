@@ -148,10 +148,9 @@ impl ToolError {
                 ErrorCode::NotFound,
                 format!("'{path}' does not exist; use list_dir or find_files to see what does"),
             ),
-            ErrorKind::AlreadyExists => (
-                ErrorCode::AlreadyExists,
-                format!("'{path}' already exists"),
-            ),
+            ErrorKind::AlreadyExists => {
+                (ErrorCode::AlreadyExists, format!("'{path}' already exists"))
+            }
             ErrorKind::IsADirectory => (
                 ErrorCode::NotAFile,
                 format!("'{path}' is a directory, not a file; use list_dir to see its entries"),

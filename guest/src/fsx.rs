@@ -70,10 +70,16 @@ impl Resolved {
         match &self.meta {
             None if self.via_link => Err(ToolError::new(
                 ErrorCode::NotFound,
-                format!("'{shown}' is a symlink to '{}', which does not exist", self.target),
+                format!(
+                    "'{shown}' is a symlink to '{}', which does not exist",
+                    self.target
+                ),
             )
             .with_path(shown)),
-            None => Err(ToolError::io(&shown, &std::io::Error::from(std::io::ErrorKind::NotFound))),
+            None => Err(ToolError::io(
+                &shown,
+                &std::io::Error::from(std::io::ErrorKind::NotFound),
+            )),
             Some(m) if m.is_file() => Ok(m),
             Some(m) if m.is_dir() => Err(ToolError::new(
                 ErrorCode::NotAFile,
@@ -142,7 +148,9 @@ impl Fs {
                 if hops > MAX_LINK_HOPS {
                     return Err(ToolError::new(
                         ErrorCode::PathRejected,
-                        format!("'{shown}' goes through more than {MAX_LINK_HOPS} symlinks (a loop?)"),
+                        format!(
+                            "'{shown}' goes through more than {MAX_LINK_HOPS} symlinks (a loop?)"
+                        ),
                     )
                     .with_path(shown));
                 }
@@ -174,7 +182,10 @@ impl Fs {
             if !pending.is_empty() && !m.is_dir() {
                 return Err(ToolError::new(
                     ErrorCode::NotFound,
-                    format!("'{shown}' cannot exist: '{}' is not a directory", done.join("/")),
+                    format!(
+                        "'{shown}' cannot exist: '{}' is not a directory",
+                        done.join("/")
+                    ),
                 )
                 .with_path(shown));
             }
@@ -271,7 +282,10 @@ mod tests {
     #[test]
     fn link_targets_stay_inside_or_are_refused() {
         let dir = vec!["a".to_string(), "b".to_string()];
-        assert_eq!(link_target(&dir, Path::new("../c")), Some(vec!["a".into(), "c".into()]));
+        assert_eq!(
+            link_target(&dir, Path::new("../c")),
+            Some(vec!["a".into(), "c".into()])
+        );
         assert_eq!(link_target(&dir, Path::new("../../../x")), None);
         assert_eq!(link_target(&dir, Path::new("/etc/passwd")), None);
     }
@@ -295,16 +309,26 @@ mod tests {
         let r = fsx.resolve(&LogicalPath::parse("link").unwrap()).unwrap();
         assert_eq!(r.target.to_string(), "src/a.txt");
         assert!(r.via_link && r.require_file().is_ok());
-        let r = fsx.resolve(&LogicalPath::parse("srcdir/a.txt").unwrap()).unwrap();
+        let r = fsx
+            .resolve(&LogicalPath::parse("srcdir/a.txt").unwrap())
+            .unwrap();
         assert_eq!(r.target.to_string(), "src/a.txt");
-        let e = fsx.resolve(&LogicalPath::parse("escape").unwrap()).unwrap_err();
+        let e = fsx
+            .resolve(&LogicalPath::parse("escape").unwrap())
+            .unwrap_err();
         assert_eq!(e.code, ErrorCode::PathRejected);
-        let e = fsx.resolve(&LogicalPath::parse("loop1").unwrap()).unwrap_err();
+        let e = fsx
+            .resolve(&LogicalPath::parse("loop1").unwrap())
+            .unwrap_err();
         assert_eq!(e.code, ErrorCode::PathRejected);
-        let r = fsx.resolve(&LogicalPath::parse("dangling").unwrap()).unwrap();
+        let r = fsx
+            .resolve(&LogicalPath::parse("dangling").unwrap())
+            .unwrap();
         assert!(r.meta.is_none());
         assert_eq!(r.require_file().unwrap_err().code, ErrorCode::NotFound);
-        let e = fsx.resolve(&LogicalPath::parse("src/a.txt/x").unwrap()).unwrap_err();
+        let e = fsx
+            .resolve(&LogicalPath::parse("src/a.txt/x").unwrap())
+            .unwrap_err();
         assert_eq!(e.code, ErrorCode::NotFound);
     }
 }

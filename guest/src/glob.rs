@@ -24,7 +24,9 @@ impl Globs {
             let p = p.as_ref();
             let trimmed = p.trim_start_matches("./");
             if trimmed.is_empty() {
-                return Err(ToolError::invalid("an empty glob matches nothing; remove it"));
+                return Err(ToolError::invalid(
+                    "an empty glob matches nothing; remove it",
+                ));
             }
             let full = if trimmed.contains('/') {
                 trimmed.trim_start_matches('/').to_string()
@@ -41,7 +43,10 @@ impl Globs {
         let set = b
             .build()
             .map_err(|e| ToolError::invalid(format!("globs could not be compiled: {e}")))?;
-        Ok(Globs { set, len: patterns.len() })
+        Ok(Globs {
+            set,
+            len: patterns.len(),
+        })
     }
 
     pub fn is_empty(&self) -> bool {

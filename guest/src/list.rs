@@ -4,7 +4,8 @@
 use std::fs;
 
 use crate::api::{
-    DirEntry, FileInfoArgs, FileInfoResult, FindFilesArgs, FindFilesResult, ListDirArgs, ListDirResult, SkipCount,
+    DirEntry, FileInfoArgs, FileInfoResult, FindFilesArgs, FindFilesResult, ListDirArgs,
+    ListDirResult, SkipCount,
 };
 use crate::audit::CallLog;
 use crate::classify::Kind;
@@ -32,13 +33,22 @@ fn start_dir(s: &Session, input: Option<&str>) -> ToolResult<LogicalPath> {
         )
         .with_path(p.to_string())),
         None => Err(r.resolved.require_file().err().unwrap_or_else(|| {
-            ToolError::io(&p.to_string(), &std::io::Error::from(std::io::ErrorKind::NotFound))
+            ToolError::io(
+                &p.to_string(),
+                &std::io::Error::from(std::io::ErrorKind::NotFound),
+            )
         })),
     }
 }
 
 fn skip_counts(skips: &Skips) -> Vec<SkipCount> {
-    skips.iter().map(|(reason, count)| SkipCount { reason: reason.to_string(), count }).collect()
+    skips
+        .iter()
+        .map(|(reason, count)| SkipCount {
+            reason: reason.to_string(),
+            count,
+        })
+        .collect()
 }
 
 /// Lists a directory.
@@ -48,7 +58,11 @@ fn skip_counts(skips: &Skips) -> Vec<SkipCount> {
 pub fn list_dir(s: &Session, log: &mut CallLog, a: &ListDirArgs) -> ToolResult<ListDirResult> {
     let start = start_dir(s, a.path.as_deref())?;
     let limits = s.policy.limits();
-    let max = Policy::clamp(a.max_entries, limits.max_list_entries, limits.max_list_entries) as usize;
+    let max = Policy::clamp(
+        a.max_entries,
+        limits.max_list_entries,
+        limits.max_list_entries,
+    ) as usize;
     let opts = WalkOptions {
         include_hidden: a.include_hidden.unwrap_or(false),
         respect_ignore: a.respect_ignore.unwrap_or(true),
@@ -69,18 +83,29 @@ pub fn list_dir(s: &Session, log: &mut CallLog, a: &ListDirArgs) -> ToolResult<L
     let dirs = entries.iter().filter(|e| e.ty == EntryType::Dir).count();
     let mut summary = format!(
         "{}: {} entries ({dirs} directories, {} files)",
-        if start.is_root() { ".".to_string() } else { start.to_string() },
+        if start.is_root() {
+            ".".to_string()
+        } else {
+            start.to_string()
+        },
         entries.len(),
         entries.len() - dirs
     );
     if truncated {
-        summary.push_str(&format!("; truncated at {max}: list a subdirectory or raise max_entries"));
+        summary.push_str(&format!(
+            "; truncated at {max}: list a subdirectory or raise max_entries"
+        ));
     }
     let skipped_text = skips.describe();
     if !skipped_text.is_empty() {
         summary.push_str(&format!("; skipped {skipped_text}"));
     }
-    Ok(ListDirResult { entries, truncated, skipped: skip_counts(&skips), summary })
+    Ok(ListDirResult {
+        entries,
+        truncated,
+        skipped: skip_counts(&skips),
+        summary,
+    })
 }
 
 /// Builds one entry with its size and time (one `stat` per entry).
@@ -90,7 +115,10 @@ fn describe_entry(s: &Session, path: &LogicalPath, ty: EntryType, kind: Kind) ->
         match s.fs.resolve(path) {
             Ok(r) => {
                 let is_dir = r.meta.as_ref().is_some_and(|m| m.is_dir());
-                (s.policy.kind_of(&r.target, is_dir), Some(r.target.to_string()))
+                (
+                    s.policy.kind_of(&r.target, is_dir),
+                    Some(r.target.to_string()),
+                )
             }
             Err(_) => (kind, None),
         }
@@ -101,7 +129,11 @@ fn describe_entry(s: &Session, path: &LogicalPath, ty: EntryType, kind: Kind) ->
         path: path.to_string(),
         ty,
         kind,
-        size: if ty == EntryType::File { meta.as_ref().map_or(0, |m| m.len()) } else { 0 },
+        size: if ty == EntryType::File {
+            meta.as_ref().map_or(0, |m| m.len())
+        } else {
+            0
+        },
         modified: meta.as_ref().and_then(modified),
         target,
     }
@@ -111,14 +143,24 @@ fn describe_entry(s: &Session, path: &LogicalPath, ty: EntryType, kind: Kind) ->
 ///
 /// # Errors
 /// `INVALID_INPUT` (no pattern, a bad glob), `PATH_REJECTED`, `NOT_FOUND`, `POLICY_DENIED`.
-pub fn find_files(s: &Session, log: &mut CallLog, a: &FindFilesArgs) -> ToolResult<FindFilesResult> {
+pub fn find_files(
+    s: &Session,
+    log: &mut CallLog,
+    a: &FindFilesArgs,
+) -> ToolResult<FindFilesResult> {
     if a.patterns.is_empty() {
-        return Err(ToolError::invalid("patterns is empty; give at least one glob such as \"*.rs\""));
+        return Err(ToolError::invalid(
+            "patterns is empty; give at least one glob such as \"*.rs\"",
+        ));
     }
     let globs = Globs::new(&a.patterns)?;
     let start = start_dir(s, a.path.as_deref())?;
     let limits = s.policy.limits();
-    let max = Policy::clamp(a.max_results, limits.max_find_results, limits.max_find_results) as usize;
+    let max = Policy::clamp(
+        a.max_results,
+        limits.max_find_results,
+        limits.max_find_results,
+    ) as usize;
     let opts = WalkOptions {
         include_hidden: a.include_hidden.unwrap_or(false),
         respect_ignore: a.respect_ignore.unwrap_or(true),
@@ -144,9 +186,16 @@ pub fn find_files(s: &Session, log: &mut CallLog, a: &FindFilesArgs) -> ToolResu
     log.paths_read.push(start.to_string());
     let mut summary = format!("{} files match {}", paths.len(), a.patterns.join(", "));
     if truncated {
-        summary.push_str(&format!("; truncated at {max}: narrow the patterns or path"));
+        summary.push_str(&format!(
+            "; truncated at {max}: narrow the patterns or path"
+        ));
     }
-    Ok(FindFilesResult { paths, truncated, skipped: skip_counts(&skips), summary })
+    Ok(FindFilesResult {
+        paths,
+        truncated,
+        skipped: skip_counts(&skips),
+        summary,
+    })
 }
 
 /// Describes one path and what the policy allows on it.
@@ -175,13 +224,23 @@ pub fn file_info(s: &Session, log: &mut CallLog, a: &FileInfoArgs) -> ToolResult
         }
     }
     let read_denial = s.policy.read_denial(&r.target, kind).or_else(|| {
-        r.via_link.then(|| s.policy.read_denial(&path, s.policy.kind_of(&path, is_dir))).flatten()
+        r.via_link
+            .then(|| s.policy.read_denial(&path, s.policy.kind_of(&path, is_dir)))
+            .flatten()
     });
-    let write_denial = s.policy.write_denial(&r.target, kind).or_else(|| s.policy.write_denial(&path, own_kind));
-    let ty = if r.via_link { EntryType::Symlink } else { EntryType::of(meta.file_type()) };
+    let write_denial = s
+        .policy
+        .write_denial(&r.target, kind)
+        .or_else(|| s.policy.write_denial(&path, own_kind));
+    let ty = if r.via_link {
+        EntryType::Symlink
+    } else {
+        EntryType::of(meta.file_type())
+    };
     let mut sha256 = None;
     if read_denial.is_none() && meta.is_file() {
-        let (digest, bytes) = sha256_file(&s.fs.real(&r.target)).map_err(|e| ToolError::io(&shown, &e))?;
+        let (digest, bytes) =
+            sha256_file(&s.fs.real(&r.target)).map_err(|e| ToolError::io(&shown, &e))?;
         log.read(&shown, bytes);
         sha256 = Some(digest);
     } else {
@@ -199,7 +258,11 @@ pub fn file_info(s: &Session, log: &mut CallLog, a: &FileInfoArgs) -> ToolResult
         kind.as_str(),
         meta.len(),
         if readable { "readable" } else { "not readable" },
-        if write_denial.is_none() { ", writable" } else { ", not writable" },
+        if write_denial.is_none() {
+            ", writable"
+        } else {
+            ", not writable"
+        },
     );
     Ok(FileInfoResult {
         path: shown,

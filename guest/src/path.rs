@@ -79,7 +79,10 @@ impl LogicalPath {
         }
         let bytes = input.as_bytes();
         if bytes.len() >= 2 && bytes[0].is_ascii_alphabetic() && bytes[1] == b':' {
-            return Err(reject(input, "has a drive prefix; paths are relative to the repository root"));
+            return Err(reject(
+                input,
+                "has a drive prefix; paths are relative to the repository root",
+            ));
         }
         if input.starts_with('/') {
             return Err(reject(
@@ -88,7 +91,10 @@ impl LogicalPath {
             ));
         }
         if input == "~" || input.starts_with("~/") {
-            return Err(reject(input, "is home-relative; give a path relative to the repository root"));
+            return Err(reject(
+                input,
+                "is home-relative; give a path relative to the repository root",
+            ));
         }
         let mut parts: Vec<String> = Vec::new();
         for comp in input.split('/') {
@@ -109,7 +115,10 @@ impl LogicalPath {
         }
         let p = LogicalPath { parts };
         p.check_reserved().map_err(|_| {
-            reject(input, "names a file reserved by file-tools (a temporary file or its state)")
+            reject(
+                input,
+                "names a file reserved by file-tools (a temporary file or its state)",
+            )
         })?;
         Ok(p)
     }
@@ -179,12 +188,12 @@ pub fn is_temp_name(name: &str) -> bool {
 }
 
 fn reject(input: &str, why: &str) -> ToolError {
-    let shown: String = input.chars().take(200).map(|c| if c.is_control() { '?' } else { c }).collect();
-    ToolError::new(
-        ErrorCode::PathRejected,
-        format!("path '{shown}' {why}"),
-    )
-    .with_path(shown)
+    let shown: String = input
+        .chars()
+        .take(200)
+        .map(|c| if c.is_control() { '?' } else { c })
+        .collect();
+    ToolError::new(ErrorCode::PathRejected, format!("path '{shown}' {why}")).with_path(shown)
 }
 
 #[cfg(test)]
@@ -192,7 +201,9 @@ mod tests {
     use super::*;
 
     fn ok(s: &str) -> String {
-        LogicalPath::parse(s).map(|p| p.to_string()).unwrap_or_else(|e| panic!("{s}: {e}"))
+        LogicalPath::parse(s)
+            .map(|p| p.to_string())
+            .unwrap_or_else(|e| panic!("{s}: {e}"))
     }
 
     fn rejected(s: &str) {
@@ -211,9 +222,25 @@ mod tests {
     #[test]
     fn refuses_escapes_absolute_and_foreign_forms() {
         for s in [
-            "", ".", "..", "../x", "a/../../x", "a/../..", "/etc/passwd", "//server/share",
-            "\\\\server\\share", "C:\\x", "c:/x", "C:", "a\\b", "a\0b", "~/.ssh/id_rsa", "~",
-            "a\nb", "./..", "src/../../..",
+            "",
+            ".",
+            "..",
+            "../x",
+            "a/../../x",
+            "a/../..",
+            "/etc/passwd",
+            "//server/share",
+            "\\\\server\\share",
+            "C:\\x",
+            "c:/x",
+            "C:",
+            "a\\b",
+            "a\0b",
+            "~/.ssh/id_rsa",
+            "~",
+            "a\nb",
+            "./..",
+            "src/../../..",
         ] {
             rejected(s);
         }
@@ -235,8 +262,12 @@ mod tests {
 
     #[test]
     fn dir_form_accepts_the_root() {
-        assert!(LogicalPath::parse_dir("").map(|p| p.is_root()).unwrap_or(false));
-        assert!(LogicalPath::parse_dir(".").map(|p| p.is_root()).unwrap_or(false));
+        assert!(LogicalPath::parse_dir("")
+            .map(|p| p.is_root())
+            .unwrap_or(false));
+        assert!(LogicalPath::parse_dir(".")
+            .map(|p| p.is_root())
+            .unwrap_or(false));
         assert!(LogicalPath::parse_dir("..").is_err());
     }
 

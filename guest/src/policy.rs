@@ -138,7 +138,9 @@ impl Policy {
             return Policy::new(PolicyConfig::default());
         }
         let config: PolicyConfig = serde_json::from_str(json).map_err(|e| {
-            ToolError::invalid(format!("the session policy is malformed: {e}; the host must fix it"))
+            ToolError::invalid(format!(
+                "the session policy is malformed: {e}; the host must fix it"
+            ))
         })?;
         Policy::new(config)
     }
@@ -171,31 +173,60 @@ impl Policy {
             (!self.read_allow.is_empty() && !self.read_allow.matches_path_or_parent(&s))
                 .then_some(("not_allowed", "is outside the paths the session policy allows reading"))
         })?;
-        Some(ToolError::denied(&s, reason.0, format!("'{s}' {}", reason.1)))
+        Some(ToolError::denied(
+            &s,
+            reason.0,
+            format!("'{s}' {}", reason.1),
+        ))
     }
 
     /// Why the agent may not change `path` of `kind`, if it may not.
     pub fn write_denial(&self, path: &LogicalPath, kind: Kind) -> Option<ToolError> {
         let s = path.to_string();
         if self.config.read_only {
-            return Some(ToolError::denied(&s, "read_only", "this session is read-only; no file can be changed"));
+            return Some(ToolError::denied(
+                &s,
+                "read_only",
+                "this session is read-only; no file can be changed",
+            ));
         }
         let reason = match kind {
             Kind::Secret => Some(("secret", "is classified as a secret and cannot be changed")),
-            Kind::GitInternal => Some(("git_internal", "is inside .git; use git itself for repository internals")),
-            Kind::Generated => Some(("generated", "is generated output; change its source and regenerate instead")),
-            Kind::Vendored => Some(("vendored", "is vendored third-party code and cannot be changed")),
-            Kind::Lockfile if !self.config.allow_lockfile_writes => {
-                Some(("lockfile", "is a lock file; let the package manager update it"))
-            }
+            Kind::GitInternal => Some((
+                "git_internal",
+                "is inside .git; use git itself for repository internals",
+            )),
+            Kind::Generated => Some((
+                "generated",
+                "is generated output; change its source and regenerate instead",
+            )),
+            Kind::Vendored => Some((
+                "vendored",
+                "is vendored third-party code and cannot be changed",
+            )),
+            Kind::Lockfile if !self.config.allow_lockfile_writes => Some((
+                "lockfile",
+                "is a lock file; let the package manager update it",
+            )),
             _ => None,
         }
-        .or_else(|| self.write_block.matches_path_or_parent(&s).then_some(("blocked", "is blocked for writing by the session policy")))
+        .or_else(|| {
+            self.write_block
+                .matches_path_or_parent(&s)
+                .then_some(("blocked", "is blocked for writing by the session policy"))
+        })
         .or_else(|| {
             (!self.write_allow.is_empty() && !self.write_allow.matches_path_or_parent(&s))
-                .then_some(("not_allowed", "is outside the paths the session policy allows changing"))
+                .then_some((
+                    "not_allowed",
+                    "is outside the paths the session policy allows changing",
+                ))
         })?;
-        Some(ToolError::denied(&s, reason.0, format!("'{s}' {}", reason.1)))
+        Some(ToolError::denied(
+            &s,
+            reason.0,
+            format!("'{s}' {}", reason.1),
+        ))
     }
 
     /// Refuses reading `path` of `kind` when the policy does.
@@ -254,15 +285,20 @@ mod tests {
         assert_eq!(r.reason.as_deref(), Some("secret"));
         assert!(pol.check_read(&p("src/a.rs"), Kind::Source).is_ok());
         assert!(pol.check_write(&p("src/a.rs"), Kind::Source).is_ok());
-        let w = pol.check_write(&p("Cargo.lock"), Kind::Lockfile).unwrap_err();
+        let w = pol
+            .check_write(&p("Cargo.lock"), Kind::Lockfile)
+            .unwrap_err();
         assert_eq!(w.reason.as_deref(), Some("lockfile"));
     }
 
     #[test]
     fn block_wins_over_allow_and_covers_subtrees() {
-        let pol = Policy::from_json(r#"{"read":{"allow":["src/**"],"block":["src/private"]}}"#).unwrap();
+        let pol =
+            Policy::from_json(r#"{"read":{"allow":["src/**"],"block":["src/private"]}}"#).unwrap();
         assert!(pol.check_read(&p("src/a.rs"), Kind::Source).is_ok());
-        let e = pol.check_read(&p("src/private/k.rs"), Kind::Source).unwrap_err();
+        let e = pol
+            .check_read(&p("src/private/k.rs"), Kind::Source)
+            .unwrap_err();
         assert_eq!(e.reason.as_deref(), Some("blocked"));
         let e = pol.check_read(&p("docs/a.md"), Kind::Doc).unwrap_err();
         assert_eq!(e.reason.as_deref(), Some("not_allowed"));
@@ -285,7 +321,15 @@ mod tests {
 
     #[test]
     fn unknown_fields_and_bad_globs_are_refused() {
-        assert_eq!(Policy::from_json(r#"{"read_onyl":true}"#).unwrap_err().code, ErrorCode::InvalidInput);
-        assert_eq!(Policy::from_json(r#"{"read":{"block":["a[b"]}}"#).unwrap_err().code, ErrorCode::InvalidInput);
+        assert_eq!(
+            Policy::from_json(r#"{"read_onyl":true}"#).unwrap_err().code,
+            ErrorCode::InvalidInput
+        );
+        assert_eq!(
+            Policy::from_json(r#"{"read":{"block":["a[b"]}}"#)
+                .unwrap_err()
+                .code,
+            ErrorCode::InvalidInput
+        );
     }
 }

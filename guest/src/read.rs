@@ -10,7 +10,9 @@ use std::io::Read;
 
 use sha2::{Digest, Sha256};
 
-use crate::api::{LineEnding, ReadFileArgs, ReadFileResult, ReadManyArgs, ReadManyItem, ReadManyResult};
+use crate::api::{
+    LineEnding, ReadFileArgs, ReadFileResult, ReadManyArgs, ReadManyItem, ReadManyResult,
+};
 use crate::audit::CallLog;
 use crate::classify::{looks_binary, Kind};
 use crate::error::{ErrorCode, ToolError, ToolResult};
@@ -57,7 +59,8 @@ pub fn read_file(s: &Session, log: &mut CallLog, a: &ReadFileArgs) -> ToolResult
     let mut file = File::open(&real).map_err(|e| ToolError::io(&shown, &e))?;
     if size <= limits.max_whole_read_bytes {
         let mut buf = Vec::with_capacity(size as usize + 1);
-        file.read_to_end(&mut buf).map_err(|e| ToolError::io(&shown, &e))?;
+        file.read_to_end(&mut buf)
+            .map_err(|e| ToolError::io(&shown, &e))?;
         col.feed(&buf, &shown)?;
     } else {
         let mut buf = vec![0u8; CHUNK];
@@ -82,13 +85,18 @@ pub fn read_file(s: &Session, log: &mut CallLog, a: &ReadFileArgs) -> ToolResult
 /// `INVALID_INPUT` for an empty list, `LIMIT_EXCEEDED` for more paths than the policy allows.
 pub fn read_many(s: &Session, log: &mut CallLog, a: &ReadManyArgs) -> ToolResult<ReadManyResult> {
     if a.paths.is_empty() {
-        return Err(ToolError::invalid("paths is empty; give at least one file to read"));
+        return Err(ToolError::invalid(
+            "paths is empty; give at least one file to read",
+        ));
     }
     let cap = s.policy.limits().max_read_many as usize;
     if a.paths.len() > cap {
         return Err(ToolError::new(
             ErrorCode::LimitExceeded,
-            format!("{} paths asked for, at most {cap} per call; split the request", a.paths.len()),
+            format!(
+                "{} paths asked for, at most {cap} per call; split the request",
+                a.paths.len()
+            ),
         ));
     }
     let mut files = Vec::with_capacity(a.paths.len());
@@ -104,9 +112,19 @@ pub fn read_many(s: &Session, log: &mut CallLog, a: &ReadManyArgs) -> ToolResult
         match read_file(s, log, &args) {
             Ok(res) => {
                 ok += 1;
-                files.push(ReadManyItem { path: res.path.clone(), ok: true, result: Some(res), error: None });
+                files.push(ReadManyItem {
+                    path: res.path.clone(),
+                    ok: true,
+                    result: Some(res),
+                    error: None,
+                });
             }
-            Err(e) => files.push(ReadManyItem { path: p.clone(), ok: false, result: None, error: Some(e) }),
+            Err(e) => files.push(ReadManyItem {
+                path: p.clone(),
+                ok: false,
+                result: None,
+                error: Some(e),
+            }),
         }
     }
     let summary = format!("read {ok} of {} files", files.len());
@@ -200,7 +218,8 @@ impl Collector {
         while !chunk.is_empty() {
             if self.at_line_start {
                 self.at_line_start = false;
-                self.taking = !self.stopped && self.line >= self.start && self.taken < self.max_lines;
+                self.taking =
+                    !self.stopped && self.line >= self.start && self.taken < self.max_lines;
                 if self.taking {
                     self.taken += 1;
                     self.line_start_len = self.out.len();
@@ -257,29 +276,37 @@ impl Collector {
         let truncated = self.cut || end_line < total_lines;
         let valid_utf8 = std::str::from_utf8(&self.out).is_ok();
         let text = String::from_utf8_lossy(&self.out).into_owned();
-        let content = if numbered { number_lines(&text, self.start) } else { text };
+        let content = if numbered {
+            number_lines(&text, self.start)
+        } else {
+            text
+        };
         let line_ending = match (self.crlf > 0, self.lf > 0) {
             (true, false) => LineEnding::Crlf,
             (false, true) => LineEnding::Lf,
             (true, true) => LineEnding::Mixed,
             (false, false) => LineEnding::None,
         };
-        let summary = if self.taken == 0 {
-            if total_lines == 0 {
-                format!("{path} is empty")
-            } else {
-                format!("{path} has {total_lines} lines; nothing at line {}", self.start)
-            }
-        } else if truncated {
-            let next = if self.cut { end_line } else { end_line + 1 };
-            format!(
+        let summary =
+            if self.taken == 0 {
+                if total_lines == 0 {
+                    format!("{path} is empty")
+                } else {
+                    format!(
+                        "{path} has {total_lines} lines; nothing at line {}",
+                        self.start
+                    )
+                }
+            } else if truncated {
+                let next = if self.cut { end_line } else { end_line + 1 };
+                format!(
                 "{path}: lines {}-{end_line} of {total_lines}{}; continue with start_line={next}",
                 self.start,
                 if self.cut { " (line cut at the byte limit)" } else { "" }
             )
-        } else {
-            format!("{path}: lines {}-{end_line} of {total_lines}", self.start)
-        };
+            } else {
+                format!("{path}: lines {}-{end_line} of {total_lines}", self.start)
+            };
         ReadFileResult {
             path,
             content,
@@ -368,7 +395,10 @@ mod tests {
         let r = run(b"caf\xE9\n", 1, 10, 100);
         assert!(!r.valid_utf8);
         let mut c = Collector::new(1, 10, 100);
-        assert_eq!(c.feed(b"ab\0cd", "f").unwrap_err().code, ErrorCode::UnsupportedBinary);
+        assert_eq!(
+            c.feed(b"ab\0cd", "f").unwrap_err().code,
+            ErrorCode::UnsupportedBinary
+        );
     }
 
     #[test]

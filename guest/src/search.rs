@@ -11,7 +11,9 @@ use std::io::Read;
 
 use regex::bytes::{Regex, RegexBuilder};
 
-use crate::api::{FileCount, SearchMatch, SearchOutput, SearchTextArgs, SearchTextResult, SkipCount};
+use crate::api::{
+    FileCount, SearchMatch, SearchOutput, SearchTextArgs, SearchTextResult, SkipCount,
+};
 use crate::audit::CallLog;
 use crate::classify::{looks_binary, Kind};
 use crate::error::{ToolError, ToolResult};
@@ -32,10 +34,16 @@ const MAX_LINE_TEXT: usize = 500;
 /// nesting limit.
 pub fn compile(a: &SearchTextArgs, policy: &Policy) -> ToolResult<Regex> {
     if a.query.is_empty() {
-        return Err(ToolError::invalid("query is empty; give the text or pattern to find"));
+        return Err(ToolError::invalid(
+            "query is empty; give the text or pattern to find",
+        ));
     }
     let is_regex = a.regex.unwrap_or(false);
-    let pattern = if is_regex { a.query.clone() } else { regex::escape(&a.query) };
+    let pattern = if is_regex {
+        a.query.clone()
+    } else {
+        regex::escape(&a.query)
+    };
     let limits = policy.limits();
     RegexBuilder::new(&pattern)
         .case_insensitive(a.case_insensitive.unwrap_or(false))
@@ -154,17 +162,27 @@ pub fn shard_of(path: &str, count: u32) -> u32 {
 /// # Errors
 /// `INVALID_INPUT` (query, regex, globs, shard), `PATH_REJECTED`, `NOT_FOUND`,
 /// `POLICY_DENIED` for the start path.
-pub fn search_text(s: &Session, log: &mut CallLog, a: &SearchTextArgs) -> ToolResult<SearchTextResult> {
+pub fn search_text(
+    s: &Session,
+    log: &mut CallLog,
+    a: &SearchTextArgs,
+) -> ToolResult<SearchTextResult> {
     let re = compile(a, &s.policy)?;
     let include = Globs::new(&a.include)?;
     let exclude = Globs::new(&a.exclude)?;
     if let Some(sh) = a.shard {
         if sh.count == 0 || sh.index >= sh.count {
-            return Err(ToolError::invalid("shard.index must be below shard.count, and count above 0"));
+            return Err(ToolError::invalid(
+                "shard.index must be below shard.count, and count above 0",
+            ));
         }
     }
     let limits = s.policy.limits();
-    let max_matches = Policy::clamp(a.max_matches, limits.max_search_matches, limits.max_search_matches) as usize;
+    let max_matches = Policy::clamp(
+        a.max_matches,
+        limits.max_search_matches,
+        limits.max_search_matches,
+    ) as usize;
     let max_files = limits.max_search_files as usize;
     let context = a.context_lines.unwrap_or(0).min(MAX_CONTEXT);
     let output = a.output.unwrap_or_default();
@@ -174,7 +192,11 @@ pub fn search_text(s: &Session, log: &mut CallLog, a: &SearchTextArgs) -> ToolRe
         s,
         max_file_bytes: limits.max_search_file_bytes,
         context,
-        want: if output == SearchOutput::Matches { max_matches } else { 0 },
+        want: if output == SearchOutput::Matches {
+            max_matches
+        } else {
+            0
+        },
         matches: Vec::new(),
         files: Vec::new(),
         total: 0,
@@ -187,13 +209,25 @@ pub fn search_text(s: &Session, log: &mut CallLog, a: &SearchTextArgs) -> ToolRe
     if !start.is_root() {
         let r = s.readable_path(&start)?;
         match r.resolved.entry_type() {
-            None => return Err(r.resolved.require_file().map(|_| ()).unwrap_err_or_not_found(&start)),
+            None => {
+                return Err(r
+                    .resolved
+                    .require_file()
+                    .map(|_| ())
+                    .unwrap_err_or_not_found(&start))
+            }
             Some(EntryType::File) => {
                 st.search_file(&r.resolved.target, &start.to_string(), r.kind);
                 return Ok(st.finish(log, output, max_matches, max_files));
             }
             Some(EntryType::Dir) => {}
-            Some(_) => return Err(r.resolved.require_file().map(|_| ()).unwrap_err_or_not_found(&start)),
+            Some(_) => {
+                return Err(r
+                    .resolved
+                    .require_file()
+                    .map(|_| ())
+                    .unwrap_err_or_not_found(&start))
+            }
         }
         if r.resolved.via_link {
             return Err(ToolError::invalid(format!(
@@ -248,7 +282,10 @@ impl NotFoundExt for ToolResult<()> {
     fn unwrap_err_or_not_found(self, p: &LogicalPath) -> ToolError {
         match self {
             Err(e) => e,
-            Ok(()) => ToolError::io(&p.to_string(), &std::io::Error::from(std::io::ErrorKind::NotFound)),
+            Ok(()) => ToolError::io(
+                &p.to_string(),
+                &std::io::Error::from(std::io::ErrorKind::NotFound),
+            ),
         }
     }
 }
@@ -305,10 +342,19 @@ impl State<'_> {
             self.truncated = true;
         }
         self.matches.extend(fm.lines);
-        self.files.push(FileCount { path: shown.to_string(), count: fm.count });
+        self.files.push(FileCount {
+            path: shown.to_string(),
+            count: fm.count,
+        });
     }
 
-    fn finish(mut self, log: &mut CallLog, output: SearchOutput, max_matches: usize, max_files: usize) -> SearchTextResult {
+    fn finish(
+        mut self,
+        log: &mut CallLog,
+        output: SearchOutput,
+        max_matches: usize,
+        max_files: usize,
+    ) -> SearchTextResult {
         log.bytes_read += self.bytes;
         for f in &self.files {
             log.paths_read.push(f.path.clone());
@@ -321,8 +367,14 @@ impl State<'_> {
         if output == SearchOutput::Count {
             self.files.clear();
         }
-        let skipped: Vec<SkipCount> =
-            self.skips.iter().map(|(reason, count)| SkipCount { reason: reason.to_string(), count }).collect();
+        let skipped: Vec<SkipCount> = self
+            .skips
+            .iter()
+            .map(|(reason, count)| SkipCount {
+                reason: reason.to_string(),
+                count,
+            })
+            .collect();
         let mut summary = format!(
             "{} matching lines in {} files ({} files searched)",
             self.total,
@@ -370,7 +422,10 @@ mod tests {
         let m = search_buffer(&re("foo", false, false), "f", buf, 0, 10);
         assert_eq!(m.count, 2);
         assert_eq!((m.lines[0].line, m.lines[0].column), (1, 1));
-        assert_eq!((m.lines[1].line, m.lines[1].column, m.lines[1].text.as_str()), (3, 2, "xfoo"));
+        assert_eq!(
+            (m.lines[1].line, m.lines[1].column, m.lines[1].text.as_str()),
+            (3, 2, "xfoo")
+        );
     }
 
     #[test]
@@ -385,7 +440,10 @@ mod tests {
     #[test]
     fn matches_never_span_lines() {
         let buf = b"foo\nbar\n";
-        assert_eq!(search_buffer(&re("foo\\s+bar", true, false), "f", buf, 0, 10).count, 0);
+        assert_eq!(
+            search_buffer(&re("foo\\s+bar", true, false), "f", buf, 0, 10).count,
+            0
+        );
         let buf = b"x foo\nfoo  bar\n";
         let m = search_buffer(&re("foo\\s+bar", true, false), "f", buf, 0, 10);
         assert_eq!((m.count, m.lines[0].line), (1, 2));
@@ -397,7 +455,10 @@ mod tests {
         let m = search_buffer(&re("hit", false, true), "f", buf, 2, 10);
         assert_eq!(m.lines[0].before, ["l1", "l2"]);
         assert_eq!(m.lines[0].after, ["l4"]);
-        assert_eq!(search_buffer(&re("hit", false, false), "f", buf, 0, 10).count, 0);
+        assert_eq!(
+            search_buffer(&re("hit", false, false), "f", buf, 0, 10).count,
+            0
+        );
     }
 
     #[test]
@@ -415,18 +476,35 @@ mod tests {
     #[test]
     fn oversized_and_malformed_regexes_are_invalid_input() {
         let pol = Policy::from_json(r#"{"limits":{"max_regex_bytes":1000}}"#).unwrap();
-        let a = SearchTextArgs { query: "(a{1,100}){1,100}".into(), regex: Some(true), ..Default::default() };
-        assert_eq!(compile(&a, &pol).unwrap_err().code, crate::error::ErrorCode::InvalidInput);
-        let a = SearchTextArgs { query: "(".into(), regex: Some(true), ..Default::default() };
+        let a = SearchTextArgs {
+            query: "(a{1,100}){1,100}".into(),
+            regex: Some(true),
+            ..Default::default()
+        };
+        assert_eq!(
+            compile(&a, &pol).unwrap_err().code,
+            crate::error::ErrorCode::InvalidInput
+        );
+        let a = SearchTextArgs {
+            query: "(".into(),
+            regex: Some(true),
+            ..Default::default()
+        };
         assert!(compile(&a, &pol).is_err());
         let deep = format!("{}a{}", "(".repeat(200), ")".repeat(200));
-        let a = SearchTextArgs { query: deep, regex: Some(true), ..Default::default() };
+        let a = SearchTextArgs {
+            query: deep,
+            regex: Some(true),
+            ..Default::default()
+        };
         assert!(compile(&a, &Policy::from_json("").unwrap()).is_err());
     }
 
     #[test]
     fn shards_partition_paths() {
-        let n = (0..1000).filter(|i| shard_of(&format!("f{i}"), 4) == 0).count();
+        let n = (0..1000)
+            .filter(|i| shard_of(&format!("f{i}"), 4) == 0)
+            .count();
         assert!(n > 150 && n < 350, "{n}");
     }
 }

@@ -53,7 +53,8 @@ impl Session {
         let kind = self.policy.kind_of(&resolved.target, is_dir);
         self.policy.check_read(&resolved.target, kind)?;
         if resolved.via_link {
-            self.policy.check_read(path, self.policy.kind_of(path, is_dir))?;
+            self.policy
+                .check_read(path, self.policy.kind_of(path, is_dir))?;
         }
         Ok(Readable { resolved, kind })
     }

@@ -12,7 +12,9 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::{json, Value};
 
-use crate::api::{FileInfoArgs, FindFilesArgs, ListDirArgs, ReadFileArgs, ReadManyArgs, SearchTextArgs};
+use crate::api::{
+    FileInfoArgs, FindFilesArgs, ListDirArgs, ReadFileArgs, ReadManyArgs, SearchTextArgs,
+};
 use crate::audit::{AuditEvent, CallLog};
 use crate::error::{ErrorCode, ToolError, ToolResult};
 use crate::session::Session;
@@ -63,7 +65,9 @@ impl ToolSpec {
 pub fn parse_args<A: DeserializeOwned>(tool: &str, json: &str) -> ToolResult<A> {
     let text = if json.trim().is_empty() { "{}" } else { json };
     serde_json::from_str(text).map_err(|e| {
-        ToolError::invalid(format!("arguments of {tool} are malformed: {e}; see the tool's input schema"))
+        ToolError::invalid(format!(
+            "arguments of {tool} are malformed: {e}; see the tool's input schema"
+        ))
     })
 }
 
@@ -80,7 +84,8 @@ fn schema_of<A: JsonSchema>() -> Value {
 }
 
 fn to_value<R: Serialize>(r: R) -> ToolResult<Value> {
-    serde_json::to_value(r).map_err(|e| ToolError::new(ErrorCode::Internal, format!("result not serialisable: {e}")))
+    serde_json::to_value(r)
+        .map_err(|e| ToolError::new(ErrorCode::Internal, format!("result not serialisable: {e}")))
 }
 
 macro_rules! tool {
@@ -159,10 +164,19 @@ pub fn describe(session: &Session) -> String {
 ///
 /// # Errors
 /// `INVALID_INPUT` for an unknown tool or malformed arguments, then the tool's own errors.
-pub fn call_json(session: &Session, log: &mut CallLog, tool: &str, args: &str) -> ToolResult<Value> {
+pub fn call_json(
+    session: &Session,
+    log: &mut CallLog,
+    tool: &str,
+    args: &str,
+) -> ToolResult<Value> {
     let spec = find(tool).ok_or_else(|| {
         let names: Vec<&str> = TOOLS.iter().map(|t| t.name).collect();
-        ToolError::invalid(format!("unknown tool '{}'; the tools are: {}", shown_name(tool), names.join(", ")))
+        ToolError::invalid(format!(
+            "unknown tool '{}'; the tools are: {}",
+            shown_name(tool),
+            names.join(", ")
+        ))
     })?;
     (spec.run)(session, log, args)
 }
@@ -237,7 +251,10 @@ mod tests {
         }
         let read = find("read_file").unwrap().input_schema();
         assert_eq!(read["required"], json!(["path"]));
-        assert!(read["properties"]["start_line"]["description"].as_str().unwrap().contains("from 1"));
+        assert!(read["properties"]["start_line"]["description"]
+            .as_str()
+            .unwrap()
+            .contains("from 1"));
     }
 
     #[test]
@@ -270,9 +287,25 @@ mod tests {
     #[test]
     fn describe_lists_every_read_tool() {
         let tmp = tempfile::tempdir().unwrap();
-        let v: Value = serde_json::from_str(&describe(&session(tmp.path(), r#"{"read_only":true}"#))).unwrap();
-        let names: Vec<&str> = v.as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
-        assert_eq!(names, ["list_dir", "find_files", "read_file", "read_many", "search_text", "file_info"]);
+        let v: Value =
+            serde_json::from_str(&describe(&session(tmp.path(), r#"{"read_only":true}"#))).unwrap();
+        let names: Vec<&str> = v
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "list_dir",
+                "find_files",
+                "read_file",
+                "read_many",
+                "search_text",
+                "file_info"
+            ]
+        );
         assert_eq!(v[0]["annotations"]["readOnlyHint"], true);
     }
 }

@@ -71,7 +71,11 @@ impl Skips {
 
     /// "3 ignored, 1 secret" or "" when nothing was skipped.
     pub fn describe(&self) -> String {
-        self.0.iter().map(|(k, v)| format!("{v} {k}")).collect::<Vec<_>>().join(", ")
+        self.0
+            .iter()
+            .map(|(k, v)| format!("{v} {k}"))
+            .collect::<Vec<_>>()
+            .join(", ")
     }
 }
 
@@ -158,14 +162,21 @@ pub fn walk(
     let mut seen: u64 = 0;
     let mut stack: Vec<Pending> = Vec::new();
     let first = read_sorted(fsx, start).map_err(|e| ToolError::io(&start.to_string(), &e))?;
-    push_children(fsx, policy, start, first, 1, opts, ignores, skips, &mut stack);
+    push_children(
+        fsx, policy, start, first, 1, opts, ignores, skips, &mut stack,
+    );
     while let Some(item) = stack.pop() {
         seen += 1;
         if seen > budget {
             return Ok(true);
         }
         let kind = policy.kind_of(&item.path, item.ty == EntryType::Dir);
-        let entry = WalkEntry { path: item.path, ty: item.ty, depth: item.depth, kind };
+        let entry = WalkEntry {
+            path: item.path,
+            ty: item.ty,
+            depth: item.depth,
+            kind,
+        };
         if visit(&entry) == Flow::Stop {
             return Ok(true);
         }
@@ -197,7 +208,10 @@ fn present_ignore_files(fsx: &Fs, dir: &LogicalPath) -> Vec<&'static str> {
 }
 
 /// A directory's entries as (name, type), sorted by name.
-fn read_sorted(fsx: &Fs, dir: &LogicalPath) -> std::io::Result<Vec<(Result<String, ()>, EntryType)>> {
+fn read_sorted(
+    fsx: &Fs,
+    dir: &LogicalPath,
+) -> std::io::Result<Vec<(Result<String, ()>, EntryType)>> {
     let mut out = Vec::new();
     for e in fs::read_dir(fsx.real(dir))? {
         let e = e?;
@@ -229,7 +243,9 @@ fn push_children(
         let names: Vec<&str> = children
             .iter()
             .filter_map(|(n, t)| match n {
-                Ok(n) if *t == EntryType::File && (n == ".gitignore" || n == ".ignore") => Some(n.as_str()),
+                Ok(n) if *t == EntryType::File && (n == ".gitignore" || n == ".ignore") => {
+                    Some(n.as_str())
+                }
                 _ => None,
             })
             .collect();
@@ -267,12 +283,19 @@ fn push_children(
             }
         }
         if let Some(e) = policy.read_denial(&path, policy.kind_of(&path, is_dir)) {
-            if matches!(e.reason.as_deref(), Some("blocked" | "not_allowed")) && !allow_dir_for_descent(policy, &path, is_dir) {
+            if matches!(e.reason.as_deref(), Some("blocked" | "not_allowed"))
+                && !allow_dir_for_descent(policy, &path, is_dir)
+            {
                 skips.add("policy");
                 continue;
             }
         }
-        accepted.push(Pending { path, ty, depth, ignores: ignores.clone() });
+        accepted.push(Pending {
+            path,
+            ty,
+            depth,
+            ignores: ignores.clone(),
+        });
     }
     stack.extend(accepted.into_iter().rev());
 }
@@ -280,7 +303,10 @@ fn push_children(
 /// A directory outside the read allow-list is still entered when something below it may be
 /// allowed (`allow = ["src/**"]` must let a walk of the root reach `src`).
 fn allow_dir_for_descent(policy: &Policy, path: &LogicalPath, is_dir: bool) -> bool {
-    is_dir && policy.read_denial(path, Kind::Directory).is_some_and(|e| e.reason.as_deref() == Some("not_allowed"))
+    is_dir
+        && policy
+            .read_denial(path, Kind::Directory)
+            .is_some_and(|e| e.reason.as_deref() == Some("not_allowed"))
         && policy.may_allow_below(path)
 }
 
@@ -316,23 +342,44 @@ mod tests {
         let pol = Policy::from_json("").unwrap();
         let mut skips = Skips::default();
         let mut out = Vec::new();
-        walk(fsx, &pol, &LogicalPath::parse_dir(start).unwrap(), &opts, &mut skips, |e| {
-            out.push(e.path.to_string());
-            Flow::Continue
-        })
+        walk(
+            fsx,
+            &pol,
+            &LogicalPath::parse_dir(start).unwrap(),
+            &opts,
+            &mut skips,
+            |e| {
+                out.push(e.path.to_string());
+                Flow::Continue
+            },
+        )
         .unwrap();
         (out, skips)
     }
 
     fn opts() -> WalkOptions {
-        WalkOptions { include_hidden: false, respect_ignore: true, max_depth: usize::MAX }
+        WalkOptions {
+            include_hidden: false,
+            respect_ignore: true,
+            max_depth: usize::MAX,
+        }
     }
 
     #[test]
     fn honours_ignore_files_hidden_and_generated() {
         let (_t, fsx) = setup();
         let (got, skips) = names(&fsx, "", opts());
-        assert_eq!(got, ["README.md", "src", "src/main.rs", "sub", "sub/drop.tmp", "sub/keep.log"]);
+        assert_eq!(
+            got,
+            [
+                "README.md",
+                "src",
+                "src/main.rs",
+                "sub",
+                "sub/drop.tmp",
+                "sub/keep.log"
+            ]
+        );
         assert_eq!(skips.get("ignored"), 2);
         assert_eq!(skips.get("generated"), 1);
         assert_eq!(skips.get("git_internal"), 1);
@@ -349,7 +396,11 @@ mod tests {
     #[test]
     fn without_ignore_rules_everything_but_git_shows() {
         let (_t, fsx) = setup();
-        let o = WalkOptions { include_hidden: true, respect_ignore: false, max_depth: usize::MAX };
+        let o = WalkOptions {
+            include_hidden: true,
+            respect_ignore: false,
+            max_depth: usize::MAX,
+        };
         let (got, skips) = names(&fsx, "", o);
         assert!(got.contains(&"debug.log".to_string()));
         assert!(got.contains(&"target/debug/app".to_string()));
@@ -361,7 +412,10 @@ mod tests {
     #[test]
     fn depth_limit_lists_only_own_entries() {
         let (_t, fsx) = setup();
-        let o = WalkOptions { max_depth: 1, ..opts() };
+        let o = WalkOptions {
+            max_depth: 1,
+            ..opts()
+        };
         let (got, _) = names(&fsx, "", o);
         assert_eq!(got, ["README.md", "src", "sub"]);
     }

@@ -59,7 +59,9 @@ impl JsonLinesSink {
     /// When the file cannot be opened for appending.
     pub fn open(path: &Path) -> std::io::Result<Self> {
         let file = OpenOptions::new().create(true).append(true).open(path)?;
-        Ok(JsonLinesSink { file: Mutex::new(file) })
+        Ok(JsonLinesSink {
+            file: Mutex::new(file),
+        })
     }
 }
 

@@ -63,12 +63,21 @@ pub fn code_name(code: ErrorCode) -> &'static str {
 impl ToolError {
     /// An error made by the host itself (a trap, an unusable result).
     pub fn host(code: ErrorCode, message: impl Into<String>) -> Self {
-        ToolError { code, message: message.into(), path: None, reason: None, details: Vec::new() }
+        ToolError {
+            code,
+            message: message.into(),
+            path: None,
+            reason: None,
+            details: Vec::new(),
+        }
     }
 
     /// The value of a detail, if present.
     pub fn detail(&self, key: &str) -> Option<&str> {
-        self.details.iter().find(|d| d.key == key).map(|d| d.value.as_str())
+        self.details
+            .iter()
+            .find(|d| d.key == key)
+            .map(|d| d.value.as_str())
     }
 
     /// The JSON form: `{"code": "...", "message": "...", "path"?, "reason"?, "details"?}`.
@@ -83,7 +92,11 @@ impl ToolError {
             o.insert("reason".into(), json!(r));
         }
         if !self.details.is_empty() {
-            let d: Map<String, Value> = self.details.iter().map(|d| (d.key.clone(), json!(d.value))).collect();
+            let d: Map<String, Value> = self
+                .details
+                .iter()
+                .map(|d| (d.key.clone(), json!(d.value)))
+                .collect();
             o.insert("details".into(), Value::Object(d));
         }
         Value::Object(o)

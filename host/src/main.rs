@@ -113,16 +113,23 @@ fn main() -> ExitCode {
             Err(e) => usage_error(&e.to_string()),
         },
         [] => usage_error("no command given"),
-        _ => usage_error(&format!("unknown or incomplete command: {}", opts.command.join(" "))),
+        _ => usage_error(&format!(
+            "unknown or incomplete command: {}",
+            opts.command.join(" ")
+        )),
     }
 }
 
 fn schema(opts: &Options) -> ExitCode {
-    let result = load_policy(opts)
-        .and_then(|(policy, _)| runtime().and_then(|rt| describe_tools(&rt, policy).map_err(|e| e.to_string())));
+    let result = load_policy(opts).and_then(|(policy, _)| {
+        runtime().and_then(|rt| describe_tools(&rt, policy).map_err(|e| e.to_string()))
+    });
     match result {
         Ok(tools) => {
-            println!("{}", serde_json::to_string_pretty(&tools).unwrap_or_default());
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&tools).unwrap_or_default()
+            );
             ExitCode::SUCCESS
         }
         Err(e) => usage_error(&e),
@@ -150,11 +157,17 @@ fn call(opts: &Options, tool: &str, args: &str) -> ExitCode {
         Ok(rt) => rt,
         Err(e) => return usage_error(&e),
     };
-    let mut builder = Session::builder(&rt).repo(repo).writable(!opts.read_only).policy(policy).limits(limits);
+    let mut builder = Session::builder(&rt)
+        .repo(repo)
+        .writable(!opts.read_only)
+        .policy(policy)
+        .limits(limits);
     if let Some(log) = &opts.audit_log {
         match JsonLinesSink::open(log) {
             Ok(sink) => builder = builder.audit_sink(Arc::new(sink)),
-            Err(e) => return usage_error(&format!("cannot open the audit log {}: {e}", log.display())),
+            Err(e) => {
+                return usage_error(&format!("cannot open the audit log {}: {e}", log.display()))
+            }
         }
     }
     let mut session = match builder.build() {

@@ -35,7 +35,8 @@ pub struct PolicyFile {
 /// `HostError::Config` when the file cannot be read, does not parse, or its `[sandbox]`
 /// table holds an unknown key or a value of the wrong type.
 pub fn load(path: &Path) -> Result<PolicyFile, HostError> {
-    let text = std::fs::read_to_string(path).map_err(|e| HostError::Config(format!("{}: {e}", path.display())))?;
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| HostError::Config(format!("{}: {e}", path.display())))?;
     let is_json = path.extension().is_some_and(|e| e == "json");
     parse(&text, is_json).map_err(|e| HostError::Config(format!("{}: {e}", path.display())))
 }
@@ -55,16 +56,28 @@ pub fn parse(text: &str, json: bool) -> Result<PolicyFile, String> {
     if let Some(sandbox) = obj.remove("sandbox") {
         let table = sandbox.as_object().ok_or("[sandbox] must be a table")?;
         for (k, v) in table {
-            let n = v.as_u64().ok_or_else(|| format!("sandbox.{k} must be a non-negative integer"))?;
+            let n = v
+                .as_u64()
+                .ok_or_else(|| format!("sandbox.{k} must be a non-negative integer"))?;
             match k.as_str() {
                 "fuel_per_call" => limits.fuel_per_call = n,
-                "memory_bytes" => limits.memory_bytes = usize::try_from(n).map_err(|_| "sandbox.memory_bytes is too large")?,
+                "memory_bytes" => {
+                    limits.memory_bytes =
+                        usize::try_from(n).map_err(|_| "sandbox.memory_bytes is too large")?
+                }
                 "timeout_ms" => limits.timeout = Duration::from_millis(n),
-                other => return Err(format!("unknown key sandbox.{other} (known: fuel_per_call, memory_bytes, timeout_ms)")),
+                other => {
+                    return Err(format!(
+                    "unknown key sandbox.{other} (known: fuel_per_call, memory_bytes, timeout_ms)"
+                ))
+                }
             }
         }
     }
-    Ok(PolicyFile { policy: value, limits })
+    Ok(PolicyFile {
+        policy: value,
+        limits,
+    })
 }
 
 #[cfg(test)]
@@ -73,7 +86,11 @@ mod tests {
 
     #[test]
     fn sandbox_table_is_split_off() {
-        let p = parse("read_only = true\n[read]\nblock = [\"x/**\"]\n[sandbox]\ntimeout_ms = 1500\n", false).unwrap();
+        let p = parse(
+            "read_only = true\n[read]\nblock = [\"x/**\"]\n[sandbox]\ntimeout_ms = 1500\n",
+            false,
+        )
+        .unwrap();
         assert_eq!(p.policy["read_only"], true);
         assert_eq!(p.policy["read"]["block"][0], "x/**");
         assert!(p.policy.get("sandbox").is_none());
@@ -82,7 +99,9 @@ mod tests {
 
     #[test]
     fn unknown_sandbox_keys_are_refused() {
-        assert!(parse("[sandbox]\nfuel = 1\n", false).unwrap_err().contains("unknown key"));
+        assert!(parse("[sandbox]\nfuel = 1\n", false)
+            .unwrap_err()
+            .contains("unknown key"));
         assert!(parse("{\"sandbox\": {\"timeout_ms\": -1}}", true).is_err());
     }
 }

@@ -63,8 +63,16 @@ impl RuntimeBuilder {
         let engine = Engine::new(&engine_config())?;
         let wasm: &[u8] = self.component.as_deref().unwrap_or(GUEST_WASM);
         let wasm_hash: [u8; 32] = Sha256::digest(wasm).into();
-        let cache_file = self.cache_dir.as_ref().map(|d| d.join(cache_name(&engine, &wasm_hash)));
-        let component = match self.precompiled.as_deref().or(cache_file.as_deref()).and_then(|p| load_artifact(&engine, p, &wasm_hash)) {
+        let cache_file = self
+            .cache_dir
+            .as_ref()
+            .map(|d| d.join(cache_name(&engine, &wasm_hash)));
+        let component = match self
+            .precompiled
+            .as_deref()
+            .or(cache_file.as_deref())
+            .and_then(|p| load_artifact(&engine, p, &wasm_hash))
+        {
             Some(c) => c,
             None => {
                 let c = Component::new(&engine, wasm)?;
@@ -82,7 +90,9 @@ impl RuntimeBuilder {
         let stop = Arc::new(AtomicBool::new(false));
         start_ticker(engine.clone(), stop.clone())
             .map_err(|e| HostError::Config(format!("cannot start the epoch thread: {e}")))?;
-        Ok(Runtime { inner: Arc::new(Inner { engine, pre, stop }) })
+        Ok(Runtime {
+            inner: Arc::new(Inner { engine, pre, stop }),
+        })
     }
 }
 
@@ -174,14 +184,20 @@ fn load_artifact(engine: &Engine, path: &Path, wasm_hash: &[u8; 32]) -> Option<C
     component.ok()
 }
 
-fn write_artifact(engine: &Engine, path: &Path, wasm: &[u8], wasm_hash: &[u8; 32]) -> Result<(), HostError> {
+fn write_artifact(
+    engine: &Engine,
+    path: &Path,
+    wasm: &[u8],
+    wasm_hash: &[u8; 32],
+) -> Result<(), HostError> {
     let compiled = engine.precompile_component(wasm)?;
     let mut out = Vec::with_capacity(compiled.len() + 40);
     out.extend_from_slice(ARTIFACT_MAGIC);
     out.extend_from_slice(wasm_hash);
     out.extend_from_slice(&compiled);
     if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).map_err(|e| HostError::Config(format!("{}: {e}", dir.display())))?;
+        std::fs::create_dir_all(dir)
+            .map_err(|e| HostError::Config(format!("{}: {e}", dir.display())))?;
     }
     // Written under a temporary name and renamed, so a reader never sees half a file.
     let tmp = path.with_extension(format!("tmp{}", std::process::id()));

@@ -14,8 +14,8 @@ use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
 use crate::audit::AuditSink;
 use crate::bindings::agent::file_tools::types::{AuditEvent, ErrorCode, ToolError};
 use crate::bindings::exports::agent::file_tools::tools::{
-    FileInfoResult, FindFilesArgs, FindFilesResult, ListDirArgs, ListDirResult, ReadFileArgs, ReadFileResult,
-    ReadManyArgs, ReadManyResult, SearchTextArgs, SearchTextResult,
+    FileInfoResult, FindFilesArgs, FindFilesResult, ListDirArgs, ListDirResult, ReadFileArgs,
+    ReadFileResult, ReadManyArgs, ReadManyResult, SearchTextArgs, SearchTextResult,
 };
 use crate::bindings::{agent, FileTools};
 use crate::error::HostError;
@@ -37,7 +37,11 @@ pub struct Limits {
 
 impl Default for Limits {
     fn default() -> Self {
-        Limits { fuel_per_call: 200_000_000_000, memory_bytes: 1 << 30, timeout: Duration::from_secs(60) }
+        Limits {
+            fuel_per_call: 200_000_000_000,
+            memory_bytes: 1 << 30,
+            timeout: Duration::from_secs(60),
+        }
     }
 }
 
@@ -114,17 +118,31 @@ impl SessionBuilder {
     /// `HostError::Config` (no repository, policy not an object), `HostError::Repo` (the
     /// directory cannot be opened), `HostError::Policy` (the component refused the policy).
     pub fn build(self) -> Result<Session, HostError> {
-        let repo = self.repo.clone().ok_or_else(|| HostError::Config("no repository directory given".into()))?;
-        let meta = std::fs::metadata(&repo).map_err(|e| HostError::Repo { path: repo.display().to_string(), source: e })?;
+        let repo = self
+            .repo
+            .clone()
+            .ok_or_else(|| HostError::Config("no repository directory given".into()))?;
+        let meta = std::fs::metadata(&repo).map_err(|e| HostError::Repo {
+            path: repo.display().to_string(),
+            source: e,
+        })?;
         if !meta.is_dir() {
-            return Err(HostError::Config(format!("{} is not a directory", repo.display())));
+            return Err(HostError::Config(format!(
+                "{} is not a directory",
+                repo.display()
+            )));
         }
         let mut policy = self.policy.clone();
-        let obj = policy.as_object_mut().ok_or_else(|| HostError::Config("the policy must be a JSON object".into()))?;
+        let obj = policy
+            .as_object_mut()
+            .ok_or_else(|| HostError::Config("the policy must be a JSON object".into()))?;
         if !self.writable {
             obj.insert("read_only".into(), Value::Bool(true));
         }
-        let read_only = obj.get("read_only").and_then(Value::as_bool).unwrap_or(false);
+        let read_only = obj
+            .get("read_only")
+            .and_then(Value::as_bool)
+            .unwrap_or(false);
         let config = Arc::new(Config {
             runtime: self.runtime,
             repo: Some(repo),
@@ -133,10 +151,16 @@ impl SessionBuilder {
             limits: self.limits,
             sink: None,
         });
-        let mut session = Session { config, instance: None, sequence: 0 };
+        let mut session = Session {
+            config,
+            instance: None,
+            sequence: 0,
+        };
         // Ask the component to parse the policy now rather than fail every call later.
         // This check is set-up, not a tool call: it reaches no sink and takes no number.
-        session.describe().map_err(|e| HostError::Policy(e.message))?;
+        session
+            .describe()
+            .map_err(|e| HostError::Policy(e.message))?;
         if let Some(c) = Arc::get_mut(&mut session.config) {
             c.sink = self.sink;
         }
@@ -165,13 +189,18 @@ pub struct HostState {
 
 impl std::fmt::Debug for HostState {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("HostState").field("events", &self.events.len()).finish_non_exhaustive()
+        f.debug_struct("HostState")
+            .field("events", &self.events.len())
+            .finish_non_exhaustive()
     }
 }
 
 impl WasiView for HostState {
     fn ctx(&mut self) -> WasiCtxView<'_> {
-        WasiCtxView { ctx: &mut self.wasi, table: &mut self.table }
+        WasiCtxView {
+            ctx: &mut self.wasi,
+            table: &mut self.table,
+        }
     }
 }
 
@@ -193,7 +222,12 @@ struct MemoryLimiter {
 }
 
 impl ResourceLimiter for MemoryLimiter {
-    fn memory_growing(&mut self, _current: usize, desired: usize, _maximum: Option<usize>) -> wasmtime::Result<bool> {
+    fn memory_growing(
+        &mut self,
+        _current: usize,
+        desired: usize,
+        _maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
         if desired > self.max {
             self.hit = true;
             wasmtime::bail!("memory limit of {} bytes reached", self.max);
@@ -201,7 +235,12 @@ impl ResourceLimiter for MemoryLimiter {
         Ok(true)
     }
 
-    fn table_growing(&mut self, _current: usize, desired: usize, _maximum: Option<usize>) -> wasmtime::Result<bool> {
+    fn table_growing(
+        &mut self,
+        _current: usize,
+        desired: usize,
+        _maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
         Ok(desired <= 1_000_000)
     }
 }
@@ -241,27 +280,44 @@ impl Session {
 
     fn new_instance(&self) -> Result<(Store<HostState>, FileTools), ToolError> {
         let c = &self.config;
-        let perms = if c.read_only { FsPerms::ReadOnly } else { FsPerms::ReadWrite };
+        let perms = if c.read_only {
+            FsPerms::ReadOnly
+        } else {
+            FsPerms::ReadWrite
+        };
         let mut wasi = WasiCtxBuilder::new();
         // Must precede the preopen: the directory handle takes the setting with it.
         wasi.allow_blocking_current_thread(true);
         wasi.env(POLICY_ENV, &c.policy_json);
         if let Some(repo) = &c.repo {
-            wasi.preopened_dir(repo, "/", perms)
-                .map_err(|e| ToolError::host(ErrorCode::IoError, format!("cannot open the repository: {e:#}")))?;
+            wasi.preopened_dir(repo, "/", perms).map_err(|e| {
+                ToolError::host(
+                    ErrorCode::IoError,
+                    format!("cannot open the repository: {e:#}"),
+                )
+            })?;
         }
         let state = HostState {
             wasi: wasi.build(),
             table: ResourceTable::new(),
-            memory: MemoryLimiter { max: c.limits.memory_bytes, hit: false },
+            memory: MemoryLimiter {
+                max: c.limits.memory_bytes,
+                hit: false,
+            },
             events: Vec::new(),
         };
         let engine = c.runtime.engine();
         let mut store = Store::new(engine, state);
         store.limiter(|s| &mut s.memory);
-        store.set_fuel(c.limits.fuel_per_call).map_err(|e| internal(&e))?;
+        store
+            .set_fuel(c.limits.fuel_per_call)
+            .map_err(|e| internal(&e))?;
         store.set_epoch_deadline(deadline_ticks(c.limits.timeout));
-        let bindings = c.runtime.pre().instantiate(&mut store).map_err(|e| trap_error(&e, &store))?;
+        let bindings = c
+            .runtime
+            .pre()
+            .instantiate(&mut store)
+            .map_err(|e| trap_error(&e, &store))?;
         Ok((store, bindings))
     }
 
@@ -307,7 +363,13 @@ impl Session {
         }
     }
 
-    fn forward(&mut self, events: Vec<AuditEvent>, tool: &str, err: Option<&ToolError>, started: Instant) {
+    fn forward(
+        &mut self,
+        events: Vec<AuditEvent>,
+        tool: &str,
+        err: Option<&ToolError>,
+        started: Instant,
+    ) {
         let events = if events.is_empty() {
             // The guest never reached its own audit (a trap, or no instance): the host
             // records the call so that every call still has exactly one event.
@@ -343,7 +405,9 @@ impl Session {
     /// # Errors
     /// `INVALID_INPUT` when the policy is malformed; `LIMIT_EXCEEDED`/`INTERNAL` on a trap.
     pub fn describe(&mut self) -> Result<Value, ToolError> {
-        let text = self.invoke("describe", |b, s| b.agent_file_tools_tools().call_describe(s))?;
+        let text = self.invoke("describe", |b, s| {
+            b.agent_file_tools_tools().call_describe(s)
+        })?;
         parse_json(&text)
     }
 
@@ -352,7 +416,9 @@ impl Session {
     /// # Errors
     /// `INVALID_INPUT` for an unknown tool or malformed arguments, then the tool's errors.
     pub fn call(&mut self, tool: &str, args_json: &str) -> Result<Value, ToolError> {
-        let text = self.invoke(tool, |b, s| b.agent_file_tools_tools().call_call(s, tool, args_json))?;
+        let text = self.invoke(tool, |b, s| {
+            b.agent_file_tools_tools().call_call(s, tool, args_json)
+        })?;
         parse_json(&text)
     }
 
@@ -361,7 +427,9 @@ impl Session {
     /// # Errors
     /// The tool's error codes, or `LIMIT_EXCEEDED`/`INTERNAL` on a trap.
     pub fn list_dir(&mut self, args: &ListDirArgs) -> Result<ListDirResult, ToolError> {
-        self.invoke("list_dir", |b, s| b.agent_file_tools_tools().call_list_dir(s, args))
+        self.invoke("list_dir", |b, s| {
+            b.agent_file_tools_tools().call_list_dir(s, args)
+        })
     }
 
     /// See the `find-files` function of the WIT `tools` interface.
@@ -369,7 +437,9 @@ impl Session {
     /// # Errors
     /// The tool's error codes, or `LIMIT_EXCEEDED`/`INTERNAL` on a trap.
     pub fn find_files(&mut self, args: &FindFilesArgs) -> Result<FindFilesResult, ToolError> {
-        self.invoke("find_files", |b, s| b.agent_file_tools_tools().call_find_files(s, args))
+        self.invoke("find_files", |b, s| {
+            b.agent_file_tools_tools().call_find_files(s, args)
+        })
     }
 
     /// See the `read-file` function of the WIT `tools` interface.
@@ -377,7 +447,9 @@ impl Session {
     /// # Errors
     /// The tool's error codes, or `LIMIT_EXCEEDED`/`INTERNAL` on a trap.
     pub fn read_file(&mut self, args: &ReadFileArgs) -> Result<ReadFileResult, ToolError> {
-        self.invoke("read_file", |b, s| b.agent_file_tools_tools().call_read_file(s, args))
+        self.invoke("read_file", |b, s| {
+            b.agent_file_tools_tools().call_read_file(s, args)
+        })
     }
 
     /// See the `read-many` function of the WIT `tools` interface.
@@ -385,7 +457,9 @@ impl Session {
     /// # Errors
     /// The tool's error codes, or `LIMIT_EXCEEDED`/`INTERNAL` on a trap.
     pub fn read_many(&mut self, args: &ReadManyArgs) -> Result<ReadManyResult, ToolError> {
-        self.invoke("read_many", |b, s| b.agent_file_tools_tools().call_read_many(s, args))
+        self.invoke("read_many", |b, s| {
+            b.agent_file_tools_tools().call_read_many(s, args)
+        })
     }
 
     /// See the `search-text` function of the WIT `tools` interface.
@@ -393,7 +467,9 @@ impl Session {
     /// # Errors
     /// The tool's error codes, or `LIMIT_EXCEEDED`/`INTERNAL` on a trap.
     pub fn search_text(&mut self, args: &SearchTextArgs) -> Result<SearchTextResult, ToolError> {
-        self.invoke("search_text", |b, s| b.agent_file_tools_tools().call_search_text(s, args))
+        self.invoke("search_text", |b, s| {
+            b.agent_file_tools_tools().call_search_text(s, args)
+        })
     }
 
     /// See the `file-info` function of the WIT `tools` interface.
@@ -401,7 +477,9 @@ impl Session {
     /// # Errors
     /// The tool's error codes, or `LIMIT_EXCEEDED`/`INTERNAL` on a trap.
     pub fn file_info(&mut self, path: &str) -> Result<FileInfoResult, ToolError> {
-        self.invoke("file_info", |b, s| b.agent_file_tools_tools().call_file_info(s, path))
+        self.invoke("file_info", |b, s| {
+            b.agent_file_tools_tools().call_file_info(s, path)
+        })
     }
 }
 
@@ -410,7 +488,10 @@ impl Session {
 /// # Errors
 /// `HostError::Policy` when the component refuses the policy.
 pub fn describe_tools(runtime: &Runtime, policy: Value) -> Result<Value, HostError> {
-    let read_only = policy.get("read_only").and_then(Value::as_bool).unwrap_or(false);
+    let read_only = policy
+        .get("read_only")
+        .and_then(Value::as_bool)
+        .unwrap_or(false);
     let config = Arc::new(Config {
         runtime: runtime.clone(),
         repo: None,
@@ -419,7 +500,11 @@ pub fn describe_tools(runtime: &Runtime, policy: Value) -> Result<Value, HostErr
         limits: Limits::default(),
         sink: None,
     });
-    let mut session = Session { config, instance: None, sequence: 0 };
+    let mut session = Session {
+        config,
+        instance: None,
+        sequence: 0,
+    };
     session.describe().map_err(|e| HostError::Policy(e.message))
 }
 
@@ -428,7 +513,12 @@ fn deadline_ticks(timeout: Duration) -> u64 {
 }
 
 fn parse_json(text: &str) -> Result<Value, ToolError> {
-    serde_json::from_str(text).map_err(|e| ToolError::host(ErrorCode::Internal, format!("the component returned malformed JSON: {e}")))
+    serde_json::from_str(text).map_err(|e| {
+        ToolError::host(
+            ErrorCode::Internal,
+            format!("the component returned malformed JSON: {e}"),
+        )
+    })
 }
 
 fn internal(e: &wasmtime::Error) -> ToolError {
@@ -438,7 +528,9 @@ fn internal(e: &wasmtime::Error) -> ToolError {
 /// Turns a trap into the call's error: limits are `LIMIT_EXCEEDED`, anything else
 /// (a guest panic, a host failure) is `INTERNAL`.
 fn trap_error(e: &wasmtime::Error, store: &Store<HostState>) -> ToolError {
-    let limit = |what: &str| ToolError::host(ErrorCode::LimitExceeded, format!("the call was stopped: {what}; narrow the request (a smaller path, range or query) and retry"));
+    let limit = |what: &str| {
+        ToolError::host(ErrorCode::LimitExceeded, format!("the call was stopped: {what}; narrow the request (a smaller path, range or query) and retry"))
+    };
     if store.data().memory.hit {
         return limit("it reached the session's memory limit");
     }

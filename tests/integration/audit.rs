@@ -13,14 +13,27 @@ fn one_event_per_call_with_outcome_paths_and_bytes() {
     call(&mut s, "read_file", json!({ "path": ".env" })).unwrap_err();
     call(&mut s, "no_such_tool", json!({})).unwrap_err();
     call(&mut s, "search_text", json!({ "query": "add" })).unwrap();
-    call(&mut s, "read_file", json!({ "path": "../outside/secret.txt" })).unwrap_err();
+    call(
+        &mut s,
+        "read_file",
+        json!({ "path": "../outside/secret.txt" }),
+    )
+    .unwrap_err();
     let ev = fx.events();
     assert_eq!(ev.len(), 5);
-    assert_eq!(ev.iter().map(|e| e.sequence).collect::<Vec<_>>(), [1, 2, 3, 4, 5]);
+    assert_eq!(
+        ev.iter().map(|e| e.sequence).collect::<Vec<_>>(),
+        [1, 2, 3, 4, 5]
+    );
     assert_eq!(ev[0].tool, "read_file");
     assert!(ev[0].ok);
     assert_eq!(ev[0].paths_read, ["src/main.rs"]);
-    assert_eq!(ev[0].bytes_read, std::fs::metadata(fx.repo.join("src/main.rs")).unwrap().len());
+    assert_eq!(
+        ev[0].bytes_read,
+        std::fs::metadata(fx.repo.join("src/main.rs"))
+            .unwrap()
+            .len()
+    );
     assert!(!ev[1].ok);
     assert_eq!(ev[1].error_code, Some(ErrorCode::PolicyDenied));
     assert!(ev[1].paths_read.is_empty(), "a refused secret is not read");
@@ -58,7 +71,10 @@ fn json_lines_sink_writes_one_line_per_call() {
     s.call("list_dir", "{}").unwrap();
     s.call("read_file", r#"{"path":".env"}"#).unwrap_err();
     let text = std::fs::read_to_string(&log).unwrap();
-    let lines: Vec<serde_json::Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let lines: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
     assert_eq!(lines.len(), 2);
     assert_eq!(lines[0]["tool"], "list_dir");
     assert_eq!(lines[1]["error_code"], "POLICY_DENIED");

@@ -10,13 +10,21 @@ use crate::support::*;
 fn cli(args: &[&str], stdin: Option<&str>) -> (Output, Value) {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_file-tools"));
     cmd.args(args)
-        .env("FILE_TOOLS_CACHE_DIR", std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli-cache"))
+        .env(
+            "FILE_TOOLS_CACHE_DIR",
+            std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli-cache"),
+        )
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     let mut child = cmd.spawn().expect("spawn file-tools");
     if let Some(input) = stdin {
-        child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(input.as_bytes())
+            .unwrap();
     }
     drop(child.stdin.take());
     let out = child.wait_with_output().unwrap();
@@ -28,7 +36,16 @@ fn cli(args: &[&str], stdin: Option<&str>) -> (Output, Value) {
 fn call_prints_ok_and_exits_zero() {
     let fx = Fixture::new();
     let repo = fx.repo.to_str().unwrap();
-    let (out, v) = cli(&["--repo", repo, "call", "read_file", r#"{"path":"src/main.rs"}"#], None);
+    let (out, v) = cli(
+        &[
+            "--repo",
+            repo,
+            "call",
+            "read_file",
+            r#"{"path":"src/main.rs"}"#,
+        ],
+        None,
+    );
     assert_eq!(out.status.code(), Some(0));
     assert_eq!(v["ok"], true);
     assert!(v["result"]["content"].as_str().unwrap().contains("hello"));
@@ -38,7 +55,16 @@ fn call_prints_ok_and_exits_zero() {
 fn tool_errors_exit_one_with_the_code() {
     let fx = Fixture::new();
     let repo = fx.repo.to_str().unwrap();
-    let (out, v) = cli(&["--repo", repo, "call", "read_file", r#"{"path":"../outside/secret.txt"}"#], None);
+    let (out, v) = cli(
+        &[
+            "--repo",
+            repo,
+            "call",
+            "read_file",
+            r#"{"path":"../outside/secret.txt"}"#,
+        ],
+        None,
+    );
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(v["ok"], false);
     assert_eq!(v["error"]["code"], "PATH_REJECTED");
@@ -50,8 +76,24 @@ fn arguments_from_stdin_and_audit_log() {
     let fx = Fixture::new();
     let repo = fx.repo.to_str().unwrap();
     let log = fx.repo.parent().unwrap().join("cli-audit.jsonl");
-    let (out, v) = cli(&["--repo", repo, "--audit-log", log.to_str().unwrap(), "call", "search_text", "-"], Some(r#"{"query":"sub"}"#));
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let (out, v) = cli(
+        &[
+            "--repo",
+            repo,
+            "--audit-log",
+            log.to_str().unwrap(),
+            "call",
+            "search_text",
+            "-",
+        ],
+        Some(r#"{"query":"sub"}"#),
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert_eq!(v["result"]["total_matches"], 2);
     let log_text = std::fs::read_to_string(&log).unwrap();
     assert_eq!(log_text.lines().count(), 1);
@@ -63,10 +105,29 @@ fn usage_errors_exit_two() {
     let fx = Fixture::new();
     let repo = fx.repo.to_str().unwrap();
     assert_eq!(cli(&[], None).0.status.code(), Some(2));
-    assert_eq!(cli(&["call", "read_file", "{}"], None).0.status.code(), Some(2), "no --repo");
-    assert_eq!(cli(&["--repo", repo, "call", "read_file"], None).0.status.code(), Some(2));
+    assert_eq!(
+        cli(&["call", "read_file", "{}"], None).0.status.code(),
+        Some(2),
+        "no --repo"
+    );
+    assert_eq!(
+        cli(&["--repo", repo, "call", "read_file"], None)
+            .0
+            .status
+            .code(),
+        Some(2)
+    );
     assert_eq!(cli(&["--bogus", "call"], None).0.status.code(), Some(2));
-    assert_eq!(cli(&["--repo", "/nonexistent/dir", "call", "list_dir", "{}"], None).0.status.code(), Some(2));
+    assert_eq!(
+        cli(
+            &["--repo", "/nonexistent/dir", "call", "list_dir", "{}"],
+            None
+        )
+        .0
+        .status
+        .code(),
+        Some(2)
+    );
 }
 
 #[test]
@@ -75,13 +136,46 @@ fn policy_file_and_read_only_flag() {
     let repo = fx.repo.to_str().unwrap();
     let policy = fx.repo.parent().unwrap().join("policy.toml");
     std::fs::write(&policy, "[read]\nblock = [\"docs/**\"]\n").unwrap();
-    let (out, v) = cli(&["--repo", repo, "--read-only", "--policy", policy.to_str().unwrap(), "call", "read_file", r#"{"path":"docs/guide.md"}"#], None);
+    let (out, v) = cli(
+        &[
+            "--repo",
+            repo,
+            "--read-only",
+            "--policy",
+            policy.to_str().unwrap(),
+            "call",
+            "read_file",
+            r#"{"path":"docs/guide.md"}"#,
+        ],
+        None,
+    );
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(v["error"]["reason"], "blocked");
-    let (_, v) = cli(&["--repo", repo, "--read-only", "call", "file_info", r#"{"path":"README.md"}"#], None);
+    let (_, v) = cli(
+        &[
+            "--repo",
+            repo,
+            "--read-only",
+            "call",
+            "file_info",
+            r#"{"path":"README.md"}"#,
+        ],
+        None,
+    );
     assert_eq!(v["result"]["write_denied_reason"], "read_only");
     std::fs::write(&policy, "[read]\nblok = 1\n").unwrap();
-    let (out, _) = cli(&["--repo", repo, "--policy", policy.to_str().unwrap(), "call", "list_dir", "{}"], None);
+    let (out, _) = cli(
+        &[
+            "--repo",
+            repo,
+            "--policy",
+            policy.to_str().unwrap(),
+            "call",
+            "list_dir",
+            "{}",
+        ],
+        None,
+    );
     assert_eq!(out.status.code(), Some(2));
 }
 
@@ -91,7 +185,14 @@ fn schema_lists_every_tool_with_a_json_schema() {
     assert_eq!(out.status.code(), Some(0));
     let tools = v.as_array().unwrap();
     let names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
-    for n in ["list_dir", "find_files", "read_file", "read_many", "search_text", "file_info"] {
+    for n in [
+        "list_dir",
+        "find_files",
+        "read_file",
+        "read_many",
+        "search_text",
+        "file_info",
+    ] {
         assert!(names.contains(&n), "{n}");
     }
     for t in tools {

@@ -21,9 +21,16 @@ fn big_repo() -> Fixture {
 fn fuel_exhaustion_fails_one_call_and_the_session_goes_on() {
     let fx = big_repo();
     let before = fx.snapshot();
-    let limits = Limits { fuel_per_call: 50_000_000, ..Limits::default() };
+    let limits = Limits {
+        fuel_per_call: 50_000_000,
+        ..Limits::default()
+    };
     let mut s = fx.session_with(json!({}), true, limits);
-    let r = call(&mut s, "search_text", json!({ "query": "(fox|dog)+\\d", "regex": true, "output": "count" }));
+    let r = call(
+        &mut s,
+        "search_text",
+        json!({ "query": "(fox|dog)+\\d", "regex": true, "output": "count" }),
+    );
     assert_eq!(code(&r), "LIMIT_EXCEEDED");
     assert!(r.unwrap_err().message.contains("fuel"));
     let v = call(&mut s, "read_file", json!({ "path": "README.md" })).unwrap();
@@ -38,10 +45,17 @@ fn fuel_exhaustion_fails_one_call_and_the_session_goes_on() {
 #[test]
 fn wall_clock_limit_interrupts_a_long_call() {
     let fx = big_repo();
-    let limits = Limits { timeout: Duration::from_millis(20), ..Limits::default() };
+    let limits = Limits {
+        timeout: Duration::from_millis(20),
+        ..Limits::default()
+    };
     let mut s = fx.session_with(json!({}), true, limits);
     let started = std::time::Instant::now();
-    let r = call(&mut s, "search_text", json!({ "query": "[a-z]+\\s[a-z]+\\s\\d", "regex": true, "case_insensitive": true, "output": "count" }));
+    let r = call(
+        &mut s,
+        "search_text",
+        json!({ "query": "[a-z]+\\s[a-z]+\\s\\d", "regex": true, "case_insensitive": true, "output": "count" }),
+    );
     assert_eq!(code(&r), "LIMIT_EXCEEDED");
     assert!(r.unwrap_err().message.contains("time"));
     assert!(started.elapsed() < Duration::from_secs(10));
@@ -52,10 +66,17 @@ fn wall_clock_limit_interrupts_a_long_call() {
 fn memory_limit_stops_a_call_that_needs_too_much() {
     let fx = Fixture::new();
     fx.write("large.txt", "x".repeat(40 << 20).as_bytes());
-    let limits = Limits { memory_bytes: 24 << 20, ..Limits::default() };
+    let limits = Limits {
+        memory_bytes: 24 << 20,
+        ..Limits::default()
+    };
     let policy = json!({ "limits": { "max_whole_read_bytes": 100_000_000, "max_search_file_bytes": 100_000_000 } });
     let mut s = fx.session_with(policy, true, limits);
-    let r = call(&mut s, "search_text", json!({ "query": "y", "path": "large.txt" }));
+    let r = call(
+        &mut s,
+        "search_text",
+        json!({ "query": "y", "path": "large.txt" }),
+    );
     assert_eq!(code(&r), "LIMIT_EXCEEDED");
     assert!(r.unwrap_err().message.contains("memory"));
     assert!(call(&mut s, "read_file", json!({ "path": "README.md" })).is_ok());

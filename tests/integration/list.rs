@@ -20,20 +20,50 @@ fn lists_the_root_sorted_with_skips_counted() {
     let v = call(&mut s, "list_dir", json!({})).unwrap();
     assert_eq!(
         paths(&v, "entries"),
-        ["Cargo.lock", "README.md", "bom.txt", "config", "crlf.txt", "data.bin", "docs", "image.png", "pom.xml", "src", "vendor"]
+        [
+            "Cargo.lock",
+            "README.md",
+            "bom.txt",
+            "config",
+            "crlf.txt",
+            "data.bin",
+            "docs",
+            "image.png",
+            "pom.xml",
+            "src",
+            "vendor"
+        ]
     );
     let skipped: Vec<(String, u64)> = v["skipped"]
         .as_array()
         .unwrap()
         .iter()
-        .map(|s| (s["reason"].as_str().unwrap().to_string(), s["count"].as_u64().unwrap()))
+        .map(|s| {
+            (
+                s["reason"].as_str().unwrap().to_string(),
+                s["count"].as_u64().unwrap(),
+            )
+        })
         .collect();
     assert!(skipped.contains(&("ignored".into(), 2)), "{skipped:?}");
     assert!(skipped.contains(&("generated".into(), 1)), "{skipped:?}");
     assert!(skipped.contains(&("git_internal".into(), 1)), "{skipped:?}");
-    let src = v["entries"].as_array().unwrap().iter().find(|e| e["path"] == "src").unwrap();
-    assert_eq!((src["type"].as_str(), src["kind"].as_str()), (Some("dir"), Some("directory")));
-    let lock = v["entries"].as_array().unwrap().iter().find(|e| e["path"] == "Cargo.lock").unwrap();
+    let src = v["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["path"] == "src")
+        .unwrap();
+    assert_eq!(
+        (src["type"].as_str(), src["kind"].as_str()),
+        (Some("dir"), Some("directory"))
+    );
+    let lock = v["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["path"] == "Cargo.lock")
+        .unwrap();
     assert_eq!(lock["kind"], "lockfile");
     assert_eq!(lock["size"], 7);
 }
@@ -43,14 +73,32 @@ fn depth_hidden_and_ignore_switches() {
     let fx = Fixture::new();
     let mut s = fx.session();
     let v = call(&mut s, "list_dir", json!({ "path": "src", "max_depth": 3 })).unwrap();
-    assert_eq!(paths(&v, "entries"), ["src/lib.rs", "src/main.rs", "src/util", "src/util/strings.rs"]);
-    let v = call(&mut s, "list_dir", json!({ "include_hidden": true, "respect_ignore": false })).unwrap();
+    assert_eq!(
+        paths(&v, "entries"),
+        [
+            "src/lib.rs",
+            "src/main.rs",
+            "src/util",
+            "src/util/strings.rs"
+        ]
+    );
+    let v = call(
+        &mut s,
+        "list_dir",
+        json!({ "include_hidden": true, "respect_ignore": false }),
+    )
+    .unwrap();
     let all = paths(&v, "entries");
     for p in [".env", ".gitignore", "app.log", "ignored_dir", "target"] {
         assert!(all.contains(&p.to_string()), "{p} missing from {all:?}");
     }
     assert!(!all.contains(&".git".to_string()));
-    let env = v["entries"].as_array().unwrap().iter().find(|e| e["path"] == ".env").unwrap();
+    let env = v["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["path"] == ".env")
+        .unwrap();
     assert_eq!(env["kind"], "secret");
 }
 
@@ -68,10 +116,22 @@ fn truncation_is_reported() {
 fn list_dir_refusals() {
     let fx = Fixture::new();
     let mut s = fx.session();
-    assert_eq!(code(&call(&mut s, "list_dir", json!({ "path": "README.md" }))), "NOT_A_FILE");
-    assert_eq!(code(&call(&mut s, "list_dir", json!({ "path": "nope" }))), "NOT_FOUND");
-    assert_eq!(code(&call(&mut s, "list_dir", json!({ "path": ".git" }))), "POLICY_DENIED");
-    assert_eq!(code(&call(&mut s, "list_dir", json!({ "path": 3 }))), "INVALID_INPUT");
+    assert_eq!(
+        code(&call(&mut s, "list_dir", json!({ "path": "README.md" }))),
+        "NOT_A_FILE"
+    );
+    assert_eq!(
+        code(&call(&mut s, "list_dir", json!({ "path": "nope" }))),
+        "NOT_FOUND"
+    );
+    assert_eq!(
+        code(&call(&mut s, "list_dir", json!({ "path": ".git" }))),
+        "POLICY_DENIED"
+    );
+    assert_eq!(
+        code(&call(&mut s, "list_dir", json!({ "path": 3 }))),
+        "INVALID_INPUT"
+    );
 }
 
 #[test]
@@ -79,17 +139,57 @@ fn find_files_by_name_and_path_globs() {
     let fx = Fixture::new();
     let mut s = fx.session();
     let v = call(&mut s, "find_files", json!({ "patterns": ["*.rs"] })).unwrap();
-    assert_eq!(paths(&v, "paths"), ["src/lib.rs", "src/main.rs", "src/util/strings.rs", "vendor/lib/v.rs"]);
+    assert_eq!(
+        paths(&v, "paths"),
+        [
+            "src/lib.rs",
+            "src/main.rs",
+            "src/util/strings.rs",
+            "vendor/lib/v.rs"
+        ]
+    );
     let v = call(&mut s, "find_files", json!({ "patterns": ["src/*.rs"] })).unwrap();
     assert_eq!(paths(&v, "paths"), ["src/lib.rs", "src/main.rs"]);
-    let v = call(&mut s, "find_files", json!({ "patterns": ["*.md", "*.xml"], "path": "docs" })).unwrap();
+    let v = call(
+        &mut s,
+        "find_files",
+        json!({ "patterns": ["*.md", "*.xml"], "path": "docs" }),
+    )
+    .unwrap();
     assert_eq!(paths(&v, "paths"), ["docs/guide.md"]);
-    let v = call(&mut s, "find_files", json!({ "patterns": ["*.txt", "*.log"] })).unwrap();
+    let v = call(
+        &mut s,
+        "find_files",
+        json!({ "patterns": ["*.txt", "*.log"] }),
+    )
+    .unwrap();
     assert_eq!(paths(&v, "paths"), ["bom.txt", "crlf.txt"]);
-    let v = call(&mut s, "find_files", json!({ "patterns": ["*.txt"], "respect_ignore": false })).unwrap();
+    let v = call(
+        &mut s,
+        "find_files",
+        json!({ "patterns": ["*.txt"], "respect_ignore": false }),
+    )
+    .unwrap();
     assert!(paths(&v, "paths").contains(&"target/debug/out.txt".to_string()));
-    let v = call(&mut s, "find_files", json!({ "patterns": ["*"], "max_results": 2 })).unwrap();
-    assert_eq!((v["paths"].as_array().unwrap().len(), v["truncated"].as_bool()), (2, Some(true)));
-    assert_eq!(code(&call(&mut s, "find_files", json!({ "patterns": ["a[b"] }))), "INVALID_INPUT");
-    assert_eq!(code(&call(&mut s, "find_files", json!({ "patterns": [] }))), "INVALID_INPUT");
+    let v = call(
+        &mut s,
+        "find_files",
+        json!({ "patterns": ["*"], "max_results": 2 }),
+    )
+    .unwrap();
+    assert_eq!(
+        (
+            v["paths"].as_array().unwrap().len(),
+            v["truncated"].as_bool()
+        ),
+        (2, Some(true))
+    );
+    assert_eq!(
+        code(&call(&mut s, "find_files", json!({ "patterns": ["a[b"] }))),
+        "INVALID_INPUT"
+    );
+    assert_eq!(
+        code(&call(&mut s, "find_files", json!({ "patterns": [] }))),
+        "INVALID_INPUT"
+    );
 }

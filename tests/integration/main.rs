@@ -1,6 +1,7 @@
 //! Integration tests: every call goes through the real component under the real host.
 //! One test binary; helpers in `support`.
 
+#![allow(clippy::unwrap_used)]
 mod support;
 
 mod audit;

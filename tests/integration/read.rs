@@ -6,7 +6,10 @@ use crate::support::*;
 
 fn sha256(data: &[u8]) -> String {
     use sha2::{Digest, Sha256};
-    Sha256::digest(data).iter().map(|b| format!("{b:02x}")).collect()
+    Sha256::digest(data)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }
 
 #[test]
@@ -27,9 +30,20 @@ fn reads_a_file_with_hash_counts_and_style() {
 fn reads_a_range_with_line_numbers() {
     let fx = Fixture::new();
     let mut s = fx.session();
-    let v = call(&mut s, "read_file", json!({ "path": "src/lib.rs", "start_line": 5, "max_lines": 2, "line_numbers": true })).unwrap();
-    assert_eq!(v["content"], "     5\tpub fn sub(a: i32, b: i32) -> i32 {\n     6\t    a - b\n");
-    assert_eq!((v["start_line"].as_u64(), v["end_line"].as_u64()), (Some(5), Some(6)));
+    let v = call(
+        &mut s,
+        "read_file",
+        json!({ "path": "src/lib.rs", "start_line": 5, "max_lines": 2, "line_numbers": true }),
+    )
+    .unwrap();
+    assert_eq!(
+        v["content"],
+        "     5\tpub fn sub(a: i32, b: i32) -> i32 {\n     6\t    a - b\n"
+    );
+    assert_eq!(
+        (v["start_line"].as_u64(), v["end_line"].as_u64()),
+        (Some(5), Some(6))
+    );
     assert_eq!(v["truncated"], true);
     assert!(v["summary"].as_str().unwrap().contains("start_line=7"));
 }
@@ -67,7 +81,11 @@ fn refusals_carry_the_right_codes() {
         assert!(!e.message.is_empty());
     }
     // A secret that does not exist is still refused as a secret (no existence oracle).
-    let r = call(&mut s, "read_file", json!({ "path": "nowhere/.env.production" }));
+    let r = call(
+        &mut s,
+        "read_file",
+        json!({ "path": "nowhere/.env.production" }),
+    );
     assert_eq!(code(&r), "POLICY_DENIED");
 }
 
@@ -79,11 +97,23 @@ fn large_files_need_a_range_and_are_streamed() {
         big.push_str(&format!("line {i:07} of the big file\n"));
     }
     fx.write("big.txt", big.as_bytes());
-    let mut s = fx.session_with(json!({ "limits": { "max_whole_read_bytes": 1_000_000 } }), true, Default::default());
+    let mut s = fx.session_with(
+        json!({ "limits": { "max_whole_read_bytes": 1_000_000 } }),
+        true,
+        Default::default(),
+    );
     let r = call(&mut s, "read_file", json!({ "path": "big.txt" }));
     assert_eq!(code(&r), "FILE_TOO_LARGE");
-    let v = call(&mut s, "read_file", json!({ "path": "big.txt", "start_line": 150_000, "max_lines": 2 })).unwrap();
-    assert_eq!(v["content"], "line 0150000 of the big file\nline 0150001 of the big file\n");
+    let v = call(
+        &mut s,
+        "read_file",
+        json!({ "path": "big.txt", "start_line": 150_000, "max_lines": 2 }),
+    )
+    .unwrap();
+    assert_eq!(
+        v["content"],
+        "line 0150000 of the big file\nline 0150001 of the big file\n"
+    );
     assert_eq!(v["total_lines"], 200_000);
     assert_eq!(v["sha256"], sha256(big.as_bytes()));
 }
@@ -92,7 +122,12 @@ fn large_files_need_a_range_and_are_streamed() {
 fn byte_budget_truncates_at_a_line() {
     let fx = Fixture::new();
     let mut s = fx.session();
-    let v = call(&mut s, "read_file", json!({ "path": "src/lib.rs", "max_bytes": 40 })).unwrap();
+    let v = call(
+        &mut s,
+        "read_file",
+        json!({ "path": "src/lib.rs", "max_bytes": 40 }),
+    )
+    .unwrap();
     assert_eq!(v["content"], "pub fn add(a: i32, b: i32) -> i32 {\n");
     assert_eq!(v["truncated"], true);
 }
@@ -101,7 +136,12 @@ fn byte_budget_truncates_at_a_line() {
 fn read_many_gives_each_file_its_own_outcome() {
     let fx = Fixture::new();
     let mut s = fx.session();
-    let v = call(&mut s, "read_many", json!({ "paths": ["src/main.rs", ".env", "nope.txt", "../outside/secret.txt"] })).unwrap();
+    let v = call(
+        &mut s,
+        "read_many",
+        json!({ "paths": ["src/main.rs", ".env", "nope.txt", "../outside/secret.txt"] }),
+    )
+    .unwrap();
     let files = v["files"].as_array().unwrap();
     assert_eq!(files.len(), 4);
     assert_eq!(files[0]["ok"], true);
@@ -109,8 +149,14 @@ fn read_many_gives_each_file_its_own_outcome() {
     assert_eq!(files[2]["error"]["code"], "NOT_FOUND");
     assert_eq!(files[3]["error"]["code"], "PATH_REJECTED");
     let many: Vec<String> = (0..21).map(|i| format!("f{i}.txt")).collect();
-    assert_eq!(code(&call(&mut s, "read_many", json!({ "paths": many }))), "LIMIT_EXCEEDED");
-    assert_eq!(code(&call(&mut s, "read_many", json!({ "paths": [] }))), "INVALID_INPUT");
+    assert_eq!(
+        code(&call(&mut s, "read_many", json!({ "paths": many }))),
+        "LIMIT_EXCEEDED"
+    );
+    assert_eq!(
+        code(&call(&mut s, "read_many", json!({ "paths": [] }))),
+        "INVALID_INPUT"
+    );
 }
 
 #[test]
@@ -119,18 +165,40 @@ fn typed_api_matches_the_json_api() {
     let fx = Fixture::new();
     let mut s = fx.session();
     let typed = s
-        .read_file(&ReadFileArgs { path: "src/main.rs".into(), start_line: None, max_lines: None, max_bytes: None, line_numbers: None })
+        .read_file(&ReadFileArgs {
+            path: "src/main.rs".into(),
+            start_line: None,
+            max_lines: None,
+            max_bytes: None,
+            line_numbers: None,
+        })
         .unwrap();
     let json = call(&mut s, "read_file", json!({ "path": "src/main.rs" })).unwrap();
     assert_eq!(typed.content, json["content"].as_str().unwrap());
     assert_eq!(typed.sha256, json["sha256"].as_str().unwrap());
     let e = s
-        .read_file(&ReadFileArgs { path: ".env".into(), start_line: None, max_lines: None, max_bytes: None, line_numbers: None })
+        .read_file(&ReadFileArgs {
+            path: ".env".into(),
+            start_line: None,
+            max_lines: None,
+            max_bytes: None,
+            line_numbers: None,
+        })
         .unwrap_err();
     assert_eq!(e.code, file_tools_host::ErrorCode::PolicyDenied);
-    let many = s.read_many(&ReadManyArgs { paths: vec!["README.md".into(), "x".into()], max_lines: None, max_bytes: None, line_numbers: None }).unwrap();
+    let many = s
+        .read_many(&ReadManyArgs {
+            paths: vec!["README.md".into(), "x".into()],
+            max_lines: None,
+            max_bytes: None,
+            line_numbers: None,
+        })
+        .unwrap();
     assert!(many.files[0].outcome.is_ok());
-    assert_eq!(many.files[1].outcome.as_ref().unwrap_err().code, file_tools_host::ErrorCode::NotFound);
+    assert_eq!(
+        many.files[1].outcome.as_ref().unwrap_err().code,
+        file_tools_host::ErrorCode::NotFound
+    );
 }
 
 #[test]
@@ -142,15 +210,34 @@ fn file_info_reports_metadata_and_permissions() {
     assert_eq!(v["kind"], "source");
     assert_eq!(v["readable"], true);
     assert_eq!(v["writable"], true);
-    assert_eq!(v["sha256"], sha256(&std::fs::read(fx.repo.join("src/main.rs")).unwrap()));
+    assert_eq!(
+        v["sha256"],
+        sha256(&std::fs::read(fx.repo.join("src/main.rs")).unwrap())
+    );
     assert!(v["modified"].as_str().unwrap().ends_with('Z'));
     let v = call(&mut s, "file_info", json!({ "path": ".env" })).unwrap();
-    assert_eq!((v["kind"].as_str(), v["readable"].as_bool(), v["read_denied_reason"].as_str()), (Some("secret"), Some(false), Some("secret")));
+    assert_eq!(
+        (
+            v["kind"].as_str(),
+            v["readable"].as_bool(),
+            v["read_denied_reason"].as_str()
+        ),
+        (Some("secret"), Some(false), Some("secret"))
+    );
     assert!(v["sha256"].is_null());
     let v = call(&mut s, "file_info", json!({ "path": "Cargo.lock" })).unwrap();
-    assert_eq!((v["writable"].as_bool(), v["write_denied_reason"].as_str()), (Some(false), Some("lockfile")));
-    assert_eq!(code(&call(&mut s, "file_info", json!({ "path": ".git/config" }))), "POLICY_DENIED");
-    assert_eq!(code(&call(&mut s, "file_info", json!({ "path": "none" }))), "NOT_FOUND");
+    assert_eq!(
+        (v["writable"].as_bool(), v["write_denied_reason"].as_str()),
+        (Some(false), Some("lockfile"))
+    );
+    assert_eq!(
+        code(&call(&mut s, "file_info", json!({ "path": ".git/config" }))),
+        "POLICY_DENIED"
+    );
+    assert_eq!(
+        code(&call(&mut s, "file_info", json!({ "path": "none" }))),
+        "NOT_FOUND"
+    );
     let typed = s.file_info("src").unwrap();
     assert_eq!(typed.kind, file_tools_host::FileKind::Directory);
 }

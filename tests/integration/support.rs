@@ -18,7 +18,10 @@ pub fn runtime() -> &'static Runtime {
     static RT: OnceLock<Runtime> = OnceLock::new();
     RT.get_or_init(|| {
         let cache = Path::new(env!("CARGO_TARGET_TMPDIR")).join("component-cache");
-        Runtime::builder().cache_dir(cache).build().expect("runtime")
+        Runtime::builder()
+            .cache_dir(cache)
+            .build()
+            .expect("runtime")
     })
 }
 
@@ -64,8 +67,16 @@ impl Fixture {
         write(&outside.join("secret.txt"), SENTINEL_MARK.as_bytes());
         write(&outside.join("sub/inner.txt"), SENTINEL_MARK.as_bytes());
         // A sibling whose name shares the repository's prefix.
-        write(&tmp.path().join("repo-evil/x.txt"), SENTINEL_MARK.as_bytes());
-        Fixture { _tmp: tmp, repo, outside, events: Arc::new(Mutex::new(Vec::new())) }
+        write(
+            &tmp.path().join("repo-evil/x.txt"),
+            SENTINEL_MARK.as_bytes(),
+        );
+        Fixture {
+            _tmp: tmp,
+            repo,
+            outside,
+            events: Arc::new(Mutex::new(Vec::new())),
+        }
     }
 
     pub fn session(&self) -> Session {
@@ -79,7 +90,9 @@ impl Fixture {
             .writable(writable)
             .policy(policy)
             .limits(limits)
-            .audit_sink(Arc::new(move |e: &AuditEvent| events.lock().expect("events").push(e.clone())))
+            .audit_sink(Arc::new(move |e: &AuditEvent| {
+                events.lock().expect("events").push(e.clone())
+            }))
             .build()
             .expect("session")
     }
@@ -138,8 +151,14 @@ pub fn snapshot(root: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
 
 /// Asserts that a JSON or debug rendering of an output leaks neither marker.
 pub fn assert_no_leak(output: &str) {
-    assert!(!output.contains(SENTINEL_MARK), "sentinel content leaked: {output}");
-    assert!(!output.contains(SECRET_MARK), "secret content leaked: {output}");
+    assert!(
+        !output.contains(SENTINEL_MARK),
+        "sentinel content leaked: {output}"
+    );
+    assert!(
+        !output.contains(SECRET_MARK),
+        "secret content leaked: {output}"
+    );
 }
 
 /// The error code of a JSON call's failure.
