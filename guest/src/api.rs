@@ -265,3 +265,186 @@ pub struct FileInfoResult {
     pub write_denied_reason: Option<String>,
     pub summary: String,
 }
+
+/// One file a mutation changed (or, in a dry run, would change).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
+pub struct FileChange {
+    pub path: String,
+    /// `create`, `modify` or `delete`.
+    pub action: String,
+    pub sha256_before: Option<String>,
+    pub sha256_after: Option<String>,
+    pub insertions: u32,
+    pub deletions: u32,
+}
+
+/// Result of every mutation tool.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
+pub struct MutationResult {
+    pub changes: Vec<FileChange>,
+    pub insertions: u32,
+    pub deletions: u32,
+    /// Unified diff (git format) of the change, cut at the policy's limit.
+    pub diff: String,
+    pub diff_truncated: bool,
+    pub dry_run: bool,
+    pub warnings: Vec<String>,
+    pub summary: String,
+}
+
+/// How `write_file` treats an existing file.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum WriteMode {
+    /// Only create: an existing file is ALREADY_EXISTS.
+    Create,
+    /// Only replace: a missing file is NOT_FOUND.
+    Replace,
+    /// Create or replace (default).
+    #[default]
+    CreateOrReplace,
+}
+
+/// Arguments of `write_file`.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WriteFileArgs {
+    /// File to write, relative to the repository root; missing parent directories are created.
+    pub path: String,
+    /// The whole new content (UTF-8). In a file that uses CRLF, LF line breaks are written as CRLF.
+    pub content: String,
+    /// "create", "replace" or "create_or_replace" (default).
+    pub mode: Option<WriteMode>,
+    /// sha256 of the file as you last read it; the write is refused if it changed since.
+    pub expected_sha256: Option<String>,
+    /// Return the diff without writing (default false).
+    pub dry_run: Option<bool>,
+}
+
+/// One exact replacement of `edit_file`.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Edit {
+    /// Text to find, exactly as in the file (use \n for line breaks, also in CRLF files).
+    pub old_text: String,
+    /// Text to put in its place.
+    pub new_text: String,
+    /// Replace every occurrence instead of requiring exactly one (default false).
+    pub replace_all: Option<bool>,
+}
+
+/// Arguments of `edit_file`.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct EditFileArgs {
+    /// File to edit, relative to the repository root.
+    pub path: String,
+    /// Replacements, applied in order; all apply or none does.
+    pub edits: Vec<Edit>,
+    /// sha256 of the file as you last read it; the edit is refused if it changed since.
+    pub expected_sha256: Option<String>,
+    /// Return the diff without writing (default false).
+    pub dry_run: Option<bool>,
+}
+
+/// Arguments of `apply_patch`.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ApplyPatchArgs {
+    /// A unified diff (one or many files, git headers allowed) or a "*** Begin Patch" envelope.
+    pub patch: String,
+    /// Check and return the result without writing (default false).
+    pub dry_run: Option<bool>,
+}
+
+/// Arguments of `append_file`.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AppendFileArgs {
+    /// File to append to (created when missing), relative to the repository root.
+    pub path: String,
+    /// Text to add at the end.
+    pub content: String,
+    /// sha256 of the file as you last read it.
+    pub expected_sha256: Option<String>,
+    /// Return the diff without writing (default false).
+    pub dry_run: Option<bool>,
+}
+
+/// Arguments of `delete_file`.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DeleteFileArgs {
+    /// File to delete (never a directory), relative to the repository root.
+    pub path: String,
+    /// sha256 of the file as you last read it.
+    pub expected_sha256: Option<String>,
+    /// Return the diff without deleting (default false).
+    pub dry_run: Option<bool>,
+}
+
+/// Arguments of `move_file`.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MoveFileArgs {
+    /// File to move, relative to the repository root.
+    pub from: String,
+    /// New path; missing parent directories are created.
+    pub to: String,
+    /// sha256 of the source as you last read it.
+    pub expected_sha256: Option<String>,
+    /// To overwrite an existing destination, its current sha256; without it an existing
+    /// destination is ALREADY_EXISTS.
+    pub destination_sha256: Option<String>,
+    /// Return the diff without moving (default false).
+    pub dry_run: Option<bool>,
+}
+
+/// Arguments of `diff_workspace`.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DiffWorkspaceArgs {
+    /// Only these paths (or directories); everything changed when empty.
+    #[serde(default)]
+    pub paths: Vec<String>,
+    /// Only the per-file statistics, no diff text (default false).
+    pub stat_only: Option<bool>,
+    /// Most bytes of diff to return.
+    pub max_bytes: Option<u32>,
+}
+
+/// One changed file in `diff_workspace`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
+pub struct FileStat {
+    pub path: String,
+    /// `created`, `modified` or `deleted`.
+    pub status: String,
+    pub insertions: u32,
+    pub deletions: u32,
+}
+
+/// Result of `diff_workspace`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
+pub struct DiffWorkspaceResult {
+    pub files: Vec<FileStat>,
+    pub insertions: u32,
+    pub deletions: u32,
+    pub diff: String,
+    /// sha256 of the whole diff (also when the returned text is cut).
+    pub diff_sha256: String,
+    pub truncated: bool,
+    pub summary: String,
+}
+
+/// Arguments of `revert`.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RevertArgs {
+    /// Paths to restore to how they were when the session began.
+    pub paths: Vec<String>,
+    /// Current sha256 of each path, as you last read it (path to sha256).
+    #[serde(default)]
+    pub expected_sha256s: std::collections::BTreeMap<String, String>,
+    /// Return the diff without writing (default false).
+    pub dry_run: Option<bool>,
+}

@@ -33,7 +33,15 @@ fn session() -> &'static ToolResult<Session> {
     SESSION.get_or_init(|| {
         tools::set_sink(|e| agent::file_tools::audit::emit(&e.conv()));
         let json = std::env::var(POLICY_ENV).unwrap_or_default();
-        Policy::from_json(&json).map(|p| Session::new(Fs::new("/"), p))
+        let state = std::path::Path::new("/").join(crate::path::STATE_DIR_NAME);
+        Policy::from_json(&json).map(|p| {
+            let s = Session::new(Fs::new("/"), p);
+            if state.is_dir() {
+                s.with_state_dir(state)
+            } else {
+                s
+            }
+        })
     })
 }
 
@@ -80,6 +88,40 @@ impl wx::Guest for Component {
             api::FileInfoArgs { path },
             crate::list::file_info,
         )
+    }
+
+    fn write_file(args: wx::WriteFileArgs) -> Result<wx::MutationResult, wt::ToolError> {
+        typed("write_file", args, crate::mutate::write_file)
+    }
+
+    fn edit_file(args: wx::EditFileArgs) -> Result<wx::MutationResult, wt::ToolError> {
+        typed("edit_file", args, crate::edit::edit_file)
+    }
+
+    fn apply_patch(args: wx::ApplyPatchArgs) -> Result<wx::MutationResult, wt::ToolError> {
+        typed("apply_patch", args, crate::patch::apply_patch)
+    }
+
+    fn append_file(args: wx::AppendFileArgs) -> Result<wx::MutationResult, wt::ToolError> {
+        typed("append_file", args, crate::mutate::append_file)
+    }
+
+    fn delete_file(args: wx::DeleteFileArgs) -> Result<wx::MutationResult, wt::ToolError> {
+        typed("delete_file", args, crate::mutate::delete_file)
+    }
+
+    fn move_file(args: wx::MoveFileArgs) -> Result<wx::MutationResult, wt::ToolError> {
+        typed("move_file", args, crate::mutate::move_file)
+    }
+
+    fn diff_workspace(
+        args: wx::DiffWorkspaceArgs,
+    ) -> Result<wx::DiffWorkspaceResult, wt::ToolError> {
+        typed("diff_workspace", args, crate::workspace::diff_workspace)
+    }
+
+    fn revert(args: wx::RevertArgs) -> Result<wx::MutationResult, wt::ToolError> {
+        typed("revert", args, crate::workspace::revert)
     }
 
     fn describe() -> Result<String, wt::ToolError> {
@@ -149,6 +191,39 @@ args!(wx::SearchTextArgs => SearchTextArgs {
     include_hidden, respect_ignore, shard,
 });
 
+args!(wx::WriteFileArgs => WriteFileArgs { path, content, mode, expected_sha256, dry_run });
+args!(wx::Edit => Edit { old_text, new_text, replace_all });
+args!(wx::EditFileArgs => EditFileArgs { path, edits, expected_sha256, dry_run });
+args!(wx::ApplyPatchArgs => ApplyPatchArgs { patch, dry_run });
+args!(wx::AppendFileArgs => AppendFileArgs { path, content, expected_sha256, dry_run });
+args!(wx::DeleteFileArgs => DeleteFileArgs { path, expected_sha256, dry_run });
+args!(wx::MoveFileArgs => MoveFileArgs { from, to, expected_sha256, destination_sha256, dry_run });
+args!(wx::DiffWorkspaceArgs => DiffWorkspaceArgs { paths, stat_only, max_bytes });
+
+impl Conv<api::RevertArgs> for wx::RevertArgs {
+    fn conv(self) -> api::RevertArgs {
+        api::RevertArgs {
+            paths: self.paths,
+            expected_sha256s: self
+                .expected_sha256s
+                .into_iter()
+                .map(|p| (p.path, p.sha256))
+                .collect(),
+            dry_run: self.dry_run,
+        }
+    }
+}
+
+impl Conv<api::WriteMode> for wx::WriteMode {
+    fn conv(self) -> api::WriteMode {
+        match self {
+            wx::WriteMode::Create => api::WriteMode::Create,
+            wx::WriteMode::Replace => api::WriteMode::Replace,
+            wx::WriteMode::CreateOrReplace => api::WriteMode::CreateOrReplace,
+        }
+    }
+}
+
 impl Conv<api::SearchOutput> for wx::SearchOutput {
     fn conv(self) -> api::SearchOutput {
         match self {
@@ -171,6 +246,16 @@ record!(api::SearchMatch => wx::SearchMatch { path, line, column, text, before, 
 record!(api::FileCount => wx::FileCount { path, count });
 record!(api::SearchTextResult => wx::SearchTextResult {
     matches, files, total_matches, files_searched, truncated, skipped, summary,
+});
+record!(api::FileChange => wx::FileChange {
+    path, action, sha256_before, sha256_after, insertions, deletions,
+});
+record!(api::MutationResult => wx::MutationResult {
+    changes, insertions, deletions, diff, diff_truncated, dry_run, warnings, summary,
+});
+record!(api::FileStat => wx::FileStat { path, status, insertions, deletions });
+record!(api::DiffWorkspaceResult => wx::DiffWorkspaceResult {
+    files, insertions, deletions, diff, diff_sha256, truncated, summary,
 });
 record!(crate::audit::AuditFile => wt::AuditFile { path, action, sha256_before, sha256_after });
 record!(AuditEvent => wt::AuditEvent {

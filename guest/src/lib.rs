@@ -7,19 +7,27 @@
 
 pub mod api;
 pub mod audit;
+pub mod baseline;
 pub mod classify;
+pub mod diff;
+pub mod edit;
 pub mod error;
 pub mod fsx;
 pub mod glob;
 pub mod hash;
 pub mod list;
+pub mod mutate;
+pub mod patch;
 pub mod path;
 pub mod policy;
 pub mod read;
 pub mod search;
 pub mod session;
+pub mod text;
 pub mod tools;
+pub mod txn;
 pub mod walk;
+pub mod workspace;
 
 #[cfg(target_arch = "wasm32")]
 mod component;

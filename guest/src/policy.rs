@@ -56,6 +56,10 @@ pub struct Limits {
     pub max_regex_nesting: u32,
     /// Most entries a walk visits before it stops and reports truncation.
     pub max_walk_entries: u64,
+    /// Largest file a mutation may write.
+    pub max_write_bytes: u64,
+    /// Most bytes of diff a mutation's result carries (the diff is cut beyond, and says so).
+    pub max_diff_bytes: u32,
 }
 
 impl Default for Limits {
@@ -73,6 +77,33 @@ impl Default for Limits {
             max_regex_bytes: 4 * 1024 * 1024,
             max_regex_nesting: 64,
             max_walk_entries: 2_000_000,
+            max_write_bytes: 8 * 1024 * 1024,
+            max_diff_bytes: 64 * 1024,
+        }
+    }
+}
+
+/// Size budgets of one `apply_patch` call.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct PatchBudget {
+    /// Most files one patch may touch.
+    pub max_files: u32,
+    /// Most lines one patch may insert.
+    pub max_inserted_lines: u32,
+    /// Most lines one patch may delete.
+    pub max_deleted_lines: u32,
+    /// Largest patch text accepted, in bytes.
+    pub max_bytes: u64,
+}
+
+impl Default for PatchBudget {
+    fn default() -> Self {
+        PatchBudget {
+            max_files: 100,
+            max_inserted_lines: 20_000,
+            max_deleted_lines: 20_000,
+            max_bytes: 4 * 1024 * 1024,
         }
     }
 }
@@ -91,7 +122,14 @@ pub struct PolicyConfig {
     pub overrides: Vec<Override>,
     /// Let mutations change lock files.
     pub allow_lockfile_writes: bool,
+    /// Refuse a change to an existing file unless the call gives its `expected_sha256`.
+    pub require_expected_sha256: bool,
+    /// Offer `move_file`.
+    pub allow_move: bool,
+    /// Let mutations replace or delete files with more than one hard link.
+    pub allow_hardlinks: bool,
     pub limits: Limits,
+    pub patch: PatchBudget,
 }
 
 /// A compiled policy.

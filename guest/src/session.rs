@@ -12,6 +12,8 @@ use crate::policy::Policy;
 pub struct Session {
     pub fs: Fs,
     pub policy: Policy,
+    /// The private state directory (session baseline), when the host provides one.
+    pub state_dir: Option<std::path::PathBuf>,
 }
 
 /// A path that passed the guard, was resolved, and that the policy lets the agent read.
@@ -24,7 +26,17 @@ pub struct Readable {
 
 impl Session {
     pub fn new(fs: Fs, policy: Policy) -> Self {
-        Session { fs, policy }
+        Session {
+            fs,
+            policy,
+            state_dir: None,
+        }
+    }
+
+    /// Keeps the session baseline in `dir` (outside the repository).
+    pub fn with_state_dir(mut self, dir: impl Into<std::path::PathBuf>) -> Self {
+        self.state_dir = Some(dir.into());
+        self
     }
 
     /// Guards, resolves and classifies `input`, then asks the policy whether it may be

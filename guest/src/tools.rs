@@ -13,12 +13,14 @@ use serde::Serialize;
 use serde_json::{json, Value};
 
 use crate::api::{
-    FileInfoArgs, FindFilesArgs, ListDirArgs, ReadFileArgs, ReadManyArgs, SearchTextArgs,
+    AppendFileArgs, ApplyPatchArgs, DeleteFileArgs, DiffWorkspaceArgs, EditFileArgs, FileInfoArgs,
+    FindFilesArgs, ListDirArgs, MoveFileArgs, ReadFileArgs, ReadManyArgs, RevertArgs,
+    SearchTextArgs, WriteFileArgs,
 };
 use crate::audit::{AuditEvent, CallLog};
 use crate::error::{ErrorCode, ToolError, ToolResult};
 use crate::session::Session;
-use crate::{list, read, search};
+use crate::{edit, list, mutate, patch, read, search, workspace};
 
 /// One tool as offered to a model.
 #[derive(Debug)]
@@ -142,6 +144,55 @@ pub static TOOLS: &[ToolSpec] = &[
          time, kind, sha256 (for readable files), symlink target, and whether the session policy \
          lets you read and change it (with the reason when not). Works on secrets too (metadata \
          only). Errors: NOT_FOUND, PATH_REJECTED, POLICY_DENIED (.git)."),
+    tool!("write_file", WriteFileArgs, mutate::write_file, mutates: true, destructive: true, idempotent: true,
+        "Create a file or replace its whole content, atomically (missing parent directories are \
+         created). To change part of an existing file prefer edit_file or apply_patch. When \
+         replacing, pass expected_sha256 from your last read_file so a file changed since is not \
+         overwritten. A CRLF file keeps CRLF and a BOM is kept. Returns the new sha256 and a \
+         diff. Errors: ALREADY_EXISTS (mode create), NOT_FOUND (mode replace), WRITE_CONFLICT \
+         (file changed since you read it: re-read and retry with the current sha256), \
+         POLICY_DENIED (secrets, .git, generated, vendored, lock files, read-only session), \
+         PATH_REJECTED, LIMIT_EXCEEDED (too large)."),
+    tool!("edit_file", EditFileArgs, edit::edit_file, mutates: true, destructive: true, idempotent: false,
+        "Change a file by exact text replacement. Each edit's old_text must appear exactly once \
+         (include enough surrounding lines) unless replace_all is set; edits apply in order, all \
+         or none. Write line breaks as \\n even in CRLF files; the file's line endings, BOM and \
+         final newline are kept. dry_run returns the diff without writing. Errors: EDIT_NO_MATCH \
+         (names the closest lines and says when only whitespace or line endings differ: re-read \
+         and copy exactly), EDIT_AMBIGUOUS (lists every matching line), WRITE_CONFLICT, \
+         POLICY_DENIED, NOT_FOUND, ENCODING_ERROR, UNSUPPORTED_BINARY."),
+    tool!("apply_patch", ApplyPatchArgs, patch::apply_patch, mutates: true, destructive: true, idempotent: false,
+        "Apply a unified diff (one or many files; git headers for new, deleted and renamed files; \
+         a/ b/ prefixes) or a \"*** Begin Patch\" envelope (Add/Update/Delete File, Move to). \
+         All or nothing: if any hunk of any file does not match, nothing changes. Context must \
+         match exactly; a hunk found away from its stated line is applied and reported. \
+         dry_run checks without writing. Errors: PATCH_PARSE_ERROR (names the line), \
+         PATCH_CONFLICT (names file and hunk, shows expected and found lines: re-read and \
+         regenerate), PATCH_BUDGET_EXCEEDED (split the patch), UNSUPPORTED_BINARY, \
+         POLICY_DENIED, PATH_REJECTED."),
+    tool!("append_file", AppendFileArgs, mutate::append_file, mutates: true, destructive: false, idempotent: false,
+        "Append text to the end of a file (created when missing). The file ends up either as \
+         before or fully appended, never half. Errors: WRITE_CONFLICT, POLICY_DENIED, \
+         PATH_REJECTED, ENCODING_ERROR, UNSUPPORTED_BINARY, LIMIT_EXCEEDED."),
+    tool!("delete_file", DeleteFileArgs, mutate::delete_file, mutates: true, destructive: true, idempotent: false,
+        "Delete one file (never a directory or symlink). Pass expected_sha256 to be sure you \
+         delete what you read. Errors: NOT_FOUND, NOT_A_FILE, WRITE_CONFLICT, POLICY_DENIED, \
+         PATH_REJECTED."),
+    tool!("move_file", MoveFileArgs, mutate::move_file, mutates: true, destructive: true, idempotent: false,
+        "Move or rename a file. An existing destination is never overwritten unless you pass \
+         its current sha256 as destination_sha256. Errors: ALREADY_EXISTS, NOT_FOUND, \
+         WRITE_CONFLICT, POLICY_DENIED (also when the session does not allow moves), \
+         PATH_REJECTED."),
+    tool!("diff_workspace", DiffWorkspaceArgs, workspace::diff_workspace, mutates: false, destructive: false, idempotent: true,
+        "Show everything this session changed through the tools (created, modified, deleted and \
+         moved files) as a unified diff with per-file statistics and the diff's sha256. Use it \
+         to review your work before finishing. Secret content is never shown. Errors: \
+         PATH_REJECTED (bad filter path)."),
+    tool!("revert", RevertArgs, workspace::revert, mutates: true, destructive: true, idempotent: false,
+        "Restore files to how they were when the session began (a file the session created is \
+         deleted). Pass each file's current sha256 in expected_sha256s to be sure. All or \
+         nothing. Errors: INVALID_INPUT (a path the session did not change), WRITE_CONFLICT, \
+         POLICY_DENIED, PATH_REJECTED."),
 ];
 
 /// Looks a tool up by name.
@@ -152,7 +203,10 @@ pub fn find(name: &str) -> Option<&'static ToolSpec> {
 /// The tools a session offers: mutation tools are left out when it is read-only.
 pub fn offered(session: &Session) -> impl Iterator<Item = &'static ToolSpec> {
     let read_only = session.policy.config.read_only;
-    TOOLS.iter().filter(move |t| !(read_only && t.mutates))
+    let moves = session.policy.config.allow_move;
+    TOOLS
+        .iter()
+        .filter(move |t| !(read_only && t.mutates) && (moves || t.name != "move_file"))
 }
 
 /// `describe` as a JSON array.
@@ -285,6 +339,36 @@ mod tests {
     }
 
     #[test]
+    fn describe_offers_mutations_only_to_writable_sessions() {
+        let tmp = tempfile::tempdir().unwrap();
+        let names = |policy: &str| -> Vec<String> {
+            let v: Value = serde_json::from_str(&describe(&session(tmp.path(), policy))).unwrap();
+            v.as_array()
+                .unwrap()
+                .iter()
+                .map(|t| t["name"].as_str().unwrap().to_string())
+                .collect()
+        };
+        let rw = names("");
+        for n in [
+            "write_file",
+            "edit_file",
+            "apply_patch",
+            "append_file",
+            "delete_file",
+            "diff_workspace",
+            "revert",
+        ] {
+            assert!(rw.contains(&n.to_string()), "{n}");
+        }
+        assert!(!rw.contains(&"move_file".to_string()));
+        assert!(names(r#"{"allow_move":true}"#).contains(&"move_file".to_string()));
+        let write = find("write_file").unwrap().describe();
+        assert_eq!(write["annotations"]["readOnlyHint"], false);
+        assert_eq!(write["annotations"]["destructiveHint"], true);
+    }
+
+    #[test]
     fn describe_lists_every_read_tool() {
         let tmp = tempfile::tempdir().unwrap();
         let v: Value =
@@ -303,7 +387,8 @@ mod tests {
                 "read_file",
                 "read_many",
                 "search_text",
-                "file_info"
+                "file_info",
+                "diff_workspace"
             ]
         );
         assert_eq!(v[0]["annotations"]["readOnlyHint"], true);

@@ -23,6 +23,7 @@ pub mod error;
 pub mod policy_file;
 pub mod runtime;
 pub mod session;
+mod state;
 
 pub use audit::{event_json, AuditSink, JsonLinesSink};
 pub use bindings::agent::file_tools::types::{AuditEvent, ErrorCode, FileKind, ToolError};

@@ -1,7 +1,7 @@
 //! `file-tools`: the command-line face of the host library.
 //!
 //! ```text
-//! file-tools [--repo DIR] [--read-only] [--policy FILE] [--audit-log FILE] call TOOL 'JSON-ARGS'|-
+//! file-tools [--repo DIR] [--read-only] [--policy FILE] [--audit-log FILE] [--state-dir DIR] call TOOL 'JSON-ARGS'|-
 //! file-tools [--policy FILE] [--read-only] schema
 //! file-tools compile OUT.cwasm
 //! ```
@@ -17,8 +17,10 @@ use file_tools_host::{describe_tools, policy_file, JsonLinesSink, Limits, Runtim
 use serde_json::{json, Value};
 
 const USAGE: &str = "usage:
-  file-tools [--repo DIR] [--read-only] [--policy FILE] [--audit-log FILE] call TOOL 'JSON-ARGS'
-      (give - as JSON-ARGS to read the arguments from stdin)
+  file-tools [--repo DIR] [--read-only] [--policy FILE] [--audit-log FILE] [--state-dir DIR]
+             call TOOL 'JSON-ARGS'
+      (give - as JSON-ARGS to read the arguments from stdin; --state-dir keeps the session
+       baseline across calls, for diff_workspace and revert)
   file-tools [--read-only] [--policy FILE] schema
   file-tools compile OUT.cwasm
 
@@ -32,6 +34,7 @@ struct Options {
     read_only: bool,
     policy: Option<PathBuf>,
     audit_log: Option<PathBuf>,
+    state_dir: Option<PathBuf>,
     command: Vec<String>,
 }
 
@@ -44,6 +47,7 @@ fn parse_options(args: Vec<String>) -> Result<Options, String> {
             "--repo" => o.repo = Some(PathBuf::from(value("--repo")?)),
             "--policy" => o.policy = Some(PathBuf::from(value("--policy")?)),
             "--audit-log" => o.audit_log = Some(PathBuf::from(value("--audit-log")?)),
+            "--state-dir" => o.state_dir = Some(PathBuf::from(value("--state-dir")?)),
             "--read-only" => o.read_only = true,
             "-h" | "--help" => return Err(String::new()),
             flag if flag.starts_with("--") => return Err(format!("unknown option {flag}")),
@@ -162,6 +166,9 @@ fn call(opts: &Options, tool: &str, args: &str) -> ExitCode {
         .writable(!opts.read_only)
         .policy(policy)
         .limits(limits);
+    if let Some(dir) = &opts.state_dir {
+        builder = builder.state_dir(dir);
+    }
     if let Some(log) = &opts.audit_log {
         match JsonLinesSink::open(log) {
             Ok(sink) => builder = builder.audit_sink(Arc::new(sink)),

@@ -13,7 +13,7 @@ use wasmtime::{Config, Engine};
 
 use crate::bindings::{FileTools, FileToolsPre};
 use crate::error::HostError;
-use crate::session::HostState;
+use crate::state::HostState;
 
 /// The component, as built from `guest/` by this crate's build script.
 pub const GUEST_WASM: &[u8] = include_bytes!(env!("FILE_TOOLS_GUEST_WASM"));

@@ -1,28 +1,32 @@
-//! A session: one repository, one policy, limits, an audit sink, and the component
-//! instance that serves its calls. A trap (fuel, memory, time, guest panic) fails only the
-//! call that hit it: the poisoned instance is dropped and the next call gets a fresh one.
+//! A session: one repository, one policy, limits, an audit sink, a private state directory,
+//! and the component instance that serves its calls. A trap (fuel, memory, time, guest
+//! panic) fails only the call that hit it: the poisoned instance is dropped and the next
+//! call gets a fresh one. Mutating calls hold an exclusive lock on the repository, shared
+//! by every session and process that uses file-tools on it.
 
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 use wasmtime::component::ResourceTable;
-use wasmtime::{ResourceLimiter, Store, Trap};
-use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
+use wasmtime::Store;
+use wasmtime_wasi::{FsPerms, WasiCtxBuilder};
 
 use crate::audit::AuditSink;
 use crate::bindings::agent::file_tools::types::{AuditEvent, ErrorCode, ToolError};
-use crate::bindings::exports::agent::file_tools::tools::{
-    FileInfoResult, FindFilesArgs, FindFilesResult, ListDirArgs, ListDirResult, ReadFileArgs,
-    ReadFileResult, ReadManyArgs, ReadManyResult, SearchTextArgs, SearchTextResult,
-};
-use crate::bindings::{agent, FileTools};
+use crate::bindings::exports::agent::file_tools::tools as t;
+use crate::bindings::FileTools;
 use crate::error::HostError;
 use crate::runtime::{Runtime, EPOCH_TICK};
+use crate::state::{internal, trap_error, HostState, MemoryLimiter};
 
 /// Name of the environment variable that carries the policy into the component.
 pub const POLICY_ENV: &str = "FILE_TOOLS_POLICY";
+/// Where the component finds its private state directory (a name no tool path reaches).
+pub const STATE_GUEST_PATH: &str = "/.file-tools-state";
 
 /// Limits applied to every call of a session.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -51,6 +55,7 @@ impl Default for Limits {
 pub struct SessionBuilder {
     runtime: Runtime,
     repo: Option<PathBuf>,
+    state_dir: Option<PathBuf>,
     writable: bool,
     policy: Value,
     limits: Limits,
@@ -61,6 +66,7 @@ impl std::fmt::Debug for SessionBuilder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("SessionBuilder")
             .field("repo", &self.repo)
+            .field("state_dir", &self.state_dir)
             .field("writable", &self.writable)
             .field("policy", &self.policy)
             .field("limits", &self.limits)
@@ -73,6 +79,7 @@ impl SessionBuilder {
         SessionBuilder {
             runtime: runtime.clone(),
             repo: None,
+            state_dir: None,
             writable: false,
             policy: Value::Object(Default::default()),
             limits: Limits::default(),
@@ -83,6 +90,15 @@ impl SessionBuilder {
     /// The repository directory: the only directory the component can see.
     pub fn repo(mut self, dir: impl Into<PathBuf>) -> Self {
         self.repo = Some(dir.into());
+        self
+    }
+
+    /// Where the session keeps its baseline (for `diff_workspace` and `revert`); must be
+    /// outside the repository. A session reopened on the same directory continues the same
+    /// baseline. Without one, a writable session uses a temporary directory removed when
+    /// the session is dropped.
+    pub fn state_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.state_dir = Some(dir.into());
         self
     }
 
@@ -115,18 +131,20 @@ impl SessionBuilder {
     /// component itself.
     ///
     /// # Errors
-    /// `HostError::Config` (no repository, policy not an object), `HostError::Repo` (the
-    /// directory cannot be opened), `HostError::Policy` (the component refused the policy).
+    /// `HostError::Config` (no repository, policy not an object, state directory inside the
+    /// repository), `HostError::Repo` (the directory cannot be opened), `HostError::Policy`
+    /// (the component refused the policy).
     pub fn build(self) -> Result<Session, HostError> {
         let repo = self
             .repo
             .clone()
             .ok_or_else(|| HostError::Config("no repository directory given".into()))?;
-        let meta = std::fs::metadata(&repo).map_err(|e| HostError::Repo {
+        let repo_err = |e| HostError::Repo {
             path: repo.display().to_string(),
             source: e,
-        })?;
-        if !meta.is_dir() {
+        };
+        let canonical_repo = std::fs::canonicalize(&repo).map_err(repo_err)?;
+        if !canonical_repo.is_dir() {
             return Err(HostError::Config(format!(
                 "{} is not a directory",
                 repo.display()
@@ -143,29 +161,104 @@ impl SessionBuilder {
             .get("read_only")
             .and_then(Value::as_bool)
             .unwrap_or(false);
-        let config = Arc::new(Config {
-            runtime: self.runtime,
-            repo: Some(repo),
-            read_only,
-            policy_json: policy.to_string(),
-            limits: self.limits,
-            sink: None,
-        });
+        let state = if read_only {
+            None
+        } else {
+            Some(match &self.state_dir {
+                Some(d) => StateDir::given(d, &canonical_repo)?,
+                None => StateDir::temporary()?,
+            })
+        };
         let mut session = Session {
-            config,
+            config: Arc::new(Config {
+                runtime: self.runtime,
+                repo: Some(canonical_repo),
+                state,
+                read_only,
+                policy_json: policy.to_string(),
+                limits: self.limits,
+                sink: None,
+                mutating: HashSet::new(),
+            }),
             instance: None,
             sequence: 0,
         };
         // Ask the component to parse the policy now rather than fail every call later.
         // This check is set-up, not a tool call: it reaches no sink and takes no number.
-        session
+        let tools = session
             .describe()
             .map_err(|e| HostError::Policy(e.message))?;
         if let Some(c) = Arc::get_mut(&mut session.config) {
             c.sink = self.sink;
+            c.mutating = mutating_tools(&tools);
         }
         session.sequence = 0;
         Ok(session)
+    }
+}
+
+/// Names of the tools whose annotations say they change files.
+fn mutating_tools(describe: &Value) -> HashSet<String> {
+    describe
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|t| t["annotations"]["readOnlyHint"] == Value::Bool(false))
+        .filter_map(|t| t["name"].as_str().map(str::to_string))
+        .collect()
+}
+
+/// The session's private state directory.
+#[derive(Debug)]
+struct StateDir {
+    path: PathBuf,
+    remove_on_drop: bool,
+}
+
+impl StateDir {
+    fn given(dir: &Path, repo: &Path) -> Result<StateDir, HostError> {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| HostError::Config(format!("state directory {}: {e}", dir.display())))?;
+        let path = std::fs::canonicalize(dir)
+            .map_err(|e| HostError::Config(format!("state directory {}: {e}", dir.display())))?;
+        if path.starts_with(repo) || repo.starts_with(&path) {
+            return Err(HostError::Config(format!(
+                "the state directory {} must lie outside the repository {}",
+                path.display(),
+                repo.display()
+            )));
+        }
+        Ok(StateDir {
+            path,
+            remove_on_drop: false,
+        })
+    }
+
+    fn temporary() -> Result<StateDir, HostError> {
+        static COUNTER: AtomicU64 = AtomicU64::new(0);
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.subsec_nanos());
+        let name = format!(
+            "file-tools-state-{}-{}-{nanos}",
+            std::process::id(),
+            COUNTER.fetch_add(1, Ordering::Relaxed)
+        );
+        let path = std::env::temp_dir().join(name);
+        std::fs::create_dir(&path)
+            .map_err(|e| HostError::Config(format!("state directory {}: {e}", path.display())))?;
+        Ok(StateDir {
+            path,
+            remove_on_drop: true,
+        })
+    }
+}
+
+impl Drop for StateDir {
+    fn drop(&mut self) {
+        if self.remove_on_drop {
+            let _ = std::fs::remove_dir_all(&self.path);
+        }
     }
 }
 
@@ -173,80 +266,16 @@ struct Config {
     runtime: Runtime,
     /// `None` only for [`describe_tools`], which never touches files.
     repo: Option<PathBuf>,
+    state: Option<StateDir>,
     read_only: bool,
     policy_json: String,
     limits: Limits,
     sink: Option<Arc<dyn AuditSink>>,
-}
-
-/// Per-instance state inside the store.
-pub struct HostState {
-    wasi: WasiCtx,
-    table: ResourceTable,
-    memory: MemoryLimiter,
-    events: Vec<AuditEvent>,
-}
-
-impl std::fmt::Debug for HostState {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("HostState")
-            .field("events", &self.events.len())
-            .finish_non_exhaustive()
-    }
-}
-
-impl WasiView for HostState {
-    fn ctx(&mut self) -> WasiCtxView<'_> {
-        WasiCtxView {
-            ctx: &mut self.wasi,
-            table: &mut self.table,
-        }
-    }
-}
-
-impl agent::file_tools::audit::Host for HostState {
-    fn emit(&mut self, event: AuditEvent) {
-        // Bounded: one call emits one event; a misbehaving guest cannot grow this forever.
-        if self.events.len() < 16 {
-            self.events.push(event);
-        }
-    }
-}
-
-impl agent::file_tools::types::Host for HostState {}
-
-/// Caps linear memory and remembers that the cap was hit, so the trap can be told apart.
-struct MemoryLimiter {
-    max: usize,
-    hit: bool,
-}
-
-impl ResourceLimiter for MemoryLimiter {
-    fn memory_growing(
-        &mut self,
-        _current: usize,
-        desired: usize,
-        _maximum: Option<usize>,
-    ) -> wasmtime::Result<bool> {
-        if desired > self.max {
-            self.hit = true;
-            wasmtime::bail!("memory limit of {} bytes reached", self.max);
-        }
-        Ok(true)
-    }
-
-    fn table_growing(
-        &mut self,
-        _current: usize,
-        desired: usize,
-        _maximum: Option<usize>,
-    ) -> wasmtime::Result<bool> {
-        Ok(desired <= 1_000_000)
-    }
+    mutating: HashSet<String>,
 }
 
 /// An open session. Calls take `&mut self`; open one session per thread, or share one
-/// behind a mutex.
+/// behind a mutex. Sessions on the same repository serialise their mutations.
 pub struct Session {
     config: Arc<Config>,
     instance: Option<(Store<HostState>, FileTools)>,
@@ -263,14 +292,34 @@ impl std::fmt::Debug for Session {
     }
 }
 
+macro_rules! typed_tools {
+    ($($(#[$doc:meta])* $name:ident / $export:ident ($args:ty) -> $ret:ty;)*) => {
+        $(
+            $(#[$doc])*
+            ///
+            /// # Errors
+            /// The tool's error codes (see the WIT `tools` interface), or `LIMIT_EXCEEDED` /
+            /// `INTERNAL` when the call trapped.
+            pub fn $name(&mut self, args: &$args) -> Result<$ret, ToolError> {
+                self.invoke(stringify!($name), |b, s| b.agent_file_tools_tools().$export(s, args))
+            }
+        )*
+    };
+}
+
 impl Session {
     pub fn builder(runtime: &Runtime) -> SessionBuilder {
         SessionBuilder::new(runtime)
     }
 
-    /// The repository directory.
+    /// The repository directory (canonical).
     pub fn repo(&self) -> Option<&Path> {
         self.config.repo.as_deref()
+    }
+
+    /// The state directory holding the session baseline, for writable sessions.
+    pub fn state_dir(&self) -> Option<&Path> {
+        self.config.state.as_ref().map(|s| s.path.as_path())
     }
 
     /// True when the session refuses every mutation.
@@ -280,22 +329,27 @@ impl Session {
 
     fn new_instance(&self) -> Result<(Store<HostState>, FileTools), ToolError> {
         let c = &self.config;
+        let open_err = |e: wasmtime::Error| {
+            ToolError::host(
+                ErrorCode::IoError,
+                format!("cannot open the repository: {e:#}"),
+            )
+        };
         let perms = if c.read_only {
             FsPerms::ReadOnly
         } else {
             FsPerms::ReadWrite
         };
         let mut wasi = WasiCtxBuilder::new();
-        // Must precede the preopen: the directory handle takes the setting with it.
+        // Must precede the preopens: each directory handle takes the setting with it.
         wasi.allow_blocking_current_thread(true);
         wasi.env(POLICY_ENV, &c.policy_json);
         if let Some(repo) = &c.repo {
-            wasi.preopened_dir(repo, "/", perms).map_err(|e| {
-                ToolError::host(
-                    ErrorCode::IoError,
-                    format!("cannot open the repository: {e:#}"),
-                )
-            })?;
+            wasi.preopened_dir(repo, "/", perms).map_err(open_err)?;
+        }
+        if let Some(state) = &c.state {
+            wasi.preopened_dir(&state.path, STATE_GUEST_PATH, FsPerms::ReadWrite)
+                .map_err(open_err)?;
         }
         let state = HostState {
             wasi: wasi.build(),
@@ -306,8 +360,7 @@ impl Session {
             },
             events: Vec::new(),
         };
-        let engine = c.runtime.engine();
-        let mut store = Store::new(engine, state);
+        let mut store = Store::new(c.runtime.engine(), state);
         store.limiter(|s| &mut s.memory);
         store
             .set_fuel(c.limits.fuel_per_call)
@@ -321,6 +374,24 @@ impl Session {
         Ok((store, bindings))
     }
 
+    /// Takes the repository's mutation lock when `tool` changes files.
+    fn lock_for(&self, tool: &str) -> Result<Option<std::fs::File>, ToolError> {
+        let (Some(repo), true) = (&self.config.repo, self.config.mutating.contains(tool)) else {
+            return Ok(None);
+        };
+        let lock_err = |e: std::io::Error| {
+            ToolError::host(
+                ErrorCode::IoError,
+                format!("cannot lock the repository for a change: {e}"),
+            )
+        };
+        // flock on the directory itself: every open of it is a separate lock holder, so
+        // threads, sessions and processes all serialise, and nothing is created in the repo.
+        let f = std::fs::File::open(repo).map_err(lock_err)?;
+        f.lock().map_err(lock_err)?;
+        Ok(Some(f))
+    }
+
     /// Runs one export call with limits armed, and forwards its audit event.
     fn invoke<R>(
         &mut self,
@@ -328,6 +399,13 @@ impl Session {
         f: impl FnOnce(&FileTools, &mut Store<HostState>) -> wasmtime::Result<Result<R, ToolError>>,
     ) -> Result<R, ToolError> {
         let started = Instant::now();
+        let _lock = match self.lock_for(tool) {
+            Ok(l) => l,
+            Err(e) => {
+                self.forward(Vec::new(), tool, Some(&e), started);
+                return Err(e);
+            }
+        };
         let instance = match self.instance.take() {
             Some(i) => Ok(i),
             None => self.new_instance(),
@@ -422,64 +500,43 @@ impl Session {
         parse_json(&text)
     }
 
-    /// See the `list-dir` function of the WIT `tools` interface.
+    /// Describes one path (see `file-info` in the WIT `tools` interface).
     ///
     /// # Errors
     /// The tool's error codes, or `LIMIT_EXCEEDED`/`INTERNAL` on a trap.
-    pub fn list_dir(&mut self, args: &ListDirArgs) -> Result<ListDirResult, ToolError> {
-        self.invoke("list_dir", |b, s| {
-            b.agent_file_tools_tools().call_list_dir(s, args)
-        })
-    }
-
-    /// See the `find-files` function of the WIT `tools` interface.
-    ///
-    /// # Errors
-    /// The tool's error codes, or `LIMIT_EXCEEDED`/`INTERNAL` on a trap.
-    pub fn find_files(&mut self, args: &FindFilesArgs) -> Result<FindFilesResult, ToolError> {
-        self.invoke("find_files", |b, s| {
-            b.agent_file_tools_tools().call_find_files(s, args)
-        })
-    }
-
-    /// See the `read-file` function of the WIT `tools` interface.
-    ///
-    /// # Errors
-    /// The tool's error codes, or `LIMIT_EXCEEDED`/`INTERNAL` on a trap.
-    pub fn read_file(&mut self, args: &ReadFileArgs) -> Result<ReadFileResult, ToolError> {
-        self.invoke("read_file", |b, s| {
-            b.agent_file_tools_tools().call_read_file(s, args)
-        })
-    }
-
-    /// See the `read-many` function of the WIT `tools` interface.
-    ///
-    /// # Errors
-    /// The tool's error codes, or `LIMIT_EXCEEDED`/`INTERNAL` on a trap.
-    pub fn read_many(&mut self, args: &ReadManyArgs) -> Result<ReadManyResult, ToolError> {
-        self.invoke("read_many", |b, s| {
-            b.agent_file_tools_tools().call_read_many(s, args)
-        })
-    }
-
-    /// See the `search-text` function of the WIT `tools` interface.
-    ///
-    /// # Errors
-    /// The tool's error codes, or `LIMIT_EXCEEDED`/`INTERNAL` on a trap.
-    pub fn search_text(&mut self, args: &SearchTextArgs) -> Result<SearchTextResult, ToolError> {
-        self.invoke("search_text", |b, s| {
-            b.agent_file_tools_tools().call_search_text(s, args)
-        })
-    }
-
-    /// See the `file-info` function of the WIT `tools` interface.
-    ///
-    /// # Errors
-    /// The tool's error codes, or `LIMIT_EXCEEDED`/`INTERNAL` on a trap.
-    pub fn file_info(&mut self, path: &str) -> Result<FileInfoResult, ToolError> {
+    pub fn file_info(&mut self, path: &str) -> Result<t::FileInfoResult, ToolError> {
         self.invoke("file_info", |b, s| {
             b.agent_file_tools_tools().call_file_info(s, path)
         })
+    }
+
+    typed_tools! {
+        /// Lists a directory.
+        list_dir / call_list_dir(t::ListDirArgs) -> t::ListDirResult;
+        /// Finds files by glob.
+        find_files / call_find_files(t::FindFilesArgs) -> t::FindFilesResult;
+        /// Reads a text file or a range of it.
+        read_file / call_read_file(t::ReadFileArgs) -> t::ReadFileResult;
+        /// Reads several files.
+        read_many / call_read_many(t::ReadManyArgs) -> t::ReadManyResult;
+        /// Searches file contents.
+        search_text / call_search_text(t::SearchTextArgs) -> t::SearchTextResult;
+        /// Creates or replaces a file.
+        write_file / call_write_file(t::WriteFileArgs) -> t::MutationResult;
+        /// Exact-replacement edits.
+        edit_file / call_edit_file(t::EditFileArgs) -> t::MutationResult;
+        /// Applies a patch, all or nothing.
+        apply_patch / call_apply_patch(t::ApplyPatchArgs) -> t::MutationResult;
+        /// Appends to a file.
+        append_file / call_append_file(t::AppendFileArgs) -> t::MutationResult;
+        /// Deletes a file.
+        delete_file / call_delete_file(t::DeleteFileArgs) -> t::MutationResult;
+        /// Moves a file.
+        move_file / call_move_file(t::MoveFileArgs) -> t::MutationResult;
+        /// The session's changes as a diff.
+        diff_workspace / call_diff_workspace(t::DiffWorkspaceArgs) -> t::DiffWorkspaceResult;
+        /// Restores files to the session baseline.
+        revert / call_revert(t::RevertArgs) -> t::MutationResult;
     }
 }
 
@@ -495,10 +552,12 @@ pub fn describe_tools(runtime: &Runtime, policy: Value) -> Result<Value, HostErr
     let config = Arc::new(Config {
         runtime: runtime.clone(),
         repo: None,
+        state: None,
         read_only,
         policy_json: policy.to_string(),
         limits: Limits::default(),
         sink: None,
+        mutating: HashSet::new(),
     });
     let mut session = Session {
         config,
@@ -519,29 +578,4 @@ fn parse_json(text: &str) -> Result<Value, ToolError> {
             format!("the component returned malformed JSON: {e}"),
         )
     })
-}
-
-fn internal(e: &wasmtime::Error) -> ToolError {
-    ToolError::host(ErrorCode::Internal, format!("{e:#}"))
-}
-
-/// Turns a trap into the call's error: limits are `LIMIT_EXCEEDED`, anything else
-/// (a guest panic, a host failure) is `INTERNAL`.
-fn trap_error(e: &wasmtime::Error, store: &Store<HostState>) -> ToolError {
-    let limit = |what: &str| {
-        ToolError::host(ErrorCode::LimitExceeded, format!("the call was stopped: {what}; narrow the request (a smaller path, range or query) and retry"))
-    };
-    if store.data().memory.hit {
-        return limit("it reached the session's memory limit");
-    }
-    match e.downcast_ref::<Trap>() {
-        Some(Trap::OutOfFuel) => limit("it used all of its fuel (compute budget)"),
-        Some(Trap::Interrupt) => limit("it ran past the session's time limit"),
-        Some(Trap::StackOverflow) => limit("it overflowed the stack"),
-        Some(t) => ToolError::host(
-            ErrorCode::Internal,
-            format!("file-tools failed inside the sandbox ({t}); the call had no effect it can vouch for, and the session goes on"),
-        ),
-        None => internal(e),
-    }
 }

@@ -1,0 +1,227 @@
+//! `edit_file`: exact replacements, all or nothing.
+//!
+//! Each `old_text` must occur exactly once (or `replace_all` is set). Edits apply in order to
+//! the result of the previous one. A CRLF file is edited through its LF view, so the agent
+//! writes `\n`; its BOM and its final newline (or lack of one) are kept. When `old_text` is
+//! not found, the error says whether only whitespace or line endings differ and names the
+//! closest lines.
+
+use similar::TextDiff;
+
+use crate::api::{EditFileArgs, MutationResult};
+use crate::audit::CallLog;
+use crate::error::{ErrorCode, ToolError, ToolResult};
+use crate::session::Session;
+use crate::text::{line_of, TextFile};
+use crate::txn::{check_expected, check_size, commit, writable, Change};
+
+/// Most match lines listed in an `EDIT_AMBIGUOUS` error.
+const MAX_LISTED: usize = 50;
+
+/// Applies exact replacements to one file.
+///
+/// # Errors
+/// `INVALID_INPUT` (no edits, empty or unchanged `old_text`), `PATH_REJECTED`,
+/// `POLICY_DENIED`, `NOT_FOUND`, `WRITE_CONFLICT`, `UNSUPPORTED_BINARY`, `ENCODING_ERROR`,
+/// `EDIT_NO_MATCH`, `EDIT_AMBIGUOUS`, `LIMIT_EXCEEDED`, `IO_ERROR`.
+pub fn edit_file(s: &Session, log: &mut CallLog, a: &EditFileArgs) -> ToolResult<MutationResult> {
+    if a.edits.is_empty() {
+        return Err(ToolError::invalid(
+            "edits is empty; give at least one {old_text, new_text}",
+        ));
+    }
+    let w = writable(s, &a.path)?;
+    let shown = w.requested.to_string();
+    if !w.exists() {
+        return Err(ToolError::new(
+            ErrorCode::NotFound,
+            format!("'{shown}' does not exist; use write_file to create it"),
+        )
+        .with_path(shown));
+    }
+    let before = w.read(s)?;
+    check_expected(s, &shown, Some(&before), a.expected_sha256.as_deref())?;
+    let file = TextFile::decode(&shown, &before)?;
+    let mut body = file.lf_view();
+    let crlf = file.ending == crate::api::LineEnding::Crlf;
+    for (i, e) in a.edits.iter().enumerate() {
+        let n = i + 1;
+        let (old, new) = if crlf {
+            (
+                e.old_text.replace("\r\n", "\n"),
+                e.new_text.replace("\r\n", "\n"),
+            )
+        } else {
+            (e.old_text.clone(), e.new_text.clone())
+        };
+        if old.is_empty() {
+            return Err(ToolError::invalid(format!(
+                "edit {n}: old_text is empty; use write_file or append_file to add text to a file"
+            )));
+        }
+        if old == new {
+            return Err(ToolError::invalid(format!(
+                "edit {n}: old_text and new_text are the same"
+            )));
+        }
+        let hits = occurrences(&body, &old);
+        match hits.len() {
+            0 => return Err(no_match(&shown, n, &body, &old)),
+            1 => body.replace_range(hits[0]..hits[0] + old.len(), &new),
+            _ if e.replace_all.unwrap_or(false) => body = body.replace(&old, &new),
+            count => {
+                let lines: Vec<String> = hits
+                    .iter()
+                    .take(MAX_LISTED)
+                    .map(|&h| line_of(&body, h).to_string())
+                    .collect();
+                return Err(ToolError::new(
+                    ErrorCode::EditAmbiguous,
+                    format!(
+                        "edit {n}: old_text occurs {count} times in '{shown}' (lines {}); include more surrounding lines to make it unique, or set replace_all",
+                        lines.join(", ")
+                    ),
+                )
+                .with_path(shown)
+                .with_detail("edit", n.to_string())
+                .with_detail("match_lines", lines.join(",")));
+            }
+        }
+    }
+    let after = file.encode(&body);
+    check_size(s, &shown, after.len())?;
+    let change = Change::new(w.target, shown, Some(before), Some(after));
+    commit(s, log, vec![change], a.dry_run.unwrap_or(false), Vec::new())
+}
+
+/// Start offsets of every occurrence, overlapping ones included.
+fn occurrences(hay: &str, needle: &str) -> Vec<usize> {
+    let step = needle.chars().next().map_or(1, char::len_utf8);
+    let mut out = Vec::new();
+    let mut start = 0;
+    while let Some(p) = hay[start..].find(needle) {
+        out.push(start + p);
+        start += p + step;
+    }
+    out
+}
+
+fn squash_ws(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// Builds `EDIT_NO_MATCH` with the best diagnosis available.
+fn no_match(shown: &str, n: usize, body: &str, old: &str) -> ToolError {
+    let err = |msg: String| {
+        ToolError::new(ErrorCode::EditNoMatch, msg)
+            .with_path(shown)
+            .with_detail("edit", n.to_string())
+    };
+    // Line endings: the agent sent CRLF for an LF file, or LF for lines that end in CRLF.
+    for variant in [
+        old.replace("\r\n", "\n"),
+        old.replace("\r\n", "\n").replace('\n', "\r\n"),
+    ] {
+        if variant != old {
+            if let Some(p) = body.find(&variant) {
+                let line = line_of(body, p);
+                return err(format!(
+                    "edit {n}: old_text was not found in '{shown}', but it matches at line {line} if only line endings differ; send it with the file's line endings"
+                ))
+                .with_detail("closest_lines", line.to_string());
+            }
+        }
+    }
+    // Whitespace: the same lines apart from indentation or spacing.
+    let old_lines: Vec<String> = old
+        .lines()
+        .map(squash_ws)
+        .filter(|l| !l.is_empty())
+        .collect();
+    let body_lines: Vec<&str> = body.lines().collect();
+    if !old_lines.is_empty() {
+        let squashed: Vec<String> = body_lines.iter().map(|l| squash_ws(l)).collect();
+        let nonblank: Vec<usize> = (0..squashed.len())
+            .filter(|&i| !squashed[i].is_empty())
+            .collect();
+        let found: Vec<usize> = nonblank
+            .windows(old_lines.len())
+            .filter(|w| w.iter().zip(&old_lines).all(|(&i, o)| &squashed[i] == o))
+            .map(|w| w[0] + 1)
+            .take(5)
+            .collect();
+        if !found.is_empty() {
+            let lines: Vec<String> = found.iter().map(ToString::to_string).collect();
+            return err(format!(
+                "edit {n}: old_text was not found in '{shown}'; it differs only in whitespace (indentation or spacing) from line(s) {}; re-read those lines and copy them exactly",
+                lines.join(", ")
+            ))
+            .with_detail("closest_lines", lines.join(","));
+        }
+    }
+    // Otherwise: the lines most like the first line of old_text.
+    let first = old
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or("");
+    let mut scored: Vec<(f32, usize)> = body_lines
+        .iter()
+        .enumerate()
+        .take(50_000)
+        .filter(|(_, l)| !l.trim().is_empty())
+        .map(|(i, l)| (TextDiff::from_chars(first, l.trim()).ratio(), i))
+        .filter(|(r, _)| *r >= 0.5)
+        .collect();
+    scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+    scored.truncate(3);
+    if scored.is_empty() {
+        return err(format!(
+            "edit {n}: old_text was not found in '{shown}' and no line resembles it; re-read the file (read_file) and copy the text exactly"
+        ));
+    }
+    let shown_lines: Vec<String> = scored
+        .iter()
+        .map(|(_, i)| {
+            format!(
+                "line {}: {}",
+                i + 1,
+                body_lines[*i].trim().chars().take(120).collect::<String>()
+            )
+        })
+        .collect();
+    let numbers: Vec<String> = scored.iter().map(|(_, i)| (i + 1).to_string()).collect();
+    err(format!(
+        "edit {n}: old_text was not found in '{shown}'. Closest lines: {}. Re-read the file and copy the text exactly",
+        shown_lines.join(" | ")
+    ))
+    .with_detail("closest_lines", numbers.join(","))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn overlapping_occurrences_count() {
+        assert_eq!(occurrences("aaa", "aa"), [0, 1]);
+        assert_eq!(occurrences("éaéa", "éa"), [0, 3]);
+    }
+
+    #[test]
+    fn diagnoses_whitespace_and_line_endings() {
+        let body = "fn main() {\n    let x = 1;\n}\n";
+        let e = no_match("f", 1, body, "fn main() {\n  let x = 1;\n}");
+        assert!(e.message.contains("whitespace"), "{}", e.message);
+        assert_eq!(
+            e.details.get("closest_lines").map(String::as_str),
+            Some("1")
+        );
+        let e = no_match("f", 1, body, "let x = 1;\r\n}");
+        assert!(e.message.contains("line endings"), "{}", e.message);
+        let e = no_match("f", 1, body, "let y = 1;");
+        assert!(e.message.contains("line 2"), "{}", e.message);
+        let e = no_match("f", 1, body, "zzzzzzzzzzzzzzzzzzzz");
+        assert!(e.message.contains("no line resembles"), "{}", e.message);
+    }
+}

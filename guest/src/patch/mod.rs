@@ -1,0 +1,619 @@
+//! `apply_patch`: unified diffs and the `*** Begin Patch` envelope, applied all or nothing.
+//!
+//! Parsing (`parse`) yields [`FilePatch`]es. Planning then checks the budget, guards every
+//! path (old and new), applies every hunk in memory — context must match exactly; a hunk
+//! may be found at an offset from its stated line (reported), never by fuzz — and only
+//! when every file of the patch applies does `txn::commit` write anything.
+
+mod parse;
+
+use std::collections::BTreeMap;
+
+use crate::api::{ApplyPatchArgs, LineEnding, MutationResult};
+use crate::audit::CallLog;
+use crate::error::{ErrorCode, ToolError, ToolResult};
+use crate::path::LogicalPath;
+use crate::session::Session;
+use crate::text::ending_of;
+use crate::txn::{check_size, commit, writable, Change};
+
+pub use parse::parse;
+
+/// One file's part of a patch.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FilePatch {
+    /// Path before (`None`: the file is created).
+    pub old_path: Option<String>,
+    /// Path after (`None`: the file is deleted).
+    pub new_path: Option<String>,
+    pub hunks: Vec<Hunk>,
+    pub created: bool,
+    pub deleted: bool,
+    pub binary: bool,
+    pub mode_change: bool,
+    /// From a `diff --git` header.
+    pub git: bool,
+    /// Had `---`/`+++` lines.
+    pub has_headers: bool,
+    /// From a `*** Begin Patch` envelope (hunks located by context only).
+    pub envelope: bool,
+    /// Patch line of the file's header.
+    pub line: usize,
+}
+
+/// One hunk: lines carry their terminators (`"x\n"`), except a last line without one.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Hunk {
+    /// Line the old side starts at (from 1), when the header says.
+    pub old_start: Option<usize>,
+    pub old: Vec<String>,
+    pub new: Vec<String>,
+    /// Envelope `@@ text`: a line that must come before the hunk.
+    pub anchor: Option<String>,
+    /// Envelope `*** End of File`: the hunk must end at the end of the file.
+    pub at_eof: bool,
+    /// Patch line of the hunk header.
+    pub line: usize,
+}
+
+impl Hunk {
+    fn inserted(&self) -> usize {
+        self.new.len().saturating_sub(self.common())
+    }
+
+    fn deleted(&self) -> usize {
+        self.old.len().saturating_sub(self.common())
+    }
+
+    /// Context lines (present on both sides), counted from the shorter side's view.
+    fn common(&self) -> usize {
+        let mut old = self.old.clone();
+        old.sort();
+        let mut n = 0;
+        for l in &self.new {
+            if let Ok(i) = old.binary_search(l) {
+                old.remove(i);
+                n += 1;
+            }
+        }
+        n
+    }
+}
+
+fn budget_error(msg: String) -> ToolError {
+    ToolError::new(
+        ErrorCode::PatchBudgetExceeded,
+        format!("{msg}; nothing was applied. Split the change into smaller patches"),
+    )
+}
+
+fn check_budget(s: &Session, text: &str, patches: &[FilePatch]) -> ToolResult<()> {
+    let b = &s.policy.config.patch;
+    if text.len() as u64 > b.max_bytes {
+        return Err(budget_error(format!(
+            "the patch is {} bytes, over the {} byte budget",
+            text.len(),
+            b.max_bytes
+        )));
+    }
+    if patches.len() > b.max_files as usize {
+        return Err(budget_error(format!(
+            "the patch touches {} files, over the budget of {}",
+            patches.len(),
+            b.max_files
+        )));
+    }
+    let ins: usize = patches
+        .iter()
+        .flat_map(|p| &p.hunks)
+        .map(Hunk::inserted)
+        .sum();
+    let del: usize = patches
+        .iter()
+        .flat_map(|p| &p.hunks)
+        .map(Hunk::deleted)
+        .sum();
+    if ins > b.max_inserted_lines as usize {
+        return Err(budget_error(format!(
+            "the patch inserts {ins} lines, over the budget of {}",
+            b.max_inserted_lines
+        )));
+    }
+    if del > b.max_deleted_lines as usize {
+        return Err(budget_error(format!(
+            "the patch deletes {del} lines, over the budget of {}",
+            b.max_deleted_lines
+        )));
+    }
+    Ok(())
+}
+
+/// A file's state while the patch is planned.
+struct Planned {
+    shown: String,
+    target: LogicalPath,
+    before: Option<Vec<u8>>,
+    now: Option<String>,
+    /// The old path and content when this file is the new end of a rename.
+    renamed_from: Option<(String, Vec<u8>)>,
+    /// The old end of a rename.
+    moved_away: bool,
+}
+
+/// Applies a patch.
+///
+/// # Errors
+/// `PATCH_PARSE_ERROR`, `PATCH_BUDGET_EXCEEDED`, `UNSUPPORTED_BINARY`, `PATH_REJECTED`,
+/// `POLICY_DENIED`, `PATCH_CONFLICT` (naming file, hunk, expected and found lines),
+/// `ENCODING_ERROR`, `LIMIT_EXCEEDED`, `WRITE_CONFLICT`, `IO_ERROR`.
+pub fn apply_patch(
+    s: &Session,
+    log: &mut CallLog,
+    a: &ApplyPatchArgs,
+) -> ToolResult<MutationResult> {
+    let (patches, mut warnings) = parse(&a.patch)?;
+    check_budget(s, &a.patch, &patches)?;
+    if let Some(fp) = patches.iter().find(|p| p.binary) {
+        let p = fp
+            .new_path
+            .as_ref()
+            .or(fp.old_path.as_ref())
+            .cloned()
+            .unwrap_or_default();
+        return Err(ToolError::new(
+            ErrorCode::UnsupportedBinary,
+            format!("the patch changes binary file '{p}'; binary patches are not supported and nothing was applied"),
+        )
+        .with_path(p));
+    }
+    // Every path is guarded and checked before any hunk is looked at.
+    let mut checked = BTreeMap::new();
+    for fp in &patches {
+        for p in [&fp.old_path, &fp.new_path].into_iter().flatten() {
+            if !checked.contains_key(p) {
+                checked.insert(p.clone(), writable(s, p)?);
+            }
+        }
+    }
+    let mut files: Vec<Planned> = Vec::new();
+    for fp in &patches {
+        if fp.mode_change {
+            warnings.push(format!(
+                "mode change for '{}' ignored (file modes are not managed)",
+                fp.new_path
+                    .as_deref()
+                    .or(fp.old_path.as_deref())
+                    .unwrap_or("")
+            ));
+        }
+        plan_file(s, fp, &checked, &mut files, &mut warnings)?;
+    }
+    let mut changes = Vec::new();
+    for f in files {
+        let after = f.now.map(String::into_bytes);
+        if let Some(a) = &after {
+            check_size(s, &f.shown, a.len())?;
+        }
+        let mut c = Change::new(f.target, f.shown, f.before, after);
+        if f.moved_away {
+            c.label = Some("move_from");
+            c.quiet = true;
+        }
+        if let Some(from) = f.renamed_from {
+            c.label = Some("move_to");
+            c.renamed_from = Some(from);
+        }
+        changes.push(c);
+    }
+    commit(s, log, changes, a.dry_run.unwrap_or(false), warnings)
+}
+
+fn conflict(path: &str, msg: String) -> ToolError {
+    ToolError::new(
+        ErrorCode::PatchConflict,
+        format!("{msg}; nothing was applied"),
+    )
+    .with_path(path)
+}
+
+/// The planned state of `path`, loading it from disk on first use.
+fn state<'a>(
+    s: &Session,
+    files: &'a mut Vec<Planned>,
+    checked: &BTreeMap<String, crate::txn::Writable>,
+    path: &str,
+) -> ToolResult<&'a mut Planned> {
+    let w = checked
+        .get(path)
+        .ok_or_else(|| ToolError::new(ErrorCode::Internal, format!("'{path}' was not checked")))?;
+    if let Some(i) = files.iter().position(|f| f.target == w.target) {
+        return Ok(&mut files[i]);
+    }
+    let shown = w.requested.to_string();
+    let before = if w.exists() { Some(w.read(s)?) } else { None };
+    let now = match &before {
+        Some(b) => Some(String::from_utf8(b.clone()).map_err(|_| {
+            ToolError::new(
+                ErrorCode::EncodingError,
+                format!("'{shown}' is not valid UTF-8 text; it cannot be patched"),
+            )
+            .with_path(&shown)
+        })?),
+        None => None,
+    };
+    files.push(Planned {
+        shown,
+        target: w.target.clone(),
+        before,
+        now,
+        renamed_from: None,
+        moved_away: false,
+    });
+    Ok(files.last_mut().expect("just pushed"))
+}
+
+fn plan_file(
+    s: &Session,
+    fp: &FilePatch,
+    checked: &BTreeMap<String, crate::txn::Writable>,
+    files: &mut Vec<Planned>,
+    warnings: &mut Vec<String>,
+) -> ToolResult<()> {
+    match (&fp.old_path, &fp.new_path) {
+        (None, Some(new)) => {
+            let f = state(s, files, checked, new)?;
+            if f.now.is_some() {
+                return Err(conflict(
+                    &f.shown,
+                    format!("the patch creates '{}', which already exists", f.shown),
+                ));
+            }
+            let content: String = fp
+                .hunks
+                .iter()
+                .flat_map(|h| h.new.iter().map(String::as_str))
+                .collect();
+            if fp.hunks.iter().any(|h| !h.old.is_empty()) {
+                return Err(conflict(
+                    &f.shown,
+                    format!("the patch creates '{}' but its hunk has old lines", f.shown),
+                ));
+            }
+            f.now = Some(content);
+        }
+        (Some(old), None) => {
+            let f = state(s, files, checked, old)?;
+            let Some(now) = &f.now else {
+                return Err(conflict(
+                    &f.shown,
+                    format!("the patch deletes '{}', which does not exist", f.shown),
+                ));
+            };
+            if !fp.envelope || !fp.hunks.is_empty() {
+                let expected: String = fp
+                    .hunks
+                    .iter()
+                    .flat_map(|h| h.old.iter().map(String::as_str))
+                    .collect();
+                if !fp.hunks.is_empty() && &expected != now {
+                    return Err(conflict(&f.shown, format!("the patch deletes '{}', but the file's content differs from the patch's", f.shown)));
+                }
+            }
+            f.now = None;
+        }
+        (Some(old), Some(new)) => {
+            let (content, shown_old) = {
+                let f = state(s, files, checked, old)?;
+                let Some(now) = f.now.clone() else {
+                    return Err(conflict(
+                        &f.shown,
+                        format!("the patch changes '{}', which does not exist", f.shown),
+                    ));
+                };
+                (now, f.shown.clone())
+            };
+            let patched = apply_hunks(&shown_old, &content, fp, warnings)?;
+            if old == new
+                || checked.get(old).map(|w| &w.target) == checked.get(new).map(|w| &w.target)
+            {
+                state(s, files, checked, old)?.now = Some(patched);
+            } else {
+                let src = state(s, files, checked, old)?;
+                src.now = None;
+                let dest = state(s, files, checked, new)?;
+                if dest.now.is_some() {
+                    return Err(conflict(
+                        &dest.shown,
+                        format!(
+                            "the patch moves '{shown_old}' to '{}', which already exists",
+                            dest.shown
+                        ),
+                    ));
+                }
+                dest.now = Some(patched);
+                if dest.before.is_none() {
+                    dest.renamed_from = Some((shown_old, content.into_bytes()));
+                    state(s, files, checked, old)?.moved_away = true;
+                }
+            }
+        }
+        (None, None) => {}
+    }
+    Ok(())
+}
+
+/// Applies a file's hunks to its content.
+fn apply_hunks(
+    shown: &str,
+    content: &str,
+    fp: &FilePatch,
+    warnings: &mut Vec<String>,
+) -> ToolResult<String> {
+    let mut lines: Vec<String> = content.split_inclusive('\n').map(str::to_string).collect();
+    // A patch written with LF for a file that uses CRLF throughout is read in the file's style.
+    let translate = ending_of(content) == LineEnding::Crlf
+        && !fp
+            .hunks
+            .iter()
+            .any(|h| h.old.iter().chain(&h.new).any(|l| l.contains('\r')));
+    if translate {
+        warnings.push(format!("'{shown}' uses CRLF line endings; the patch's LF lines were matched and written as CRLF"));
+    }
+    let fix = |v: &[String]| -> Vec<String> {
+        if translate {
+            v.iter()
+                .map(|l| {
+                    l.strip_suffix('\n')
+                        .map_or_else(|| l.clone(), |b| format!("{b}\r\n"))
+                })
+                .collect()
+        } else {
+            v.to_vec()
+        }
+    };
+    let mut cursor = 0usize;
+    let mut delta: isize = 0;
+    for (k, h) in fp.hunks.iter().enumerate() {
+        let n = k + 1;
+        let old = fix(&h.old);
+        let new = fix(&h.new);
+        let mut from = cursor;
+        if let Some(anchor) = &h.anchor {
+            let found = (cursor..lines.len())
+                .find(|&i| lines[i].trim_end_matches(['\n', '\r']).trim() == anchor.trim());
+            match found {
+                Some(i) => from = i + 1,
+                None => {
+                    return Err(conflict(shown, format!("hunk {n} of '{shown}' (patch line {}): the line '{anchor}' it is anchored to was not found", h.line))
+                        .with_detail("hunk", n.to_string()))
+                }
+            }
+        }
+        let mut wanted: Option<usize> = h.old_start.map(|start| {
+            let base = if old.is_empty() {
+                start
+            } else {
+                start.saturating_sub(1)
+            };
+            (base as isize + delta).max(0) as usize
+        });
+        if wanted.is_none() && old.is_empty() && h.anchor.is_some() {
+            // Pure insertion right after its anchor line.
+            wanted = Some(from);
+        }
+        let at = if h.at_eof {
+            let p = lines
+                .len()
+                .checked_sub(old.len())
+                .filter(|&p| p >= from && lines[p..] == old[..]);
+            p
+        } else {
+            find(&lines, &old, from, wanted)
+        };
+        let Some(at) = at else {
+            return Err(hunk_conflict(
+                shown,
+                n,
+                h,
+                &lines,
+                &old,
+                wanted.unwrap_or(from),
+            ));
+        };
+        if let Some(w) = wanted {
+            if w != at {
+                let off = at as isize - w as isize;
+                warnings.push(format!(
+                    "hunk {n} of '{shown}' applied at line {} (offset {off:+})",
+                    at + 1
+                ));
+            }
+        }
+        lines.splice(at..at + old.len(), new.iter().cloned());
+        delta += new.len() as isize - old.len() as isize;
+        cursor = at + new.len();
+    }
+    Ok(lines.concat())
+}
+
+/// Where `old` occurs at or after `from`: at `wanted` if it matches there, else the nearest
+/// match to `wanted` (later first on ties), else the first after `from`.
+fn find(lines: &[String], old: &[String], from: usize, wanted: Option<usize>) -> Option<usize> {
+    if old.is_empty() {
+        return Some(
+            wanted
+                .unwrap_or(lines.len())
+                .clamp(from.min(lines.len()), lines.len()),
+        );
+    }
+    let last = lines.len().checked_sub(old.len())?;
+    let matches_at = |p: usize| p >= from && p <= last && lines[p..p + old.len()] == old[..];
+    match wanted {
+        Some(w) => {
+            for d in 0..=lines.len() {
+                if matches_at(w + d) {
+                    return Some(w + d);
+                }
+                if d > 0 && d <= w && matches_at(w - d) {
+                    return Some(w - d);
+                }
+                if w + d > last && d > w {
+                    break;
+                }
+            }
+            None
+        }
+        None => (from..=last).find(|&p| matches_at(p)),
+    }
+}
+
+fn hunk_conflict(
+    shown: &str,
+    n: usize,
+    h: &Hunk,
+    lines: &[String],
+    old: &[String],
+    at: usize,
+) -> ToolError {
+    let show = |v: &[String]| -> String {
+        v.iter()
+            .take(6)
+            .map(|l| format!("  {}", l.trim_end_matches(['\n', '\r'])))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    let found_end = (at + old.len().max(1)).min(lines.len());
+    let found = if at < lines.len() {
+        show(&lines[at..found_end])
+    } else {
+        "  (end of file)".to_string()
+    };
+    conflict(
+        shown,
+        format!(
+            "hunk {n} of '{shown}' (patch line {}) does not match the file; expected at line {}:\n{}\nfound:\n{}\nre-read the file and regenerate the patch",
+            h.line,
+            at + 1,
+            show(old),
+            found
+        ),
+    )
+    .with_detail("hunk", n.to_string())
+    .with_detail("expected_line", (at + 1).to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fp(hunks: Vec<Hunk>) -> FilePatch {
+        FilePatch {
+            old_path: Some("f".into()),
+            new_path: Some("f".into()),
+            hunks,
+            ..Default::default()
+        }
+    }
+
+    fn h(start: Option<usize>, old: &[&str], new: &[&str]) -> Hunk {
+        Hunk {
+            old_start: start,
+            old: old.iter().map(|s| s.to_string()).collect(),
+            new: new.iter().map(|s| s.to_string()).collect(),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn hunks_apply_in_place_and_at_offsets() {
+        let mut w = Vec::new();
+        let text = "a\nb\nc\nd\ne\n";
+        let out = apply_hunks(
+            "f",
+            text,
+            &fp(vec![
+                h(Some(2), &["b\n"], &["B\n"]),
+                h(Some(4), &["d\n"], &["D\n", "D2\n"]),
+            ]),
+            &mut w,
+        )
+        .unwrap();
+        assert_eq!(out, "a\nB\nc\nD\nD2\ne\n");
+        assert!(w.is_empty());
+        let out =
+            apply_hunks("f", text, &fp(vec![h(Some(1), &["c\n"], &["C\n"])]), &mut w).unwrap();
+        assert_eq!(out, "a\nb\nC\nd\ne\n");
+        assert!(w[0].contains("offset +2"), "{w:?}");
+    }
+
+    #[test]
+    fn mismatched_context_is_a_conflict_naming_the_hunk() {
+        let e = apply_hunks(
+            "f",
+            "a\nb\n",
+            &fp(vec![h(Some(1), &["x\n"], &["y\n"])]),
+            &mut Vec::new(),
+        )
+        .unwrap_err();
+        assert_eq!(e.code, ErrorCode::PatchConflict);
+        assert_eq!(e.details.get("hunk").map(String::as_str), Some("1"));
+        assert!(e.message.contains("expected at line 1"), "{}", e.message);
+    }
+
+    #[test]
+    fn pure_insertions_use_the_header_line() {
+        let out = apply_hunks(
+            "f",
+            "a\nb\n",
+            &fp(vec![h(Some(1), &[], &["x\n"])]),
+            &mut Vec::new(),
+        )
+        .unwrap();
+        assert_eq!(out, "a\nx\nb\n");
+        let out = apply_hunks(
+            "f",
+            "a\nb\n",
+            &fp(vec![h(Some(0), &[], &["x\n"])]),
+            &mut Vec::new(),
+        )
+        .unwrap();
+        assert_eq!(out, "x\na\nb\n");
+    }
+
+    #[test]
+    fn crlf_files_take_lf_patches() {
+        let mut w = Vec::new();
+        let out = apply_hunks(
+            "f",
+            "a\r\nb\r\n",
+            &fp(vec![h(Some(2), &["b\n"], &["c\n"])]),
+            &mut w,
+        )
+        .unwrap();
+        assert_eq!(out, "a\r\nc\r\n");
+        assert_eq!(w.len(), 1);
+    }
+
+    #[test]
+    fn envelope_hunks_follow_anchors_and_eof() {
+        let mut p = fp(vec![Hunk {
+            anchor: Some("fn b() {".into()),
+            old: vec!["    x\n".into()],
+            new: vec!["    y\n".into()],
+            ..Default::default()
+        }]);
+        p.envelope = true;
+        let text = "fn a() {\n    x\n}\nfn b() {\n    x\n}\n";
+        let out = apply_hunks("f", text, &p, &mut Vec::new()).unwrap();
+        assert_eq!(out, "fn a() {\n    x\n}\nfn b() {\n    y\n}\n");
+        let mut p = fp(vec![Hunk {
+            at_eof: true,
+            old: vec!["x\n".into()],
+            new: vec!["z\n".into()],
+            ..Default::default()
+        }]);
+        p.envelope = true;
+        let out = apply_hunks("f", "x\ny\nx\n", &p, &mut Vec::new()).unwrap();
+        assert_eq!(out, "x\ny\nz\n");
+    }
+}

@@ -1,0 +1,104 @@
+//! What lives inside a store: WASI context, the memory limiter, and the audit events the
+//! guest emits during one call; and how a trap becomes a tool error.
+
+use wasmtime::component::ResourceTable;
+use wasmtime::{ResourceLimiter, Store, Trap};
+use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
+
+use crate::bindings::agent;
+use crate::bindings::agent::file_tools::types::{AuditEvent, ErrorCode, ToolError};
+
+/// Per-instance state inside the store.
+pub struct HostState {
+    pub(crate) wasi: WasiCtx,
+    pub(crate) table: ResourceTable,
+    pub(crate) memory: MemoryLimiter,
+    pub(crate) events: Vec<AuditEvent>,
+}
+
+impl std::fmt::Debug for HostState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HostState")
+            .field("events", &self.events.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl WasiView for HostState {
+    fn ctx(&mut self) -> WasiCtxView<'_> {
+        WasiCtxView {
+            ctx: &mut self.wasi,
+            table: &mut self.table,
+        }
+    }
+}
+
+impl agent::file_tools::audit::Host for HostState {
+    fn emit(&mut self, event: AuditEvent) {
+        // Bounded: one call emits one event; a misbehaving guest cannot grow this forever.
+        if self.events.len() < 16 {
+            self.events.push(event);
+        }
+    }
+}
+
+impl agent::file_tools::types::Host for HostState {}
+
+/// Caps linear memory and remembers that the cap was hit, so the trap can be told apart.
+#[derive(Debug)]
+pub(crate) struct MemoryLimiter {
+    pub(crate) max: usize,
+    pub(crate) hit: bool,
+}
+
+impl ResourceLimiter for MemoryLimiter {
+    fn memory_growing(
+        &mut self,
+        _current: usize,
+        desired: usize,
+        _maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        if desired > self.max {
+            self.hit = true;
+            wasmtime::bail!("memory limit of {} bytes reached", self.max);
+        }
+        Ok(true)
+    }
+
+    fn table_growing(
+        &mut self,
+        _current: usize,
+        desired: usize,
+        _maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        Ok(desired <= 1_000_000)
+    }
+}
+
+pub(crate) fn internal(e: &wasmtime::Error) -> ToolError {
+    ToolError::host(ErrorCode::Internal, format!("{e:#}"))
+}
+
+/// Turns a trap into the call's error: limits are `LIMIT_EXCEEDED`, anything else
+/// (a guest panic, a host failure) is `INTERNAL`.
+pub(crate) fn trap_error(e: &wasmtime::Error, store: &Store<HostState>) -> ToolError {
+    let limit = |what: &str| {
+        ToolError::host(
+            ErrorCode::LimitExceeded,
+            format!("the call was stopped: {what}; nothing was changed. Narrow the request (a smaller path, range or query) and retry"),
+        )
+    };
+    if store.data().memory.hit {
+        return limit("it reached the session's memory limit");
+    }
+    match e.downcast_ref::<Trap>() {
+        Some(Trap::OutOfFuel) => limit("it used all of its fuel (compute budget)"),
+        Some(Trap::Interrupt) => limit("it ran past the session's time limit"),
+        Some(Trap::StackOverflow) => limit("it overflowed the stack"),
+        Some(t) => ToolError::host(
+            ErrorCode::Internal,
+            format!("file-tools failed inside the sandbox ({t}); the call had no effect it can vouch for, and the session goes on"),
+        ),
+        None => internal(e),
+    }
+}
