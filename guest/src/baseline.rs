@@ -31,9 +31,11 @@ struct Index {
     entries: BTreeMap<String, Entry>,
 }
 
+/// Entries and blobs of a baseline kept in memory.
+type MemoryBaseline = (BTreeMap<String, Entry>, BTreeMap<String, Vec<u8>>);
+
 /// Baselines kept in memory when there is no state directory.
-static MEMORY: Mutex<Option<(BTreeMap<String, Entry>, BTreeMap<String, Vec<u8>>)>> =
-    Mutex::new(None);
+static MEMORY: Mutex<Option<MemoryBaseline>> = Mutex::new(None);
 
 /// The baseline of one session.
 #[derive(Debug)]

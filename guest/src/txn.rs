@@ -493,7 +493,19 @@ fn apply(s: &Session, changes: &[Change]) -> ToolResult<()> {
         }
         done.push(i);
     }
+    for c in changes.iter().filter(|c| c.after.is_none()) {
+        remove_emptied_dirs(s, &c.target);
+    }
     Ok(())
+}
+
+/// Removes the directories a deletion left empty, up to (never including) the root, as
+/// `git apply` does.
+fn remove_emptied_dirs(s: &Session, deleted: &LogicalPath) {
+    let mut dir = deleted.parent();
+    while !dir.is_root() && fs::remove_dir(s.fs.real(&dir)).is_ok() {
+        dir = dir.parent();
+    }
 }
 
 /// Puts back files already committed, newest first.
@@ -506,6 +518,9 @@ fn rollback(s: &Session, changes: &[Change], done: &[usize]) {
                 let _ = fs::remove_file(&real);
             }
             Some(before) => {
+                if let Some(dir) = real.parent() {
+                    let _ = fs::create_dir_all(dir);
+                }
                 let tmp = temp_path(s, &c.target);
                 if write_temp(&tmp, before)
                     .and_then(|_| fs::rename(&tmp, &real))

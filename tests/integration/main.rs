@@ -6,9 +6,14 @@ mod support;
 
 mod audit;
 mod cli;
+mod concurrency;
+mod git_apply;
 mod limits;
 mod list;
+mod mutate;
 mod paths;
 mod policy;
 mod read;
+mod scenarios;
 mod search;
+mod workspace;

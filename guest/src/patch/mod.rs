@@ -402,11 +402,10 @@ fn apply_hunks(
             wanted = Some(from);
         }
         let at = if h.at_eof {
-            let p = lines
+            lines
                 .len()
                 .checked_sub(old.len())
-                .filter(|&p| p >= from && lines[p..] == old[..]);
-            p
+                .filter(|&p| p >= from && lines[p..] == old[..])
         } else {
             find(&lines, &old, from, wanted)
         };

@@ -127,7 +127,6 @@ fn unquote(s: &str, line: usize) -> ToolResult<String> {
 fn header_path(raw: &str, line: usize) -> ToolResult<Option<String>> {
     let raw = strip_nl(raw);
     let p = if raw.starts_with('"') {
-        let end = raw[1..].find(|c| c == '"').map(|i| i + 2);
         // Find the closing quote that is not escaped.
         let mut close = None;
         let b = raw.as_bytes();
@@ -142,9 +141,7 @@ fn header_path(raw: &str, line: usize) -> ToolResult<Option<String>> {
                 _ => i += 1,
             }
         }
-        let end = close
-            .or(end)
-            .ok_or_else(|| parse_err(line, "unterminated quoted path"))?;
+        let end = close.ok_or_else(|| parse_err(line, "unterminated quoted path"))?;
         unquote(&raw[..end], line)?
     } else {
         raw.split('\t').next().unwrap_or("").trim_end().to_string()
