@@ -14,12 +14,13 @@ cp -a "$src" "$work/repo"
 echo "outside the repository" > "$work/outside.txt"
 ln -s ../outside.txt "$work/repo/escape-link"
 audit="$work/audit.jsonl"
+state="$work/state"
 
 run() {
     echo
     echo "\$ file-tools call $1 '$2'"
     set +e
-    "$bin" --repo "$work/repo" --audit-log "$audit" call "$1" "$2"
+    "$bin" --repo "$work/repo" --audit-log "$audit" --state-dir "$state" call "$1" "$2"
     echo "(exit $?)"
     set -e
 }
@@ -33,6 +34,14 @@ run read_file '{"path":".env"}'
 run read_file '{"path":"../outside.txt"}'
 run read_file '{"path":"escape-link"}'
 run read_many '{"paths":["README.md","docs/usage.md","missing.txt"]}'
+run edit_file '{"path":"src/lib.rs","edits":[{"old_text":"    a - b\n","new_text":"    a.saturating_sub(b)\n"}]}'
+run edit_file '{"path":"src/lib.rs","edits":[{"old_text":"a + b","new_text":"b + a"}],"expected_sha256":"0000000000000000000000000000000000000000000000000000000000000000"}'
+run apply_patch '{"patch":"--- a/docs/usage.md\n+++ b/docs/usage.md\n@@ -1 +1,2 @@\n Call `add` or `sub` with two integers.\n+Both saturate instead of overflowing.\n"}'
+run write_file '{"path":".env","content":"STOLEN=1\n"}'
+run write_file '{"path":"src/ops/mul.rs","content":"pub fn mul(a: i64, b: i64) -> i64 {\n    a * b\n}\n"}'
+run diff_workspace '{}'
+run revert '{"paths":["docs/usage.md"]}'
+run diff_workspace '{"stat_only":true}'
 echo
 echo "audit log ($(wc -l < "$audit") events):"
 cat "$audit"

@@ -23,6 +23,11 @@ wit_bindgen::generate!({
 use agent::file_tools::types as wt;
 use exports::agent::file_tools::tools as wx;
 
+/// `host-fs.copy-mode`, for `modes`.
+pub(crate) fn copy_mode(from: &str, to: &str) -> bool {
+    agent::file_tools::host_fs::copy_mode(from, to)
+}
+
 struct Component;
 
 export!(Component);

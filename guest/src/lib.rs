@@ -16,6 +16,7 @@ pub mod fsx;
 pub mod glob;
 pub mod hash;
 pub mod list;
+pub mod modes;
 pub mod mutate;
 pub mod patch;
 pub mod path;

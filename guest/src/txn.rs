@@ -457,6 +457,14 @@ fn apply(s: &Session, changes: &[Change]) -> ToolResult<()> {
             cleanup(&temps);
             return Err(ToolError::io(&c.shown, &e));
         }
+        if c.before.is_some() {
+            // A replaced file keeps its permission bits (WASI cannot set them itself).
+            let tmp_logical = c
+                .target
+                .parent()
+                .join(tmp.file_name().and_then(|n| n.to_str()).unwrap_or_default());
+            crate::modes::copy_mode(&c.target, &tmp_logical);
+        }
         temps.push(Some(tmp));
     }
     // The last check before anything becomes visible: every file is still as planned.

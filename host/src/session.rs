@@ -352,6 +352,7 @@ impl Session {
                 .map_err(open_err)?;
         }
         let state = HostState {
+            repo: c.repo.clone(),
             wasi: wasi.build(),
             table: ResourceTable::new(),
             memory: MemoryLimiter {

@@ -501,3 +501,50 @@ fn no_temporary_file_survives_and_none_is_visible() {
         "PATH_REJECTED"
     );
 }
+
+#[cfg(unix)]
+#[test]
+fn replaced_files_keep_their_permission_bits() {
+    use std::os::unix::fs::PermissionsExt;
+    let fx = Fixture::new();
+    fx.write("run.sh", b"#!/bin/sh\necho one\n");
+    std::fs::set_permissions(
+        fx.repo.join("run.sh"),
+        std::fs::Permissions::from_mode(0o755),
+    )
+    .unwrap();
+    std::fs::set_permissions(
+        fx.repo.join("pom.xml"),
+        std::fs::Permissions::from_mode(0o600),
+    )
+    .unwrap();
+    let mut s = fx.session();
+    call(
+        &mut s,
+        "edit_file",
+        json!({ "path": "run.sh", "edits": [{ "old_text": "one", "new_text": "two" }] }),
+    )
+    .unwrap();
+    call(
+        &mut s,
+        "apply_patch",
+        json!({ "patch": "--- a/run.sh\n+++ b/run.sh\n@@ -2 +2 @@\n-echo two\n+echo three\n" }),
+    )
+    .unwrap();
+    call(
+        &mut s,
+        "write_file",
+        json!({ "path": "pom.xml", "content": "<project/>\n" }),
+    )
+    .unwrap();
+    let mode = |p: &str| {
+        std::fs::metadata(fx.repo.join(p))
+            .unwrap()
+            .permissions()
+            .mode()
+            & 0o777
+    };
+    assert_eq!(read(&fx, "run.sh"), b"#!/bin/sh\necho three\n");
+    assert_eq!(mode("run.sh"), 0o755);
+    assert_eq!(mode("pom.xml"), 0o600);
+}
