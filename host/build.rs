@@ -1,35 +1,16 @@
 //! Builds the guest component for wasm32-wasip2 with a nested cargo, in its own target
 //! directory (so it never waits on the outer build's lock), and hands its path to the host
-//! crate as `FILE_TOOLS_GUEST_WASM`.
+//! crate as `FILE_TOOLS_GUEST_WASM`. A second variant with fault injection (for the tests
+//! of trap handling only) is built beside it as `FILE_TOOLS_GUEST_FAULT_WASM`.
 
 use std::env;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
-fn main() {
-    let manifest =
-        PathBuf::from(env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
-    let root = manifest
-        .parent()
-        .expect("host/ lives in the workspace")
-        .to_path_buf();
-    let target_dir = env::var_os("FILE_TOOLS_GUEST_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| root.join("target").join("guest"));
-    for dir in [
-        "guest/src",
-        "guest/Cargo.toml",
-        "wit",
-        "Cargo.lock",
-        ".cargo/config.toml",
-    ] {
-        println!("cargo:rerun-if-changed={}", root.join(dir).display());
-    }
-    println!("cargo:rerun-if-env-changed=FILE_TOOLS_GUEST_TARGET_DIR");
-
+fn build_guest(root: &Path, target_dir: &Path, features: &[&str]) -> PathBuf {
     let cargo = env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
     let mut cmd = Command::new(cargo);
-    cmd.current_dir(&root)
+    cmd.current_dir(root)
         .args([
             "build",
             "--release",
@@ -39,7 +20,10 @@ fn main() {
             "file-tools-guest",
         ])
         .arg("--target-dir")
-        .arg(&target_dir);
+        .arg(target_dir);
+    if !features.is_empty() {
+        cmd.arg("--features").arg(features.join(","));
+    }
     // The outer build's flags are for the host target, not for the guest.
     for var in [
         "CARGO_ENCODED_RUSTFLAGS",
@@ -72,5 +56,43 @@ fn main() {
         .join("release")
         .join("file_tools_guest.wasm");
     assert!(wasm.exists(), "guest build produced no {}", wasm.display());
-    println!("cargo:rustc-env=FILE_TOOLS_GUEST_WASM={}", wasm.display());
+    wasm
+}
+
+fn main() {
+    let manifest =
+        PathBuf::from(env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
+    let root = manifest
+        .parent()
+        .expect("host/ lives in the workspace")
+        .to_path_buf();
+    let out = PathBuf::from(env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
+    let target_dir = env::var_os("FILE_TOOLS_GUEST_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root.join("target").join("guest"));
+    for dir in [
+        "guest/src",
+        "guest/Cargo.toml",
+        "wit",
+        "Cargo.lock",
+        ".cargo/config.toml",
+    ] {
+        println!("cargo:rerun-if-changed={}", root.join(dir).display());
+    }
+    println!("cargo:rerun-if-env-changed=FILE_TOOLS_GUEST_TARGET_DIR");
+
+    // Both variants land at the same path, so each is copied out before the next build.
+    for (features, name, var) in [
+        (&[][..], "file_tools_guest.wasm", "FILE_TOOLS_GUEST_WASM"),
+        (
+            &["fault-injection"][..],
+            "file_tools_guest_faults.wasm",
+            "FILE_TOOLS_GUEST_FAULT_WASM",
+        ),
+    ] {
+        let built = build_guest(&root, &target_dir, features);
+        let dest = out.join(name);
+        std::fs::copy(&built, &dest).expect("copying the guest component");
+        println!("cargo:rustc-env={var}={}", dest.display());
+    }
 }

@@ -5,7 +5,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
-cargo build --release -p file-tools-host
+# Built exactly as the test command builds it, so Wasmtime is compiled once for both.
+cargo test --release --workspace --no-run
 bin="$PWD/target/release/file-tools"
 src="${1:-examples/demo-repo}"
 work="$(mktemp -d)"

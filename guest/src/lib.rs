@@ -12,6 +12,7 @@ pub mod classify;
 pub mod diff;
 pub mod edit;
 pub mod error;
+pub mod fault;
 pub mod fsx;
 pub mod glob;
 pub mod hash;

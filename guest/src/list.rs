@@ -238,7 +238,8 @@ pub fn file_info(s: &Session, log: &mut CallLog, a: &FileInfoArgs) -> ToolResult
         EntryType::of(meta.file_type())
     };
     let mut sha256 = None;
-    if read_denial.is_none() && meta.is_file() {
+    let hashable = meta.len() <= s.policy.limits().max_hash_bytes;
+    if read_denial.is_none() && meta.is_file() && hashable {
         let (digest, bytes) =
             sha256_file(&s.fs.real(&r.target)).map_err(|e| ToolError::io(&shown, &e))?;
         log.read(&shown, bytes);
@@ -247,7 +248,7 @@ pub fn file_info(s: &Session, log: &mut CallLog, a: &FileInfoArgs) -> ToolResult
         log.paths_read.push(shown.clone());
     }
     let readable = read_denial.is_none();
-    let summary = format!(
+    let mut summary = format!(
         "{shown}: {}, {}, {} bytes; {}{}",
         match ty {
             EntryType::File => "file",
@@ -264,6 +265,9 @@ pub fn file_info(s: &Session, log: &mut CallLog, a: &FileInfoArgs) -> ToolResult
             ", not writable"
         },
     );
+    if readable && meta.is_file() && !hashable {
+        summary.push_str("; too large to hash here: read_file with a range reports its sha256");
+    }
     Ok(FileInfoResult {
         path: shown,
         ty,

@@ -60,6 +60,9 @@ pub struct Limits {
     pub max_write_bytes: u64,
     /// Most bytes of diff a mutation's result carries (the diff is cut beyond, and says so).
     pub max_diff_bytes: u32,
+    /// Largest file `file_info` hashes (larger ones report no sha256; `read_file` by range
+    /// still gives it).
+    pub max_hash_bytes: u64,
 }
 
 impl Default for Limits {
@@ -79,6 +82,7 @@ impl Default for Limits {
             max_walk_entries: 2_000_000,
             max_write_bytes: 8 * 1024 * 1024,
             max_diff_bytes: 64 * 1024,
+            max_hash_bytes: 256 * 1024 * 1024,
         }
     }
 }

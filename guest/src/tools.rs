@@ -258,6 +258,7 @@ pub fn run_call<T>(
     f: impl FnOnce(&Session, &mut CallLog) -> ToolResult<T>,
 ) -> ToolResult<T> {
     let started = Instant::now();
+    crate::fault::point(&format!("call:{tool}"));
     let mut log = CallLog::default();
     let result = match session {
         Ok(s) => f(s, &mut log),

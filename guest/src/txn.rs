@@ -433,17 +433,75 @@ fn apply(s: &Session, changes: &[Change]) -> ToolResult<()> {
         .collect();
     baseline.record(&originals)?;
 
+    // Temporary names are chosen first and written to a journal in the state directory, so
+    // that a session after a crash can remove what a killed process left behind.
+    let journal = s.state_dir.as_ref().map(|d| d.join(JOURNAL));
+    if let Some(j) = &journal {
+        recover(j);
+    }
+    let planned: Vec<Option<PathBuf>> = changes
+        .iter()
+        .map(|c| c.after.as_ref().map(|_| temp_path(s, &c.target)))
+        .collect();
+    if let Some(j) = &journal {
+        let names: Vec<String> = planned
+            .iter()
+            .flatten()
+            .map(|p| p.to_string_lossy().into_owned())
+            .collect();
+        let json = serde_json::to_vec(&names).unwrap_or_default();
+        fs::write(j, json).map_err(|e| {
+            ToolError::new(
+                ErrorCode::IoError,
+                format!("the session state could not be written: {e}"),
+            )
+        })?;
+    }
+    let result = write_and_commit(s, changes, &planned);
+    if let Some(j) = &journal {
+        let _ = fs::remove_file(j);
+    }
+    result
+}
+
+/// Name of the journal of temporary files in the state directory.
+const JOURNAL: &str = "pending-temps.json";
+
+/// Removes temporary files a killed process left behind (only names of file-tools' own
+/// temporary files are ever removed), then the journal.
+fn recover(journal: &std::path::Path) {
+    let Ok(bytes) = fs::read(journal) else { return };
+    let names: Vec<String> = serde_json::from_slice(&bytes).unwrap_or_default();
+    for n in names {
+        let p = PathBuf::from(n);
+        if p.file_name()
+            .and_then(|f| f.to_str())
+            .is_some_and(crate::path::is_temp_name)
+        {
+            let _ = fs::remove_file(p);
+        }
+    }
+    let _ = fs::remove_file(journal);
+}
+
+/// Steps 3 and 4 with the temporary names already chosen.
+fn write_and_commit(
+    s: &Session,
+    changes: &[Change],
+    planned: &[Option<PathBuf>],
+) -> ToolResult<()> {
     let mut temps: Vec<Option<PathBuf>> = Vec::with_capacity(changes.len());
     let cleanup = |temps: &[Option<PathBuf>]| {
         for t in temps.iter().flatten() {
             let _ = fs::remove_file(t);
         }
     };
-    for c in changes {
-        let Some(after) = &c.after else {
+    for (c, tmp) in changes.iter().zip(planned) {
+        let (Some(after), Some(tmp)) = (&c.after, tmp) else {
             temps.push(None);
             continue;
         };
+        let tmp = tmp.clone();
         let real = s.fs.real(&c.target);
         if let Some(dir) = real.parent() {
             if let Err(e) = fs::create_dir_all(dir) {
@@ -451,7 +509,6 @@ fn apply(s: &Session, changes: &[Change]) -> ToolResult<()> {
                 return Err(ToolError::io(&c.shown, &e));
             }
         }
-        let tmp = temp_path(s, &c.target);
         if let Err(e) = write_temp(&tmp, after) {
             let _ = fs::remove_file(&tmp);
             cleanup(&temps);
@@ -467,6 +524,7 @@ fn apply(s: &Session, changes: &[Change]) -> ToolResult<()> {
         }
         temps.push(Some(tmp));
     }
+    crate::fault::point("commit");
     // The last check before anything becomes visible: every file is still as planned.
     for c in changes {
         let now = current_sha(s, &c.target);

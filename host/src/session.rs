@@ -60,6 +60,7 @@ pub struct SessionBuilder {
     policy: Value,
     limits: Limits,
     sink: Option<Arc<dyn AuditSink>>,
+    fault: Option<String>,
 }
 
 impl std::fmt::Debug for SessionBuilder {
@@ -84,7 +85,16 @@ impl SessionBuilder {
             policy: Value::Object(Default::default()),
             limits: Limits::default(),
             sink: None,
+            fault: None,
         }
+    }
+
+    /// For tests of trap handling with the fault-injection build of the component: the
+    /// point where it should panic. The shipped component ignores it.
+    #[doc(hidden)]
+    pub fn fault_injection(mut self, point: &str) -> Self {
+        self.fault = Some(point.to_string());
+        self
     }
 
     /// The repository directory: the only directory the component can see.
@@ -179,6 +189,7 @@ impl SessionBuilder {
                 limits: self.limits,
                 sink: None,
                 mutating: HashSet::new(),
+                fault: self.fault.clone(),
             }),
             instance: None,
             sequence: 0,
@@ -272,6 +283,7 @@ struct Config {
     limits: Limits,
     sink: Option<Arc<dyn AuditSink>>,
     mutating: HashSet<String>,
+    fault: Option<String>,
 }
 
 /// An open session. Calls take `&mut self`; open one session per thread, or share one
@@ -344,6 +356,9 @@ impl Session {
         // Must precede the preopens: each directory handle takes the setting with it.
         wasi.allow_blocking_current_thread(true);
         wasi.env(POLICY_ENV, &c.policy_json);
+        if let Some(point) = &c.fault {
+            wasi.env("FILE_TOOLS_FAULT", point);
+        }
         if let Some(repo) = &c.repo {
             wasi.preopened_dir(repo, "/", perms).map_err(open_err)?;
         }
@@ -559,6 +574,7 @@ pub fn describe_tools(runtime: &Runtime, policy: Value) -> Result<Value, HostErr
         limits: Limits::default(),
         sink: None,
         mutating: HashSet::new(),
+        fault: None,
     });
     let mut session = Session {
         config,

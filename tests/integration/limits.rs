@@ -81,3 +81,94 @@ fn memory_limit_stops_a_call_that_needs_too_much() {
     assert!(r.unwrap_err().message.contains("memory"));
     assert!(call(&mut s, "read_file", json!({ "path": "README.md" })).is_ok());
 }
+
+/// A runtime over the fault-injection build of the component.
+fn fault_runtime() -> &'static file_tools_host::Runtime {
+    static RT: std::sync::OnceLock<file_tools_host::Runtime> = std::sync::OnceLock::new();
+    RT.get_or_init(|| {
+        let wasm = std::fs::read(env!("FILE_TOOLS_GUEST_FAULT_WASM")).unwrap();
+        let cache = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("component-cache");
+        file_tools_host::Runtime::builder()
+            .component_bytes(wasm)
+            .cache_dir(cache)
+            .build()
+            .unwrap()
+    })
+}
+
+fn temp_files(dir: &std::path::Path) -> Vec<String> {
+    snapshot(dir)
+        .keys()
+        .map(|p| p.display().to_string())
+        .filter(|p| p.contains(".ft-tmp-"))
+        .collect()
+}
+
+#[test]
+fn a_guest_panic_fails_one_call_and_the_session_goes_on() {
+    let fx = Fixture::new();
+    let events = fx.events.clone();
+    let mut s = file_tools_host::Session::builder(fault_runtime())
+        .repo(&fx.repo)
+        .writable(true)
+        .fault_injection("call:read_file")
+        .audit_sink(std::sync::Arc::new(
+            move |e: &file_tools_host::AuditEvent| events.lock().unwrap().push(e.clone()),
+        ))
+        .build()
+        .unwrap();
+    let before = fx.snapshot();
+    let r = s.call("read_file", r#"{"path":"README.md"}"#);
+    assert_eq!(code(&r), "INTERNAL");
+    assert!(r.unwrap_err().message.contains("session goes on"));
+    let v = s.call("file_info", r#"{"path":"README.md"}"#).unwrap();
+    assert_eq!(v["kind"], "doc");
+    let ev = fx.events();
+    assert_eq!(ev.len(), 2);
+    assert_eq!(ev[0].error_code, Some(ErrorCode::Internal));
+    assert!(ev[1].ok);
+    assert_eq!(fx.snapshot(), before);
+}
+
+#[test]
+fn a_panic_before_the_renames_changes_no_file_and_the_next_session_cleans_up() {
+    let fx = Fixture::new();
+    let state = fx.repo.parent().unwrap().join("state");
+    let before = snapshot(&fx.repo);
+    let patch = "--- a/src/main.rs\n+++ b/src/main.rs\n@@ -1 +1 @@\n-fn main() {\n+fn main() { // changed\n\
+--- a/src/lib.rs\n+++ b/src/lib.rs\n@@ -1 +1 @@\n-pub fn add(a: i32, b: i32) -> i32 {\n+pub fn add(a: i64, b: i64) -> i64 {\n\
+--- /dev/null\n+++ b/src/new.rs\n@@ -0,0 +1 @@\n+// new\n";
+    {
+        let mut s = file_tools_host::Session::builder(fault_runtime())
+            .repo(&fx.repo)
+            .writable(true)
+            .state_dir(&state)
+            .fault_injection("commit")
+            .build()
+            .unwrap();
+        let r = s.call("apply_patch", &json!({ "patch": patch }).to_string());
+        assert_eq!(code(&r), "INTERNAL");
+    }
+    let mut after = snapshot(&fx.repo);
+    let leftovers = temp_files(&fx.repo);
+    assert_eq!(
+        leftovers.len(),
+        3,
+        "the panic struck after the temporary files were written"
+    );
+    after.retain(|p, _| !p.display().to_string().contains(".ft-tmp-"));
+    assert_eq!(after, before, "no file changed");
+    // The next session on the same state directory removes what the failed call left.
+    let mut s = file_tools_host::Session::builder(runtime())
+        .repo(&fx.repo)
+        .writable(true)
+        .state_dir(&state)
+        .build()
+        .unwrap();
+    s.call("apply_patch", &json!({ "patch": patch }).to_string())
+        .unwrap();
+    assert!(temp_files(&fx.repo).is_empty());
+    assert!(std::fs::read_to_string(fx.repo.join("src/lib.rs"))
+        .unwrap()
+        .contains("i64"));
+}

@@ -7,6 +7,7 @@ mod support;
 mod audit;
 mod cli;
 mod concurrency;
+mod crash;
 mod git_apply;
 mod limits;
 mod list;

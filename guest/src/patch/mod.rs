@@ -30,6 +30,8 @@ pub struct FilePatch {
     pub created: bool,
     pub deleted: bool,
     pub binary: bool,
+    /// A git mode for a symlink (120000) or submodule (160000).
+    pub special_mode: bool,
     pub mode_change: bool,
     /// From a `diff --git` header.
     pub git: bool,
@@ -165,6 +167,19 @@ pub fn apply_patch(
             format!("the patch changes binary file '{p}'; binary patches are not supported and nothing was applied"),
         )
         .with_path(p));
+    }
+    if let Some(fp) = patches.iter().find(|p| p.special_mode) {
+        let p = fp
+            .new_path
+            .as_ref()
+            .or(fp.old_path.as_ref())
+            .cloned()
+            .unwrap_or_default();
+        return Err(ToolError::denied(
+            &p,
+            "symlink",
+            format!("the patch makes '{p}' a symlink or submodule; file-tools changes regular files only, and nothing was applied"),
+        ));
     }
     // Every path is guarded and checked before any hunk is looked at.
     let mut checked = BTreeMap::new();

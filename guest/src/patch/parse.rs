@@ -195,6 +195,11 @@ fn git_line_paths(rest: &str, line: usize) -> ToolResult<Option<(String, String)
     Ok(None)
 }
 
+/// True when a git header line ends in a symlink (120000) or submodule (160000) mode.
+fn special_mode(h: &str) -> bool {
+    h.ends_with(" 120000") || h.ends_with(" 160000")
+}
+
 fn drop_first_component(p: String) -> String {
     match p.split_once('/') {
         Some((_, rest)) if !rest.is_empty() => rest.to_string(),
@@ -377,12 +382,17 @@ fn parse_unified(text: &str) -> ToolResult<(Vec<FilePatch>, Vec<String>)> {
                     fp.new_path = Some(unquote(p, hn)?);
                 } else if h.starts_with("new file mode ") {
                     fp.created = true;
+                    fp.special_mode |= special_mode(h);
                 } else if h.starts_with("deleted file mode ") {
                     fp.deleted = true;
+                    fp.special_mode |= special_mode(h);
                 } else if h.starts_with("old mode ") || h.starts_with("new mode ") {
                     fp.mode_change = true;
+                    fp.special_mode |= special_mode(h);
                 } else if h.starts_with("Binary files ") || h == "GIT binary patch" {
                     fp.binary = true;
+                } else if h.starts_with("index ") && special_mode(h) {
+                    fp.special_mode = true;
                 } else if !(h.starts_with("index ")
                     || h.starts_with("similarity index ")
                     || h.starts_with("dissimilarity index "))
@@ -650,6 +660,14 @@ diff --git a/empty b/empty\nnew file mode 100644\nindex 0000000..e69de29\n";
             (Some("x y.txt"), Some("z.txt"))
         );
         assert!(fps[4].created && fps[4].hunks.is_empty());
+    }
+
+    #[test]
+    fn symlink_and_submodule_modes_are_flagged() {
+        let (fps, _) = parse("diff --git a/l b/l\nnew file mode 120000\n--- /dev/null\n+++ b/l\n@@ -0,0 +1 @@\n+/etc/passwd\n\\ No newline at end of file\n").unwrap();
+        assert!(fps[0].special_mode);
+        let (fps, _) = parse("diff --git a/m b/m\nindex 1234567..89abcde 160000\n--- a/m\n+++ b/m\n@@ -1 +1 @@\n-Subproject commit 1\n+Subproject commit 2\n").unwrap();
+        assert!(fps[0].special_mode);
     }
 
     #[test]

@@ -1,0 +1,15 @@
+//! Fault injection for tests of the host's trap handling. In the normal build `point` is a
+//! no-op; the `fault-injection` build panics when the environment variable
+//! `FILE_TOOLS_FAULT` names the point reached (`call:<tool>` when a call starts, `commit`
+//! after a mutation's temporary files are written and before any rename).
+
+/// Marks a point where a test may inject a panic.
+#[inline]
+pub fn point(name: &str) {
+    #[cfg(feature = "fault-injection")]
+    if std::env::var("FILE_TOOLS_FAULT").is_ok_and(|v| v == name) {
+        panic!("fault injected at {name}");
+    }
+    #[cfg(not(feature = "fault-injection"))]
+    let _ = name;
+}
