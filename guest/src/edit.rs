@@ -69,7 +69,12 @@ pub fn edit_file(s: &Session, log: &mut CallLog, a: &EditFileArgs) -> ToolResult
             0 => return Err(no_match(&shown, n, &body, &old)),
             1 => body.replace_range(hits[0]..hits[0] + old.len(), &new),
             _ if e.replace_all.unwrap_or(false) => body = body.replace(&old, &new),
-            count => {
+            n_hits => {
+                let count = if n_hits >= MAX_COUNTED {
+                    format!("{MAX_COUNTED} or more")
+                } else {
+                    n_hits.to_string()
+                };
                 let lines: Vec<String> = hits
                     .iter()
                     .take(MAX_LISTED)
@@ -94,12 +99,18 @@ pub fn edit_file(s: &Session, log: &mut CallLog, a: &EditFileArgs) -> ToolResult
     commit(s, log, vec![change], a.dry_run.unwrap_or(false), Vec::new())
 }
 
-/// Start offsets of every occurrence, overlapping ones included.
+/// Most occurrences counted (enough to say "ambiguous" and list them).
+const MAX_COUNTED: usize = 1000;
+
+/// Start offsets of every occurrence, overlapping ones included (at most `MAX_COUNTED`).
 fn occurrences(hay: &str, needle: &str) -> Vec<usize> {
     let step = needle.chars().next().map_or(1, char::len_utf8);
     let mut out = Vec::new();
     let mut start = 0;
-    while let Some(p) = hay[start..].find(needle) {
+    while out.len() < MAX_COUNTED {
+        let Some(p) = hay[start..].find(needle) else {
+            break;
+        };
         out.push(start + p);
         start += p + step;
     }

@@ -22,6 +22,8 @@ pub mod mutate;
 pub mod patch;
 pub mod path;
 pub mod policy;
+#[cfg(test)]
+mod properties;
 pub mod read;
 pub mod search;
 pub mod session;

@@ -71,7 +71,10 @@ pub fn writable_path(s: &Session, requested: LogicalPath) -> ToolResult<Writable
     s.policy
         .check_write(&requested, s.policy.kind_of(&requested, false))?;
     let r = s.fs.resolve(&requested)?;
-    if r.via_link && r.meta.is_none() {
+    let final_is_link = r.via_link
+        && r.meta.is_none()
+        && fs::symlink_metadata(s.fs.real(&requested)).is_ok_and(|m| m.file_type().is_symlink());
+    if final_is_link {
         return Err(ToolError::new(
             ErrorCode::PathRejected,
             format!(
@@ -100,6 +103,17 @@ pub fn writable_path(s: &Session, requested: LogicalPath) -> ToolResult<Writable
     let kind = s.policy.kind_of(&r.target, false);
     s.policy.check_write(&r.target, kind)?;
     r.target.check_reserved()?;
+    let max = s.policy.limits().max_write_bytes;
+    if let Some(m) = r.meta.as_ref().filter(|m| m.len() > max) {
+        return Err(ToolError::new(
+            ErrorCode::FileTooLarge,
+            format!(
+                "'{shown}' is {} bytes, over the {max} byte limit for files the tools change",
+                m.len()
+            ),
+        )
+        .with_path(shown));
+    }
     if r.meta.is_some() && !s.policy.config.allow_hardlinks && link_count(s, &r.target) > 1 {
         return Err(ToolError::denied(
             &shown,

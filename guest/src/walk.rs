@@ -213,8 +213,18 @@ fn read_sorted(
     dir: &LogicalPath,
 ) -> std::io::Result<Vec<(Result<String, ()>, EntryType)>> {
     let mut out = Vec::new();
+    let mut failures = 0;
     for e in fs::read_dir(fsx.real(dir))? {
-        let e = e?;
+        // An entry the system cannot return (WASI fails a name that is not UTF-8) is kept
+        // as unnamed, to be counted, instead of failing the whole directory.
+        let Ok(e) = e else {
+            out.push((Err(()), EntryType::Other));
+            failures += 1;
+            if failures > 10_000 {
+                break;
+            }
+            continue;
+        };
         let ty = e.file_type().map(EntryType::of).unwrap_or(EntryType::Other);
         out.push((e.file_name().into_string().map_err(|_| ()), ty));
     }

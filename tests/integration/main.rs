@@ -4,6 +4,7 @@
 #![allow(clippy::unwrap_used)]
 mod support;
 
+mod adversarial;
 mod audit;
 mod cli;
 mod concurrency;

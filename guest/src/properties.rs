@@ -1,0 +1,173 @@
+//! Property tests of the guest's logic, run natively on temporary directories:
+//! - any path string is either rejected or names something under the root;
+//! - a refused mutation never changes the tree, and a dry run never changes any file;
+//! - the patch parser never panics, whatever it is given.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::Path;
+
+use proptest::prelude::*;
+
+use crate::audit::CallLog;
+use crate::error::ErrorCode;
+use crate::fsx::Fs;
+use crate::path::LogicalPath;
+use crate::policy::Policy;
+use crate::session::Session;
+use crate::tools::call_json;
+
+/// Pieces that paths are built from: the tricky ones often.
+fn path_piece() -> impl Strategy<Value = String> {
+    prop_oneof![
+        Just("..".to_string()),
+        Just(".".to_string()),
+        Just("/".to_string()),
+        Just("\\".to_string()),
+        Just("~".to_string()),
+        Just("C:".to_string()),
+        Just("\0".to_string()),
+        Just(".git".to_string()),
+        Just(".env".to_string()),
+        Just("src".to_string()),
+        Just("link".to_string()),
+        Just("a".to_string()),
+        Just("é".to_string()),
+        Just("\n".to_string()),
+        "[a-z]{1,3}",
+    ]
+}
+
+fn path_string() -> impl Strategy<Value = String> {
+    prop::collection::vec(path_piece(), 0..8).prop_map(|v| v.concat())
+}
+
+fn snapshot(root: &Path) -> BTreeMap<String, Vec<u8>> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in fs::read_dir(&d).unwrap() {
+            let e = e.unwrap();
+            let p = e.path();
+            let key = p.strip_prefix(root).unwrap().to_string_lossy().into_owned();
+            let ft = e.file_type().unwrap();
+            if ft.is_symlink() {
+                out.insert(
+                    key,
+                    fs::read_link(&p)
+                        .unwrap()
+                        .to_string_lossy()
+                        .into_owned()
+                        .into_bytes(),
+                );
+            } else if ft.is_dir() {
+                out.insert(key, b"<dir>".to_vec());
+                stack.push(p);
+            } else {
+                out.insert(key, fs::read(&p).unwrap());
+            }
+        }
+    }
+    out
+}
+
+/// A repository below `tmp/repo` with a sentinel beside it and a few links.
+fn repo(tmp: &Path) -> Session {
+    let root = tmp.join("repo");
+    for (p, c) in [
+        ("src/a.rs", "fn a() {}\nfn b() {}\n"),
+        ("README.md", "readme\n"),
+        (".env", "K=V\n"),
+        ("Cargo.lock", "lock\n"),
+    ] {
+        let f = root.join(p);
+        fs::create_dir_all(f.parent().unwrap()).unwrap();
+        fs::write(f, c).unwrap();
+    }
+    fs::create_dir_all(tmp.join("outside")).unwrap();
+    fs::write(tmp.join("outside/x"), "sentinel").unwrap();
+    #[cfg(unix)]
+    {
+        std::os::unix::fs::symlink("../outside", root.join("link")).unwrap();
+        std::os::unix::fs::symlink("src", root.join("srclink")).unwrap();
+    }
+    let state = tmp.join("state");
+    fs::create_dir_all(&state).unwrap();
+    Session::new(Fs::new(&root), Policy::from_json("").unwrap()).with_state_dir(state)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    #[test]
+    fn any_path_is_rejected_or_stays_under_the_root(input in path_string()) {
+        match LogicalPath::parse(&input) {
+            Err(e) => prop_assert_eq!(e.code, ErrorCode::PathRejected),
+            Ok(p) => {
+                prop_assert!(!p.is_root());
+                for part in p.parts() {
+                    prop_assert!(!part.is_empty() && part != "." && part != "..");
+                    prop_assert!(!part.contains('/') && !part.contains('\\') && !part.contains('\0'));
+                }
+                let real = Fs::new("/repo").real(&p);
+                prop_assert!(real.starts_with("/repo") && real != Path::new("/repo"));
+            }
+        }
+    }
+
+    #[test]
+    fn resolution_never_leaves_the_root(input in path_string()) {
+        let tmp = tempfile::tempdir().unwrap();
+        let s = repo(tmp.path());
+        if let Ok(p) = LogicalPath::parse(&input) {
+            if let Ok(r) = s.fs.resolve(&p) {
+                let real = s.fs.real(&r.target);
+                prop_assert!(real.starts_with(tmp.path().join("repo")));
+                prop_assert!(!r.target.parts().iter().any(|c| c == ".."));
+            }
+        }
+    }
+
+    #[test]
+    fn refused_mutations_and_dry_runs_change_nothing(
+        path in path_string(),
+        old in prop_oneof![Just("fn a() {}".to_string()), Just("fn".to_string()), "[a-z ]{0,6}"],
+        new in "[a-z\n]{0,6}",
+        tool in 0usize..5,
+        dry in any::<bool>(),
+    ) {
+        let tmp = tempfile::tempdir().unwrap();
+        let s = repo(tmp.path());
+        let before = snapshot(tmp.path());
+        let args = match tool {
+            0 => serde_json::json!({ "path": path, "content": new, "dry_run": dry }),
+            1 => serde_json::json!({ "path": path, "edits": [{ "old_text": old, "new_text": new }], "dry_run": dry }),
+            2 => serde_json::json!({ "patch": format!("--- a/{path}\n+++ b/{path}\n@@ -1 +1 @@\n-{old}\n+{new}\n"), "dry_run": dry }),
+            3 => serde_json::json!({ "path": path, "dry_run": dry }),
+            _ => serde_json::json!({ "path": path, "content": new, "dry_run": dry }),
+        };
+        let name = ["write_file", "edit_file", "apply_patch", "delete_file", "append_file"][tool];
+        let r = call_json(&s, &mut CallLog::default(), name, &args.to_string());
+        let after = snapshot(tmp.path());
+        if r.is_err() || dry {
+            prop_assert_eq!(&after, &before, "{} {} changed the tree ({:?})", name, args, r.err());
+        }
+        // Whatever happened, nothing outside the repository changed.
+        prop_assert_eq!(after.get("outside/x"), before.get("outside/x"));
+    }
+
+    #[test]
+    fn the_patch_parser_never_panics(lines in prop::collection::vec(prop_oneof![
+        Just("--- a/x\n".to_string()), Just("+++ b/x\n".to_string()), Just("@@ -1,2 +1,2 @@\n".to_string()),
+        Just("@@\n".to_string()), Just("diff --git a/x b/x\n".to_string()), Just("\\ No newline at end of file\n".to_string()),
+        Just("*** Begin Patch\n".to_string()), Just("*** End Patch\n".to_string()), Just("*** Update File: x\n".to_string()),
+        Just("*** Add File: \"q\\\n".to_string()), Just("rename from a\n".to_string()), Just("new file mode 120000\n".to_string()),
+        Just("\n".to_string()), "[ +\\-@\\\\][a-z\"\\\\ ]{0,8}\n", "[^\n]{0,12}",
+    ], 0..24)) {
+        let text = lines.concat();
+        let _ = crate::patch::parse(&text);
+        for end in (0..text.len()).filter(|&i| text.is_char_boundary(i)) {
+            let _ = crate::patch::parse(&text[..end]);
+        }
+    }
+}
