@@ -43,10 +43,8 @@ impl Kind {
     }
 }
 
+/// Directory names that are build output wherever they appear.
 const GENERATED_DIRS: &[&str] = &[
-    "target",
-    "build",
-    "dist",
     "node_modules",
     "generated-sources",
     "generated-test-sources",
@@ -66,10 +64,43 @@ const GENERATED_DIRS: &[&str] = &[
     "bazel-out",
     "bazel-bin",
     "bazel-testlogs",
-    "_build",
     ".dart_tool",
     "Pods",
     "DerivedData",
+];
+
+/// Directory names that are build output only beside a build file that makes them:
+/// `drivers/nvme/target` in a C tree is source, `target` beside `Cargo.toml` is not.
+const CONTEXT_DIRS: &[(&str, &[&str])] = &[
+    (
+        "target",
+        &["Cargo.toml", "pom.xml", "build.sbt", "project.clj"],
+    ),
+    (
+        "build",
+        &[
+            "build.gradle",
+            "build.gradle.kts",
+            "settings.gradle",
+            "settings.gradle.kts",
+            "CMakeLists.txt",
+            "package.json",
+            "setup.py",
+            "pyproject.toml",
+            "meson.build",
+        ],
+    ),
+    ("dist", &["package.json", "setup.py", "pyproject.toml"]),
+    (
+        "out",
+        &[
+            "package.json",
+            "tsconfig.json",
+            "build.gradle",
+            "build.gradle.kts",
+        ],
+    ),
+    ("_build", &["mix.exs", "dune-project", "rebar.config"]),
 ];
 
 const VENDORED_DIRS: &[&str] = &[
@@ -252,8 +283,20 @@ const DOC_NAMES: &[&str] = &[
     "INSTALL",
 ];
 
-/// Classifies a logical path by name. `is_dir` says whether it names a directory.
+/// Classifies a logical path by name alone. Directories whose name is build output only in
+/// context (`target`, `build`, `dist`, `out`, `_build`) count as generated, the cautious
+/// reading; [`classify_with`] looks for the build file that makes them.
 pub fn classify(path: &LogicalPath, is_dir: bool) -> Kind {
+    classify_with(path, is_dir, &|_| true)
+}
+
+/// Classifies a logical path; `has_file` says whether a file exists (used only for the
+/// directories listed in `CONTEXT_DIRS`).
+pub fn classify_with(
+    path: &LogicalPath,
+    is_dir: bool,
+    has_file: &dyn Fn(&LogicalPath) -> bool,
+) -> Kind {
     let parts = path.parts();
     if parts.iter().any(|p| p == ".git") {
         return Kind::GitInternal;
@@ -267,8 +310,16 @@ pub fn classify(path: &LogicalPath, is_dir: bool) -> Kind {
     if !is_dir && is_secret_name(name) {
         return Kind::Secret;
     }
-    if dirs.iter().any(|d| GENERATED_DIRS.contains(&d.as_str())) {
-        return Kind::Generated;
+    for (i, d) in dirs.iter().enumerate() {
+        if GENERATED_DIRS.contains(&d.as_str()) {
+            return Kind::Generated;
+        }
+        if let Some((_, makers)) = CONTEXT_DIRS.iter().find(|(name, _)| name == d) {
+            let parent = LogicalPath::from_parts(parts[..i].to_vec());
+            if makers.iter().any(|m| has_file(&parent.join(m))) {
+                return Kind::Generated;
+            }
+        }
     }
     if dirs.iter().any(|d| VENDORED_DIRS.contains(&d.as_str())) {
         return Kind::Vendored;
@@ -403,6 +454,16 @@ mod tests {
             classify(&LogicalPath::parse("src").unwrap(), true),
             Kind::Directory
         );
+    }
+
+    #[test]
+    fn contextual_build_dirs_need_their_build_file() {
+        let only_cargo = |p: &LogicalPath| p.to_string() == "Cargo.toml";
+        let k = |p: &str| classify_with(&LogicalPath::parse(p).unwrap(), false, &only_cargo);
+        assert_eq!(k("target/debug/app"), Kind::Generated);
+        assert_eq!(k("drivers/nvme/target/core.c"), Kind::Source);
+        assert_eq!(k("tools/build/Makefile"), Kind::Config);
+        assert_eq!(k("web/node_modules/x.js"), Kind::Generated);
     }
 
     #[test]

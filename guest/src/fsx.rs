@@ -106,6 +106,11 @@ impl Fs {
         Fs { root: root.into() }
     }
 
+    /// The directory the logical root maps to.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
     /// The real path of a logical path (no resolution).
     pub fn real(&self, p: &LogicalPath) -> PathBuf {
         let mut out = self.root.clone();

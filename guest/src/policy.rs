@@ -6,7 +6,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::classify::{classify, Kind};
+use crate::classify::{classify, classify_with, Kind};
 use crate::error::{ErrorCode, ToolError, ToolResult};
 use crate::glob::Globs;
 use crate::path::LogicalPath;
@@ -140,6 +140,10 @@ pub struct PolicyConfig {
 #[derive(Debug, Clone)]
 pub struct Policy {
     pub config: PolicyConfig,
+    /// The tree classification looks into for build files; name-only when absent.
+    root: Option<std::path::PathBuf>,
+    /// Answers of `root` lookups, by logical path.
+    seen: std::sync::Arc<std::sync::Mutex<std::collections::HashMap<String, bool>>>,
     read_allow: Globs,
     read_block: Globs,
     write_allow: Globs,
@@ -168,6 +172,8 @@ impl Policy {
             write_block: Globs::new(&config.write.block)?,
             overrides,
             config,
+            root: None,
+            seen: Default::default(),
         })
     }
 
@@ -187,6 +193,38 @@ impl Policy {
         Policy::new(config)
     }
 
+    /// Lets classification look for build files below `root` (see `classify_with`).
+    pub fn with_root(mut self, root: &std::path::Path) -> Self {
+        self.root = Some(root.to_path_buf());
+        self
+    }
+
+    fn has_file(&self, p: &LogicalPath) -> bool {
+        let Some(root) = &self.root else { return true };
+        let key = p.to_string();
+        if let Some(&v) = self
+            .seen
+            .lock()
+            .ok()
+            .and_then(|m| m.get(&key).copied())
+            .as_ref()
+        {
+            return v;
+        }
+        let mut real = root.clone();
+        for part in p.parts() {
+            real.push(part);
+        }
+        let v = std::fs::symlink_metadata(real).is_ok_and(|m| m.is_file());
+        if let Ok(mut m) = self.seen.lock() {
+            if m.len() > 100_000 {
+                m.clear();
+            }
+            m.insert(key, v);
+        }
+        v
+    }
+
     pub fn limits(&self) -> &Limits {
         &self.config.limits
     }
@@ -199,7 +237,10 @@ impl Policy {
                 return *kind;
             }
         }
-        classify(path, is_dir)
+        match &self.root {
+            Some(_) => classify_with(path, is_dir, &|p| self.has_file(p)),
+            None => classify(path, is_dir),
+        }
     }
 
     /// Why the agent may not read `path` of `kind`, if it may not.

@@ -22,6 +22,7 @@ fn lists_the_root_sorted_with_skips_counted() {
         paths(&v, "entries"),
         [
             "Cargo.lock",
+            "Cargo.toml",
             "README.md",
             "bom.txt",
             "config",

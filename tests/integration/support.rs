@@ -47,6 +47,7 @@ pub const FILES: &[(&str, &str)] = &[
     ("target/debug/out.txt", "add inside generated output\n"),
     ("vendor/lib/v.rs", "pub fn add() {}\n"),
     ("Cargo.lock", "# lock\n"),
+    ("Cargo.toml", "[package]\nname = \"demo\"\n"),
     (".env", "API_KEY=SECRET-VALUE-93ab\n"),
     ("config/server.pem", "-----BEGIN PRIVATE KEY-----\nSECRET-VALUE-93ab\n"),
     (".git/config", "[core]\n\tSECRET-VALUE-93ab = 1\n"),

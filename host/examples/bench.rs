@@ -1,0 +1,422 @@
+//! The benchmark: prints a table of figures comparing the sandboxed component (under this
+//! host) with ripgrep and with the same guest code built natively. Never a pass/fail test;
+//! a correctness gate marks rows whose counts differ from the peer's.
+//!
+//! Run through `bash scripts/bench.sh`, which prepares the corpus (the Linux 6.1 source tree
+//! from Debian's linux-source-6.1 package, plus generated files) and passes its path:
+//! `cargo run --release --example bench -- CORPUS_DIR`.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use file_tools_host::tools::{Edit, EditFileArgs, ReadFileArgs, SearchOutput, SearchTextArgs};
+use file_tools_host::{Limits, Runtime, Session};
+use serde_json::json;
+
+fn policy() -> serde_json::Value {
+    json!({
+        // ripgrep searches build/ directories; so does the benchmark.
+        "overrides": [{ "pattern": "build", "kind": "directory" }, { "pattern": "**/build/**", "kind": "source" }],
+        "limits": {
+            "max_search_file_bytes": 1u64 << 32,
+            "max_find_results": 10_000_000,
+            "max_walk_entries": 100_000_000u64,
+            "max_whole_read_bytes": 64u64 << 20,
+            "max_write_bytes": 64u64 << 20,
+            "max_diff_bytes": 64u32 << 20,
+        },
+        "patch": { "max_inserted_lines": 1_000_000, "max_deleted_lines": 1_000_000, "max_bytes": 1u64 << 30 },
+    })
+}
+
+fn big_limits() -> Limits {
+    Limits {
+        fuel_per_call: u64::MAX / 4,
+        memory_bytes: 2 << 30,
+        timeout: Duration::from_secs(3600),
+    }
+}
+
+fn session(rt: &Runtime, repo: &Path, writable: bool) -> Session {
+    Session::builder(rt)
+        .repo(repo)
+        .writable(writable)
+        .policy(policy())
+        .limits(big_limits())
+        .build()
+        .expect("session")
+}
+
+/// Best of `n` runs (the machine is noisy; the minimum is the least disturbed).
+fn best<T>(n: usize, mut f: impl FnMut() -> T) -> (Duration, T) {
+    let mut best = Duration::MAX;
+    let mut out = None;
+    for _ in 0..n {
+        let t = Instant::now();
+        let r = f();
+        best = best.min(t.elapsed());
+        out = Some(r);
+    }
+    (best, out.expect("n > 0"))
+}
+
+fn ms(d: Duration) -> String {
+    format!("{:.1} ms", d.as_secs_f64() * 1e3)
+}
+
+fn us(d: Duration) -> String {
+    format!("{:.1} µs", d.as_secs_f64() * 1e6)
+}
+
+/// ripgrep's count of matching lines and of files with matches.
+fn rg_count(dir: &Path, query: &str, regex: bool, ci: bool, threads: Option<usize>) -> (u64, u64) {
+    let mut cmd = Command::new("rg");
+    // Like file-tools: .gitignore files apply without a .git directory, and nothing above
+    // the root is consulted.
+    cmd.args([
+        "--count",
+        "--no-messages",
+        "--no-require-git",
+        "--no-ignore-parent",
+    ])
+    .current_dir(dir);
+    if let Some(j) = threads {
+        cmd.arg(format!("-j{j}"));
+    }
+    if !regex {
+        cmd.arg("-F");
+    }
+    if ci {
+        cmd.arg("-i");
+    }
+    let out = cmd
+        .arg("--")
+        .arg(query)
+        .arg(".")
+        .output()
+        .expect("rg is installed by scripts/bench.sh");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let mut lines = 0;
+    let mut files = 0;
+    for l in text.lines() {
+        if let Some(n) = l.rsplit(':').next().and_then(|n| n.parse::<u64>().ok()) {
+            lines += n;
+            files += 1;
+        }
+    }
+    (lines, files)
+}
+
+fn rg_files(dir: &Path, threads: Option<usize>) -> u64 {
+    let mut cmd = Command::new("rg");
+    cmd.args(["--files", "--no-require-git", "--no-ignore-parent"])
+        .current_dir(dir);
+    if let Some(j) = threads {
+        cmd.arg(format!("-j{j}"));
+    }
+    let out = cmd.output().expect("rg");
+    String::from_utf8_lossy(&out.stdout).lines().count() as u64
+}
+
+fn native_session(repo: &Path) -> file_tools_guest::session::Session {
+    let p = file_tools_guest::policy::Policy::from_json(&policy().to_string()).expect("policy");
+    file_tools_guest::session::Session::new(file_tools_guest::fsx::Fs::new(repo), p)
+}
+
+fn gate(ok: bool) -> &'static str {
+    if ok {
+        "ok"
+    } else {
+        "MISMATCH"
+    }
+}
+
+fn main() {
+    let corpus = PathBuf::from(std::env::args().nth(1).expect("usage: bench CORPUS_DIR"));
+    let linux = corpus.join("linux");
+    let files = corpus.join("files");
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    println!(
+        "file-tools benchmark — corpus {}, {cores} cores",
+        corpus.display()
+    );
+    let t = Instant::now();
+    let rt = Runtime::builder()
+        .cache_dir(corpus.join("cache"))
+        .build()
+        .expect("runtime");
+    println!(
+        "runtime start (compile or load cached): {}",
+        ms(t.elapsed())
+    );
+
+    println!("\n## Search over the whole tree (best of 3)\n");
+    println!("| query | component | native guest | rg -j1 | rg -j{cores} | component / rg -j1 | gate (lines, files) |");
+    println!("|---|---|---|---|---|---|---|");
+    let queries: [(&str, &str, bool, bool); 4] = [
+        ("literal", "EXPORT_SYMBOL_GPL", false, false),
+        (
+            "regex with literal",
+            r"static\s+int\s+\w+_probe",
+            true,
+            false,
+        ),
+        ("regex without literal", r"[A-Z]{4}_[0-9]{3}", true, false),
+        ("case-insensitive", "mutex_lock", false, true),
+    ];
+    let mut s = session(&rt, &linux, false);
+    let native = native_session(&linux);
+    for (name, q, regex, ci) in queries {
+        let args = SearchTextArgs {
+            query: q.into(),
+            regex: Some(regex),
+            case_insensitive: Some(ci),
+            path: None,
+            include: vec![],
+            exclude: vec![],
+            context_lines: None,
+            max_matches: None,
+            output: Some(SearchOutput::Count),
+            include_hidden: None,
+            respect_ignore: None,
+            shard: None,
+        };
+        let (tc, rc) = best(3, || s.search_text(&args).expect("search"));
+        let nargs: file_tools_guest::api::SearchTextArgs = serde_json::from_value(json!({
+            "query": q, "regex": regex, "case_insensitive": ci, "output": "count"
+        }))
+        .expect("args");
+        let (tn, rn) = best(3, || {
+            file_tools_guest::search::search_text(&native, &mut Default::default(), &nargs)
+                .expect("native search")
+        });
+        let (t1, r1) = best(3, || rg_count(&linux, q, regex, ci, Some(1)));
+        let (ta, _) = best(3, || rg_count(&linux, q, regex, ci, None));
+        let ok = rc.total_matches == r1.0 && rn.total_matches == r1.0;
+        println!(
+            "| {name} `{q}` | {} | {} | {} | {} | {:.2}x | {} ({} / rg {}, {} files searched) |",
+            ms(tc),
+            ms(tn),
+            ms(t1),
+            ms(ta),
+            tc.as_secs_f64() / t1.as_secs_f64(),
+            gate(ok),
+            rc.total_matches,
+            r1.0,
+            rc.files_searched,
+        );
+    }
+
+    println!("\n## Walk with ignore rules (best of 3)\n");
+    let (tw, w) = best(3, || {
+        s.call("find_files", r#"{"patterns":["*"],"max_results":10000000}"#)
+            .expect("find")
+    });
+    let found = w["paths"].as_array().map_or(0, Vec::len) as u64;
+    let (t1, n1) = best(3, || rg_files(&linux, Some(1)));
+    let (ta, _) = best(3, || rg_files(&linux, None));
+    println!("| walk | component find_files | rg --files -j1 | rg --files -j{cores} | component / rg -j1 | gate |");
+    println!("|---|---|---|---|---|---|");
+    println!(
+        "| whole tree | {} | {} | {} | {:.2}x | {} ({found} / rg {n1}) |",
+        ms(tw),
+        ms(t1),
+        ms(ta),
+        tw.as_secs_f64() / t1.as_secs_f64(),
+        gate(found == n1)
+    );
+
+    println!("\n## Reads, edits, patches, diffs (best of 5)\n");
+    println!("| operation | component | native guest |");
+    println!("|---|---|---|");
+    let mut w = session(&rt, &files, true);
+    let wn = native_session(&files);
+    for (name, path) in [
+        ("read 1 KB + sha256", "1k.txt"),
+        ("read 300 KB + sha256", "300k.txt"),
+        ("read 10 MB + sha256", "10m.txt"),
+    ] {
+        let a = ReadFileArgs {
+            path: path.into(),
+            start_line: Some(1),
+            max_lines: Some(100),
+            max_bytes: None,
+            line_numbers: None,
+        };
+        let (tc, _) = best(5, || w.read_file(&a).expect("read"));
+        let na: file_tools_guest::api::ReadFileArgs =
+            serde_json::from_value(json!({ "path": path, "start_line": 1, "max_lines": 100 }))
+                .expect("args");
+        let (tn, _) = best(5, || {
+            file_tools_guest::read::read_file(&wn, &mut Default::default(), &na)
+                .expect("native read")
+        });
+        println!("| {name} | {} | {} |", ms(tc), ms(tn));
+    }
+    let mut flip = false;
+    let (te, _) = best(5, || {
+        flip = !flip;
+        let (old, new) = if flip {
+            ("line 04000 of the file", "line 04000 OF THE FILE")
+        } else {
+            ("line 04000 OF THE FILE", "line 04000 of the file")
+        };
+        w.edit_file(&EditFileArgs {
+            path: "300k.txt".into(),
+            edits: vec![Edit {
+                old_text: old.into(),
+                new_text: new.into(),
+                replace_all: None,
+            }],
+            expected_sha256: None,
+            dry_run: None,
+        })
+        .expect("edit")
+    });
+    println!(
+        "| edit one line of a 300 KB file (atomic write included) | {} | |",
+        ms(te)
+    );
+    let (td, _) = best(5, || {
+        w.edit_file(&EditFileArgs {
+            path: "300k.txt".into(),
+            edits: vec![Edit {
+                old_text: "line 05000 of".into(),
+                new_text: "line 05000 on".into(),
+                replace_all: None,
+            }],
+            expected_sha256: None,
+            dry_run: Some(true),
+        })
+        .expect("dry edit")
+    });
+    println!(
+        "| edit dry run (match, diff) on a 300 KB file | {} | |",
+        ms(td)
+    );
+    for hunks in [1usize, 50, 500] {
+        let patch = make_patch(&files.join("patch.txt"), hunks);
+        let args = json!({ "patch": patch, "dry_run": true }).to_string();
+        let (tp, _) = best(5, || w.call("apply_patch", &args).expect("patch"));
+        println!(
+            "| apply_patch, {hunks} hunk(s), 10,000-line file (dry run) | {} | |",
+            ms(tp)
+        );
+    }
+    let text = std::fs::read_to_string(files.join("patch.txt")).expect("patch.txt");
+    let changed: String = text
+        .lines()
+        .enumerate()
+        .map(|(i, l)| {
+            if i % 7 == 0 {
+                format!("{l} changed\n")
+            } else {
+                format!("{l}\n")
+            }
+        })
+        .collect();
+    let diff_args = json!({ "path": "patch.txt", "content": changed, "dry_run": true }).to_string();
+    let (tdiff, _) = best(5, || w.call("write_file", &diff_args).expect("diff"));
+    println!(
+        "| diff of a 10,000-line file (1,429 changed lines) | {} | |",
+        ms(tdiff)
+    );
+    for i in 0..100 {
+        let a = json!({ "path": "300k.txt", "edits": [{ "old_text": format!("line {:05} of the file", 100 + i), "new_text": format!("line {:05} edited", 100 + i) }] });
+        w.call("edit_file", &a.to_string()).expect("edit");
+    }
+    let (tws, _) = best(5, || {
+        w.call("diff_workspace", "{}").expect("diff_workspace")
+    });
+    println!("| diff_workspace after 100 edits | {} | |", ms(tws));
+
+    println!("\n## Overhead\n");
+    let mut times: Vec<Duration> = (0..2000)
+        .map(|_| {
+            let t = Instant::now();
+            w.call("file_info", r#"{"path":"1k.txt"}"#).expect("info");
+            t.elapsed()
+        })
+        .collect();
+    times.sort();
+    println!("| measure | figure |");
+    println!("|---|---|");
+    println!(
+        "| warm trivial call (file_info, JSON), p50 | {} |",
+        us(times[times.len() / 2])
+    );
+    println!(
+        "| warm trivial call (file_info, JSON), p99 | {} |",
+        us(times[times.len() * 99 / 100])
+    );
+    let mut fresh: Vec<Duration> = (0..200)
+        .map(|_| {
+            let t = Instant::now();
+            let mut s = session(&rt, &files, false);
+            s.file_info("1k.txt").expect("info");
+            t.elapsed()
+        })
+        .collect();
+    fresh.sort();
+    println!(
+        "| fresh session + call (default allocator), p50 | {} |",
+        us(fresh[fresh.len() / 2])
+    );
+    let art = corpus.join("bench.cwasm");
+    Runtime::precompile(&art).expect("precompile");
+    let (tcold, _) = best(5, || {
+        let rt2 = Runtime::builder()
+            .precompiled(&art)
+            .build()
+            .expect("runtime");
+        let mut s = session(&rt2, &files, false);
+        s.file_info("1k.txt").expect("info")
+    });
+    println!(
+        "| cold start from a precompiled component (runtime + session + first call) | {} |",
+        ms(tcold)
+    );
+    let before = rss_kib();
+    let sessions: Vec<Session> = (0..200)
+        .map(|_| {
+            let mut s = session(&rt, &files, false);
+            s.file_info("1k.txt").expect("info");
+            s
+        })
+        .collect();
+    let per = (rss_kib().saturating_sub(before)) as f64 / sessions.len() as f64;
+    println!("| resident memory per idle session (200 held) | {per:.0} KiB |");
+}
+
+fn rss_kib() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmRSS:"))
+                .and_then(|l| l.split_whitespace().nth(1)?.parse().ok())
+        })
+        .unwrap_or(0)
+}
+
+/// A patch with `hunks` one-line changes spread over the file.
+fn make_patch(path: &Path, hunks: usize) -> String {
+    let text = std::fs::read_to_string(path).expect("patch.txt");
+    let lines: Vec<&str> = text.lines().collect();
+    let step = lines.len() / (hunks + 1);
+    let mut out = String::from("--- a/patch.txt\n+++ b/patch.txt\n");
+    for h in 1..=hunks {
+        let i = h * step;
+        out.push_str(&format!(
+            "@@ -{},3 +{},3 @@\n {}\n-{}\n+{} patched\n {}\n",
+            i,
+            i,
+            lines[i - 1],
+            lines[i],
+            lines[i],
+            lines[i + 1]
+        ));
+    }
+    out
+}
