@@ -283,3 +283,38 @@ pub fn file_info(s: &Session, log: &mut CallLog, a: &FileInfoArgs) -> ToolResult
         summary,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fsx::Fs;
+
+    #[test]
+    fn build_output_names_are_source_without_their_build_file() {
+        let tmp = tempfile::tempdir().unwrap();
+        for p in [
+            "drivers/target/x.c",
+            "target/out.bin",
+            "rust/Cargo.toml",
+            "rust/target/debug/app",
+        ] {
+            let f = tmp.path().join(p);
+            std::fs::create_dir_all(f.parent().unwrap()).unwrap();
+            std::fs::write(f, "x").unwrap();
+        }
+        let s = Session::new(Fs::new(tmp.path()), Policy::from_json("").unwrap());
+        let k = s
+            .policy
+            .kind_of(&LogicalPath::parse("drivers/target").unwrap(), true);
+        assert_eq!(k, crate::classify::Kind::Directory);
+        let args = FindFilesArgs {
+            patterns: vec!["*".into()],
+            ..Default::default()
+        };
+        let r = find_files(&s, &mut CallLog::default(), &args).unwrap();
+        assert_eq!(
+            r.paths,
+            ["drivers/target/x.c", "rust/Cargo.toml", "target/out.bin"]
+        );
+    }
+}

@@ -26,6 +26,7 @@ pub struct Readable {
 
 impl Session {
     pub fn new(fs: Fs, policy: Policy) -> Self {
+        let policy = policy.with_root(fs.root());
         Session {
             fs,
             policy,
