@@ -2,10 +2,10 @@
 //! `\ No newline at end of file`), so that what the tools show can be applied by `git apply`
 //! and by `apply_patch`.
 
-use similar::{DiffOp, TextDiff};
+use imara_diff::{Algorithm, Diff, InternedInput};
 
 /// Lines of context around each change.
-pub const CONTEXT: usize = 3;
+pub const CONTEXT: u32 = 3;
 
 /// A file's diff and its line counts.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -15,30 +15,84 @@ pub struct FileDiff {
     pub deletions: u32,
 }
 
-/// Line counts of a change from `old` to `new`.
-pub fn stats(old: &str, new: &str) -> (u32, u32) {
-    let diff = TextDiff::configure()
-        .algorithm(similar::Algorithm::Myers)
-        .diff_lines(old, new);
-    count_ops(diff.ops())
+/// The line diff of two texts (histogram algorithm, git's slider heuristics).
+fn line_diff(old: &str, new: &str) -> Diff {
+    let input = InternedInput::new(old, new);
+    let mut diff = Diff::compute(Algorithm::Histogram, &input);
+    diff.postprocess_lines(&input);
+    diff
 }
 
-fn count_ops(ops: &[DiffOp]) -> (u32, u32) {
-    let (mut ins, mut del) = (0usize, 0usize);
-    for op in ops {
-        match *op {
-            DiffOp::Insert { new_len, .. } => ins += new_len,
-            DiffOp::Delete { old_len, .. } => del += old_len,
-            DiffOp::Replace {
-                old_len, new_len, ..
-            } => {
-                ins += new_len;
-                del += old_len;
-            }
-            DiffOp::Equal { .. } => {}
-        }
+/// Line counts of a change from `old` to `new`.
+pub fn stats(old: &str, new: &str) -> (u32, u32) {
+    let diff = line_diff(old, new);
+    (diff.count_additions(), diff.count_removals())
+}
+
+/// `start,count` as unified diffs write a range (`count` left out when it is 1).
+fn range(start: u32, count: u32) -> String {
+    let first = if count == 0 { start } else { start + 1 };
+    if count == 1 {
+        first.to_string()
+    } else {
+        format!("{first},{count}")
     }
-    (ins as u32, del as u32)
+}
+
+fn push_line(out: &mut String, prefix: char, line: &str) {
+    out.push(prefix);
+    out.push_str(line);
+    if !line.ends_with('\n') {
+        out.push_str("\n\\ No newline at end of file\n");
+    }
+}
+
+/// The hunks of a unified diff of `old` and `new`, with line counts.
+fn hunks(old: &str, new: &str) -> (String, u32, u32) {
+    let diff = line_diff(old, new);
+    let old_lines: Vec<&str> = old.split_inclusive('\n').collect();
+    let new_lines: Vec<&str> = new.split_inclusive('\n').collect();
+    let changes: Vec<imara_diff::Hunk> = diff.hunks().collect();
+    let mut out = String::new();
+    let mut i = 0;
+    while i < changes.len() {
+        // Changes closer than twice the context share one hunk.
+        let mut j = i;
+        while j + 1 < changes.len()
+            && changes[j + 1].before.start - changes[j].before.end <= 2 * CONTEXT
+        {
+            j += 1;
+        }
+        let lead = changes[i].before.start.min(CONTEXT);
+        let trail = (old_lines.len() as u32 - changes[j].before.end).min(CONTEXT);
+        let old_start = changes[i].before.start - lead;
+        let new_start = changes[i].after.start - lead;
+        let old_count = changes[j].before.end + trail - old_start;
+        let new_count = changes[j].after.end + trail - new_start;
+        out.push_str(&format!(
+            "@@ -{} +{} @@\n",
+            range(old_start, old_count),
+            range(new_start, new_count)
+        ));
+        let mut pos = old_start as usize;
+        for c in &changes[i..=j] {
+            for l in &old_lines[pos..c.before.start as usize] {
+                push_line(&mut out, ' ', l);
+            }
+            for l in &old_lines[c.before.start as usize..c.before.end as usize] {
+                push_line(&mut out, '-', l);
+            }
+            for l in &new_lines[c.after.start as usize..c.after.end as usize] {
+                push_line(&mut out, '+', l);
+            }
+            pos = c.before.end as usize;
+        }
+        for l in &old_lines[pos..(changes[j].before.end + trail) as usize] {
+            push_line(&mut out, ' ', l);
+        }
+        i = j + 1;
+    }
+    (out, diff.count_additions(), diff.count_removals())
 }
 
 /// What one side of a diff holds.
@@ -96,16 +150,9 @@ pub fn file_diff(old_path: &str, new_path: &str, old: Side<'_>, new: Side<'_>) -
             deletions: 0,
         };
     }
-    let diff = TextDiff::configure()
-        .algorithm(similar::Algorithm::Myers)
-        .diff_lines(old_text, new_text);
-    let (insertions, deletions) = count_ops(diff.ops());
+    let (body, insertions, deletions) = hunks(old_text, new_text);
     text.push_str(&format!("--- {a}\n+++ {b}\n"));
-    let mut udiff = diff.unified_diff();
-    udiff.context_radius(CONTEXT).missing_newline_hint(true);
-    for hunk in udiff.iter_hunks() {
-        text.push_str(&hunk.to_string());
-    }
+    text.push_str(&body);
     FileDiff {
         text,
         insertions,
