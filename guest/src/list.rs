@@ -5,7 +5,7 @@ use std::fs;
 
 use crate::api::{
     DirEntry, FileInfoArgs, FileInfoResult, FindFilesArgs, FindFilesResult, ListDirArgs,
-    ListDirResult, SkipCount,
+    ListDirResult,
 };
 use crate::audit::CallLog;
 use crate::classify::Kind;
@@ -39,16 +39,6 @@ fn start_dir(s: &Session, input: Option<&str>) -> ToolResult<LogicalPath> {
             )
         })),
     }
-}
-
-fn skip_counts(skips: &Skips) -> Vec<SkipCount> {
-    skips
-        .iter()
-        .map(|(reason, count)| SkipCount {
-            reason: reason.to_string(),
-            count,
-        })
-        .collect()
 }
 
 /// Lists a directory.
@@ -103,7 +93,7 @@ pub fn list_dir(s: &Session, log: &mut CallLog, a: &ListDirArgs) -> ToolResult<L
     Ok(ListDirResult {
         entries,
         truncated,
-        skipped: skip_counts(&skips),
+        skipped: skips.counts(),
         summary,
     })
 }
@@ -193,7 +183,7 @@ pub fn find_files(
     Ok(FindFilesResult {
         paths,
         truncated,
-        skipped: skip_counts(&skips),
+        skipped: skips.counts(),
         summary,
     })
 }

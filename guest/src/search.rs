@@ -11,9 +11,7 @@ use std::io::Read;
 
 use regex::bytes::{Regex, RegexBuilder};
 
-use crate::api::{
-    FileCount, SearchMatch, SearchOutput, SearchTextArgs, SearchTextResult, SkipCount,
-};
+use crate::api::{FileCount, SearchMatch, SearchOutput, SearchTextArgs, SearchTextResult};
 use crate::audit::CallLog;
 use crate::classify::{looks_binary, Kind};
 use crate::error::{ToolError, ToolResult};
@@ -367,14 +365,7 @@ impl State<'_> {
         if output == SearchOutput::Count {
             self.files.clear();
         }
-        let skipped: Vec<SkipCount> = self
-            .skips
-            .iter()
-            .map(|(reason, count)| SkipCount {
-                reason: reason.to_string(),
-                count,
-            })
-            .collect();
+        let skipped = self.skips.counts();
         let mut summary = format!(
             "{} matching lines in {} files ({} files searched)",
             self.total,

@@ -69,6 +69,16 @@ impl Skips {
         self.0.iter().map(|(k, v)| (*k, *v))
     }
 
+    /// The counts as result records.
+    pub fn counts(&self) -> Vec<crate::api::SkipCount> {
+        self.iter()
+            .map(|(reason, count)| crate::api::SkipCount {
+                reason: reason.to_string(),
+                count,
+            })
+            .collect()
+    }
+
     /// "3 ignored, 1 secret" or "" when nothing was skipped.
     pub fn describe(&self) -> String {
         self.0

@@ -8,14 +8,6 @@ use serde_json::json;
 use crate::support::*;
 use file_tools_host::{code_name, Session};
 
-fn sha256(data: &[u8]) -> String {
-    use sha2::{Digest, Sha256};
-    Sha256::digest(data)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
-}
-
 #[test]
 fn racing_writers_with_one_expected_sha_have_exactly_one_winner() {
     let fx = Fixture::new();

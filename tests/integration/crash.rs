@@ -187,10 +187,7 @@ fn kill_rounds(mut seed: u64, rounds: usize) -> [usize; 3] {
         .unwrap();
     s.call("write_file", r#"{"path":"c/after.txt","content":"ok\n"}"#)
         .unwrap();
-    let leftovers: Vec<_> = snapshot(&fx.repo)
-        .into_keys()
-        .filter(|p| p.display().to_string().contains(".ft-tmp-"))
-        .collect();
+    let leftovers = temp_files(&fx.repo);
     assert!(leftovers.is_empty(), "{leftovers:?}");
     [completed, early, mixed]
 }

@@ -96,14 +96,6 @@ fn fault_runtime() -> &'static file_tools_host::Runtime {
     })
 }
 
-fn temp_files(dir: &std::path::Path) -> Vec<String> {
-    snapshot(dir)
-        .keys()
-        .map(|p| p.display().to_string())
-        .filter(|p| p.contains(".ft-tmp-"))
-        .collect()
-}
-
 #[test]
 fn a_guest_panic_fails_one_call_and_the_session_goes_on() {
     let fx = Fixture::new();

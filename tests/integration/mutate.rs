@@ -5,14 +5,6 @@ use serde_json::{json, Value};
 
 use crate::support::*;
 
-fn sha256(data: &[u8]) -> String {
-    use sha2::{Digest, Sha256};
-    Sha256::digest(data)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
-}
-
 fn read(fx: &Fixture, p: &str) -> Vec<u8> {
     std::fs::read(fx.repo.join(p)).unwrap()
 }

@@ -4,14 +4,6 @@ use serde_json::json;
 
 use crate::support::*;
 
-fn sha256(data: &[u8]) -> String {
-    use sha2::{Digest, Sha256};
-    Sha256::digest(data)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
-}
-
 #[test]
 fn reads_a_file_with_hash_counts_and_style() {
     let fx = Fixture::new();

@@ -194,3 +194,21 @@ pub fn call(s: &mut Session, tool: &str, args: Value) -> Result<Value, file_tool
     }
     r
 }
+
+/// sha256 of bytes, lowercase hex, as the tools report it.
+pub fn sha256(data: &[u8]) -> String {
+    use sha2::{Digest, Sha256};
+    Sha256::digest(data)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// file-tools temporary files below `dir` (there should be none).
+pub fn temp_files(dir: &Path) -> Vec<String> {
+    snapshot(dir)
+        .keys()
+        .map(|p| p.display().to_string())
+        .filter(|p| p.contains(".ft-tmp-"))
+        .collect()
+}

@@ -58,6 +58,17 @@ pub struct Hunk {
     pub line: usize,
 }
 
+impl FilePatch {
+    /// The path to name in messages: the new one, else the old one.
+    pub fn display_path(&self) -> String {
+        self.new_path
+            .as_ref()
+            .or(self.old_path.as_ref())
+            .cloned()
+            .unwrap_or_default()
+    }
+}
+
 impl Hunk {
     fn inserted(&self) -> usize {
         self.new.len().saturating_sub(self.common())
@@ -156,12 +167,7 @@ pub fn apply_patch(
     let (patches, mut warnings) = parse(&a.patch)?;
     check_budget(s, &a.patch, &patches)?;
     if let Some(fp) = patches.iter().find(|p| p.binary) {
-        let p = fp
-            .new_path
-            .as_ref()
-            .or(fp.old_path.as_ref())
-            .cloned()
-            .unwrap_or_default();
+        let p = fp.display_path();
         return Err(ToolError::new(
             ErrorCode::UnsupportedBinary,
             format!("the patch changes binary file '{p}'; binary patches are not supported and nothing was applied"),
@@ -169,12 +175,7 @@ pub fn apply_patch(
         .with_path(p));
     }
     if let Some(fp) = patches.iter().find(|p| p.special_mode) {
-        let p = fp
-            .new_path
-            .as_ref()
-            .or(fp.old_path.as_ref())
-            .cloned()
-            .unwrap_or_default();
+        let p = fp.display_path();
         return Err(ToolError::denied(
             &p,
             "symlink",
