@@ -56,6 +56,18 @@ pub struct Resolved {
 }
 
 impl Resolved {
+    /// The error for a path that is not an existing regular file: `NOT_FOUND` (also for a
+    /// dangling link) or `NOT_A_FILE`.
+    pub fn not_a_file_error(&self) -> ToolError {
+        match self.require_file() {
+            Err(e) => e,
+            Ok(_) => ToolError::new(
+                ErrorCode::Internal,
+                format!("'{}' is a regular file", self.requested),
+            ),
+        }
+    }
+
     /// The target's type, if it exists.
     pub fn entry_type(&self) -> Option<EntryType> {
         self.meta.as_ref().map(|m| EntryType::of(m.file_type()))

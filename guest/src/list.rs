@@ -32,12 +32,7 @@ fn start_dir(s: &Session, input: Option<&str>) -> ToolResult<LogicalPath> {
             format!("'{p}' is not a directory; use read_file or file_info for a file"),
         )
         .with_path(p.to_string())),
-        None => Err(r.resolved.require_file().err().unwrap_or_else(|| {
-            ToolError::io(
-                &p.to_string(),
-                &std::io::Error::from(std::io::ErrorKind::NotFound),
-            )
-        })),
+        None => Err(r.resolved.not_a_file_error()),
     }
 }
 
@@ -201,9 +196,7 @@ pub fn file_info(s: &Session, log: &mut CallLog, a: &FileInfoArgs) -> ToolResult
     }
     let r = s.fs.resolve(&path)?;
     let Some(meta) = r.meta.as_ref() else {
-        return Err(r.require_file().err().unwrap_or_else(|| {
-            ToolError::io(&shown, &std::io::Error::from(std::io::ErrorKind::NotFound))
-        }));
+        return Err(r.not_a_file_error());
     };
     let is_dir = meta.is_dir();
     let kind = s.policy.kind_of(&r.target, is_dir);

@@ -207,25 +207,12 @@ pub fn search_text(
     if !start.is_root() {
         let r = s.readable_path(&start)?;
         match r.resolved.entry_type() {
-            None => {
-                return Err(r
-                    .resolved
-                    .require_file()
-                    .map(|_| ())
-                    .unwrap_err_or_not_found(&start))
-            }
             Some(EntryType::File) => {
                 st.search_file(&r.resolved.target, &start.to_string(), r.kind);
                 return Ok(st.finish(log, output, max_matches, max_files));
             }
             Some(EntryType::Dir) => {}
-            Some(_) => {
-                return Err(r
-                    .resolved
-                    .require_file()
-                    .map(|_| ())
-                    .unwrap_err_or_not_found(&start))
-            }
+            _ => return Err(r.resolved.not_a_file_error()),
         }
         if r.resolved.via_link {
             return Err(ToolError::invalid(format!(
@@ -270,22 +257,6 @@ pub fn search_text(
         st.truncated = true;
     }
     Ok(st.finish(log, output, max_matches, max_files))
-}
-
-trait NotFoundExt {
-    fn unwrap_err_or_not_found(self, p: &LogicalPath) -> ToolError;
-}
-
-impl NotFoundExt for ToolResult<()> {
-    fn unwrap_err_or_not_found(self, p: &LogicalPath) -> ToolError {
-        match self {
-            Err(e) => e,
-            Ok(()) => ToolError::io(
-                &p.to_string(),
-                &std::io::Error::from(std::io::ErrorKind::NotFound),
-            ),
-        }
-    }
 }
 
 struct State<'a> {
