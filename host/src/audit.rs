@@ -46,9 +46,14 @@ pub fn event_json(e: &AuditEvent) -> Value {
     })
 }
 
-/// Appends each event as one JSON line to a file.
+/// Appends each event as one JSON line to a log file, chained: every line carries
+/// `prev_sha256`, the sha256 of the line before it (64 zeros for the first), and a sidecar
+/// `FILE.head` holds the number of lines and the last line's sha256. [`crate::audit_log::verify`]
+/// then finds any removed, inserted, edited or truncated line. Appends from several
+/// processes are serialised with a lock on the log file.
 #[derive(Debug)]
 pub struct JsonLinesSink {
+    path: std::path::PathBuf,
     file: Mutex<File>,
 }
 
@@ -58,22 +63,46 @@ impl JsonLinesSink {
     /// # Errors
     /// When the file cannot be opened for appending.
     pub fn open(path: &Path) -> std::io::Result<Self> {
-        let file = OpenOptions::new().create(true).append(true).open(path)?;
+        let file = OpenOptions::new()
+            .create(true)
+            .read(true)
+            .append(true)
+            .open(path)?;
         Ok(JsonLinesSink {
+            path: path.to_path_buf(),
             file: Mutex::new(file),
         })
+    }
+
+    fn append(&self, event: &AuditEvent) -> std::io::Result<()> {
+        let f = self
+            .file
+            .lock()
+            .map_err(|_| std::io::Error::other("audit log lock poisoned"))?;
+        f.lock()?;
+        let result = (|| {
+            let (count, prev) = crate::audit_log::tail(&self.path)?;
+            let mut obj = event_json(event);
+            obj["prev_sha256"] = serde_json::Value::String(prev);
+            let line = obj.to_string();
+            let mut out = line.clone().into_bytes();
+            out.push(b'\n');
+            (&*f).write_all(&out)?;
+            crate::audit_log::write_head(&self.path, count + 1, &crate::audit_log::line_hash(&line))
+        })();
+        let _ = f.unlock();
+        result
     }
 }
 
 impl AuditSink for JsonLinesSink {
     fn event(&self, event: &AuditEvent) {
-        let mut line = event_json(event).to_string();
-        line.push('\n');
-        if let Ok(mut f) = self.file.lock() {
-            // An audit line that cannot be written is reported on stderr, never silently lost.
-            if let Err(e) = f.write_all(line.as_bytes()) {
-                eprintln!("file-tools: cannot write the audit log: {e}");
-            }
+        // An audit line that cannot be written is reported on stderr, never silently lost.
+        if let Err(e) = self.append(event) {
+            eprintln!(
+                "file-tools: cannot write the audit log {}: {e}",
+                self.path.display()
+            );
         }
     }
 }

@@ -18,6 +18,7 @@
 //! ```
 
 pub mod audit;
+pub mod audit_log;
 pub mod bindings;
 pub mod error;
 pub mod policy_file;

@@ -23,6 +23,8 @@ const USAGE: &str = "usage:
        baseline across calls, for diff_workspace and revert)
   file-tools [--read-only] [--policy FILE] schema
   file-tools compile OUT.cwasm
+  file-tools audit verify FILE    check an audit log's hash chain (exit 1 when broken)
+  file-tools audit stats FILE     calls per tool and outcome, p50/p99 durations, bytes
 
 environment:
   FILE_TOOLS_CACHE_DIR  where compiled components are cached (default: ~/.cache/file-tools;
@@ -112,6 +114,27 @@ fn main() -> ExitCode {
         ["compile", out] => match Runtime::precompile(&PathBuf::from(out)) {
             Ok(()) => {
                 println!("{}", json!({"ok": true, "result": {"path": out}}));
+                ExitCode::SUCCESS
+            }
+            Err(e) => usage_error(&e.to_string()),
+        },
+        ["audit", "verify", file] => match file_tools_host::audit_log::verify(&PathBuf::from(file))
+        {
+            Ok(lines) => {
+                println!("{}", json!({"ok": true, "result": {"lines": lines}}));
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                println!(
+                    "{}",
+                    json!({"ok": false, "error": {"code": "AUDIT_CHAIN_BROKEN", "message": e.message, "line": e.line}})
+                );
+                ExitCode::from(1)
+            }
+        },
+        ["audit", "stats", file] => match file_tools_host::audit_log::stats(&PathBuf::from(file)) {
+            Ok(v) => {
+                println!("{}", json!({"ok": true, "result": v}));
                 ExitCode::SUCCESS
             }
             Err(e) => usage_error(&e.to_string()),

@@ -200,3 +200,57 @@ fn schema_lists_every_tool_with_a_json_schema() {
         assert!(!t["description"].as_str().unwrap().is_empty());
     }
 }
+
+#[test]
+fn audit_logs_are_chained_verified_and_summarised() {
+    let fx = Fixture::new();
+    let repo = fx.repo.to_str().unwrap();
+    let log = fx.repo.parent().unwrap().join("chain.jsonl");
+    let log_s = log.to_str().unwrap();
+    for args in [
+        vec!["call", "read_file", r#"{"path":"README.md"}"#],
+        vec!["call", "read_file", r#"{"path":".env"}"#],
+        vec![
+            "call",
+            "write_file",
+            r#"{"path":"notes.txt","content":"hi\n"}"#,
+        ],
+        vec!["call", "search_text", r#"{"query":"add"}"#],
+    ] {
+        let mut a = vec!["--repo", repo, "--audit-log", log_s];
+        a.extend(args);
+        cli(&a, None);
+    }
+    let (out, v) = cli(&["audit", "verify", log_s], None);
+    assert_eq!(out.status.code(), Some(0), "{v}");
+    assert_eq!(v["result"]["lines"], 4);
+    let (_, v) = cli(&["audit", "stats", log_s], None);
+    assert_eq!(v["result"]["calls"], 4);
+    assert_eq!(v["result"]["tools"]["read_file"]["calls"], 2);
+    assert_eq!(
+        v["result"]["tools"]["read_file"]["outcomes"]["POLICY_DENIED"],
+        1
+    );
+    assert_eq!(v["result"]["bytes_written"], 3);
+
+    let text = std::fs::read_to_string(&log).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    // A removed line, an edited line, and a cut-off end are each found.
+    let broken = [
+        format!("{}\n{}\n{}\n", lines[0], lines[2], lines[3]),
+        format!(
+            "{}\n{}\n{}\n{}\n",
+            lines[0],
+            lines[1].replace("POLICY_DENIED", "OK"),
+            lines[2],
+            lines[3]
+        ),
+        format!("{}\n{}\n{}\n", lines[0], lines[1], lines[2]),
+    ];
+    for (i, b) in broken.iter().enumerate() {
+        std::fs::write(&log, b).unwrap();
+        let (out, v) = cli(&["audit", "verify", log_s], None);
+        assert_eq!(out.status.code(), Some(1), "case {i}: {v}");
+        assert_eq!(v["error"]["code"], "AUDIT_CHAIN_BROKEN");
+    }
+}

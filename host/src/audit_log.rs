@@ -1,0 +1,168 @@
+//! Reading audit logs written by [`crate::JsonLinesSink`]: the hash chain, its check, and
+//! statistics.
+
+use std::collections::BTreeMap;
+use std::io::{Read, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+
+use serde_json::{json, Value};
+use sha2::{Digest, Sha256};
+
+/// `prev_sha256` of the first line.
+pub const GENESIS: &str = "0000000000000000000000000000000000000000000000000000000000000000";
+
+/// sha256 of one line (without its line break), lowercase hex.
+pub fn line_hash(line: &str) -> String {
+    Sha256::digest(line.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+fn head_path(log: &Path) -> PathBuf {
+    let mut name = log.file_name().unwrap_or_default().to_os_string();
+    name.push(".head");
+    log.with_file_name(name)
+}
+
+/// Lines so far and the hash the next line must carry, from the sidecar (or the log itself
+/// when there is no sidecar yet).
+///
+/// # Errors
+/// When the log or its sidecar cannot be read.
+pub fn tail(log: &Path) -> std::io::Result<(u64, String)> {
+    if let Ok(text) = std::fs::read_to_string(head_path(log)) {
+        if let Some((n, h)) = text.trim().split_once(' ') {
+            if let Ok(n) = n.parse() {
+                return Ok((n, h.to_string()));
+            }
+        }
+    }
+    // No sidecar: read the last line of the log.
+    let mut f = std::fs::File::open(log)?;
+    let len = f.metadata()?.len();
+    if len == 0 {
+        return Ok((0, GENESIS.to_string()));
+    }
+    let start = len.saturating_sub(1 << 20);
+    f.seek(SeekFrom::Start(start))?;
+    let mut buf = String::new();
+    f.read_to_string(&mut buf)?;
+    let last = buf.trim_end_matches('\n').rsplit('\n').next().unwrap_or("");
+    let count = std::fs::read_to_string(log)?.lines().count() as u64;
+    Ok((count, line_hash(last)))
+}
+
+/// Records the line count and the last line's hash beside the log (atomically).
+///
+/// # Errors
+/// When the sidecar cannot be written.
+pub fn write_head(log: &Path, count: u64, hash: &str) -> std::io::Result<()> {
+    let head = head_path(log);
+    let tmp = head.with_extension(format!("tmp{}", std::process::id()));
+    std::fs::write(&tmp, format!("{count} {hash}\n"))?;
+    std::fs::rename(tmp, head)
+}
+
+/// Why a log failed its check.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("line {line}: {message}")]
+pub struct VerifyError {
+    /// The first line (from 1) where the chain breaks.
+    pub line: u64,
+    pub message: String,
+}
+
+/// Checks the chain of a log; returns its number of lines.
+///
+/// # Errors
+/// The first line where a line was removed, inserted, edited or cut off, or the log is
+/// unreadable (line 0).
+pub fn verify(log: &Path) -> Result<u64, VerifyError> {
+    let text = std::fs::read_to_string(log).map_err(|e| VerifyError {
+        line: 0,
+        message: format!("cannot read the log: {e}"),
+    })?;
+    let mut prev = GENESIS.to_string();
+    let mut n = 0u64;
+    for (i, line) in text.lines().enumerate() {
+        n = i as u64 + 1;
+        let v: Value = serde_json::from_str(line).map_err(|e| VerifyError {
+            line: n,
+            message: format!("not a JSON object: {e}"),
+        })?;
+        if v["prev_sha256"].as_str() != Some(prev.as_str()) {
+            return Err(VerifyError {
+                line: n,
+                message: "does not follow the line before it: a line was removed, inserted or edited here or just before".into(),
+            });
+        }
+        prev = line_hash(line);
+    }
+    if let Ok(head) = std::fs::read_to_string(head_path(log)) {
+        let expected = format!("{n} {prev}");
+        if head.trim() != expected {
+            return Err(VerifyError {
+                line: n,
+                message: format!("the log ends differently from its head record ({}): its end was cut off or its last line edited", head.trim()),
+            });
+        }
+    }
+    Ok(n)
+}
+
+fn percentile(sorted: &[u64], p: usize) -> u64 {
+    if sorted.is_empty() {
+        return 0;
+    }
+    sorted[((sorted.len() - 1) * p) / 100]
+}
+
+/// Calls per tool and outcome, p50/p99 durations, bytes read and written.
+///
+/// # Errors
+/// When the log cannot be read or a line is not JSON.
+pub fn stats(log: &Path) -> Result<Value, VerifyError> {
+    let text = std::fs::read_to_string(log).map_err(|e| VerifyError {
+        line: 0,
+        message: format!("cannot read the log: {e}"),
+    })?;
+    let mut per_tool: BTreeMap<String, (u64, BTreeMap<String, u64>, Vec<u64>)> = BTreeMap::new();
+    let (mut all, mut read, mut written) = (Vec::new(), 0u64, 0u64);
+    for (i, line) in text.lines().enumerate() {
+        let v: Value = serde_json::from_str(line).map_err(|e| VerifyError {
+            line: i as u64 + 1,
+            message: format!("not a JSON object: {e}"),
+        })?;
+        let tool = v["tool"].as_str().unwrap_or("?").to_string();
+        let outcome = if v["ok"] == Value::Bool(true) {
+            "ok".to_string()
+        } else {
+            v["error_code"].as_str().unwrap_or("ERROR").to_string()
+        };
+        let d = v["duration_us"].as_u64().unwrap_or(0);
+        let e = per_tool.entry(tool).or_default();
+        e.0 += 1;
+        *e.1.entry(outcome).or_insert(0) += 1;
+        e.2.push(d);
+        all.push(d);
+        read += v["bytes_read"].as_u64().unwrap_or(0);
+        written += v["bytes_written"].as_u64().unwrap_or(0);
+    }
+    all.sort_unstable();
+    let tools: serde_json::Map<String, Value> = per_tool
+        .into_iter()
+        .map(|(name, (calls, outcomes, mut d))| {
+            d.sort_unstable();
+            (name, json!({ "calls": calls, "outcomes": outcomes, "p50_us": percentile(&d, 50), "p99_us": percentile(&d, 99) }))
+        })
+        .collect();
+    Ok(json!({
+        "calls": all.len(),
+        "p50_us": percentile(&all, 50),
+        "p99_us": percentile(&all, 99),
+        "bytes_read": read,
+        "bytes_written": written,
+        "tools": tools,
+    }))
+}
