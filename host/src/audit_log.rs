@@ -111,6 +111,14 @@ pub fn verify(log: &Path) -> Result<u64, VerifyError> {
     Ok(n)
 }
 
+/// What `stats` gathers for one tool.
+#[derive(Default)]
+struct ToolStats {
+    calls: u64,
+    outcomes: BTreeMap<String, u64>,
+    durations: Vec<u64>,
+}
+
 fn percentile(sorted: &[u64], p: usize) -> u64 {
     if sorted.is_empty() {
         return 0;
@@ -127,7 +135,7 @@ pub fn stats(log: &Path) -> Result<Value, VerifyError> {
         line: 0,
         message: format!("cannot read the log: {e}"),
     })?;
-    let mut per_tool: BTreeMap<String, (u64, BTreeMap<String, u64>, Vec<u64>)> = BTreeMap::new();
+    let mut per_tool: BTreeMap<String, ToolStats> = BTreeMap::new();
     let (mut all, mut read, mut written) = (Vec::new(), 0u64, 0u64);
     for (i, line) in text.lines().enumerate() {
         let v: Value = serde_json::from_str(line).map_err(|e| VerifyError {
@@ -142,9 +150,9 @@ pub fn stats(log: &Path) -> Result<Value, VerifyError> {
         };
         let d = v["duration_us"].as_u64().unwrap_or(0);
         let e = per_tool.entry(tool).or_default();
-        e.0 += 1;
-        *e.1.entry(outcome).or_insert(0) += 1;
-        e.2.push(d);
+        e.calls += 1;
+        *e.outcomes.entry(outcome).or_insert(0) += 1;
+        e.durations.push(d);
         all.push(d);
         read += v["bytes_read"].as_u64().unwrap_or(0);
         written += v["bytes_written"].as_u64().unwrap_or(0);
@@ -152,9 +160,13 @@ pub fn stats(log: &Path) -> Result<Value, VerifyError> {
     all.sort_unstable();
     let tools: serde_json::Map<String, Value> = per_tool
         .into_iter()
-        .map(|(name, (calls, outcomes, mut d))| {
-            d.sort_unstable();
-            (name, json!({ "calls": calls, "outcomes": outcomes, "p50_us": percentile(&d, 50), "p99_us": percentile(&d, 99) }))
+        .map(|(name, mut t)| {
+            t.durations.sort_unstable();
+            let (p50, p99) = (percentile(&t.durations, 50), percentile(&t.durations, 99));
+            (
+                name,
+                json!({ "calls": t.calls, "outcomes": t.outcomes, "p50_us": p50, "p99_us": p99 }),
+            )
         })
         .collect();
     Ok(json!({
