@@ -1,7 +1,9 @@
 //! Builds the guest component for wasm32-wasip2 with a nested cargo, in its own target
 //! directory (so it never waits on the outer build's lock), and hands its path to the host
 //! crate as `FILE_TOOLS_GUEST_WASM`. A second variant with fault injection (for the tests
-//! of trap handling only) is built beside it as `FILE_TOOLS_GUEST_FAULT_WASM`.
+//! of trap handling only) is built beside it as `FILE_TOOLS_GUEST_FAULT_WASM`, and the
+//! standalone variant (WASI imports only, for the `wasmtime` CLI) as
+//! `FILE_TOOLS_GUEST_STANDALONE_WASM`.
 
 use std::env;
 use std::path::{Path, PathBuf};
@@ -89,13 +91,18 @@ fn main() {
     }
     println!("cargo:rerun-if-env-changed=FILE_TOOLS_GUEST_TARGET_DIR");
 
-    // Both variants land at the same path, so each is copied out before the next build.
+    // All variants land at the same path, so each is copied out before the next build.
     for (features, name, var) in [
         (&[][..], "file_tools_guest.wasm", "FILE_TOOLS_GUEST_WASM"),
         (
             &["fault-injection"][..],
             "file_tools_guest_faults.wasm",
             "FILE_TOOLS_GUEST_FAULT_WASM",
+        ),
+        (
+            &["standalone"][..],
+            "file_tools_standalone.wasm",
+            "FILE_TOOLS_GUEST_STANDALONE_WASM",
         ),
     ] {
         let built = build_guest(&root, &target_dir, features);

@@ -30,11 +30,17 @@ pub struct AuditEvent {
     pub insertions: u32,
     pub deletions: u32,
     pub duration_us: u64,
+    /// The full diff a mutation wrote; empty otherwise.
+    pub diff: String,
 }
 
 /// What one call did, gathered while it runs.
 #[derive(Debug, Default, Clone)]
 pub struct CallLog {
+    /// The tool being called (its snake_case name).
+    pub tool: String,
+    /// The full diff of what the call wrote.
+    pub diff: String,
     pub paths_read: Vec<String>,
     pub paths_written: Vec<String>,
     pub files: Vec<AuditFile>,

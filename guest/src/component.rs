@@ -15,8 +15,16 @@ use crate::policy::{Policy, POLICY_ENV};
 use crate::session::Session;
 use crate::tools::{self, run_call};
 
+#[cfg(not(feature = "standalone"))]
 wit_bindgen::generate!({
     world: "file-tools",
+    path: "../wit",
+});
+
+// The variant for plain WASI hosts (the `wasmtime` CLI): no imports beyond WASI.
+#[cfg(feature = "standalone")]
+wit_bindgen::generate!({
+    world: "file-tools-standalone",
     path: "../wit",
 });
 
@@ -24,8 +32,35 @@ use agent::file_tools::types as wt;
 use exports::agent::file_tools::tools as wx;
 
 /// `host-fs.copy-mode`, for `modes`.
+#[cfg(not(feature = "standalone"))]
 pub(crate) fn copy_mode(from: &str, to: &str) -> bool {
     agent::file_tools::host_fs::copy_mode(from, to)
+}
+
+/// The standalone variant has no host to ask: permission bits are not carried over.
+#[cfg(feature = "standalone")]
+pub(crate) fn copy_mode(_from: &str, _to: &str) -> bool {
+    false
+}
+
+/// Hands an audit event to the host's `audit` import.
+#[cfg(not(feature = "standalone"))]
+fn emit(event: AuditEvent) {
+    agent::file_tools::audit::emit(&event.conv());
+}
+
+/// Asks the host's `approval` import.
+#[cfg(not(feature = "standalone"))]
+fn approve(request: &crate::approval::ApprovalRequest) -> bool {
+    agent::file_tools::approval::request(&request.clone().conv())
+}
+
+/// The standalone variant writes each audit event as one JSON line on stderr.
+#[cfg(feature = "standalone")]
+fn emit(event: AuditEvent) {
+    if let Ok(line) = serde_json::to_string(&event) {
+        eprintln!("{line}");
+    }
 }
 
 struct Component;
@@ -36,7 +71,9 @@ export!(Component);
 fn session() -> &'static ToolResult<Session> {
     static SESSION: OnceLock<ToolResult<Session>> = OnceLock::new();
     SESSION.get_or_init(|| {
-        tools::set_sink(|e| agent::file_tools::audit::emit(&e.conv()));
+        tools::set_sink(emit);
+        #[cfg(not(feature = "standalone"))]
+        crate::approval::set_approver(approve);
         let json = std::env::var(POLICY_ENV).unwrap_or_default();
         let state = std::path::Path::new("/").join(crate::path::STATE_DIR_NAME);
         Policy::from_json(&json).map(|p| {
@@ -263,9 +300,12 @@ record!(api::DiffWorkspaceResult => wx::DiffWorkspaceResult {
     files, insertions, deletions, diff, diff_sha256, truncated, summary,
 });
 record!(crate::audit::AuditFile => wt::AuditFile { path, action, sha256_before, sha256_after });
+record!(crate::approval::ApprovalRequest => wt::ApprovalRequest {
+    tool, reasons, files, insertions, deletions, diff,
+});
 record!(AuditEvent => wt::AuditEvent {
     sequence, tool, ok, error_code, error_message, paths_read, paths_written, files, bytes_read,
-    bytes_written, insertions, deletions, duration_us,
+    bytes_written, insertions, deletions, duration_us, diff,
 });
 
 impl Conv<wx::DirEntry> for api::DirEntry {

@@ -6,6 +6,7 @@
 //! shell that binds them to the `file-tools` WIT world.
 
 pub mod api;
+pub mod approval;
 pub mod audit;
 pub mod baseline;
 pub mod classify;

@@ -6,6 +6,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::approval::{Approval, ApprovalRules};
 use crate::classify::{classify, classify_with, Kind};
 use crate::error::{ErrorCode, ToolError, ToolResult};
 use crate::glob::Globs;
@@ -134,6 +135,8 @@ pub struct PolicyConfig {
     pub allow_hardlinks: bool,
     pub limits: Limits,
     pub patch: PatchBudget,
+    /// Which changes need the embedder's approval before they are written.
+    pub approval: ApprovalRules,
 }
 
 /// A compiled policy.
@@ -149,6 +152,7 @@ pub struct Policy {
     write_allow: Globs,
     write_block: Globs,
     overrides: Vec<(Globs, Kind)>,
+    approval: Approval,
 }
 
 /// Name of the environment variable the component reads its policy from.
@@ -171,6 +175,7 @@ impl Policy {
             write_allow: Globs::new(&config.write.allow)?,
             write_block: Globs::new(&config.write.block)?,
             overrides,
+            approval: Approval::new(config.approval.clone())?,
             config,
             root: None,
             seen: Default::default(),
@@ -223,6 +228,10 @@ impl Policy {
             m.insert(key, v);
         }
         v
+    }
+
+    pub fn approval(&self) -> &Approval {
+        &self.approval
     }
 
     pub fn limits(&self) -> &Limits {

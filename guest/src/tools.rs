@@ -259,7 +259,10 @@ pub fn run_call<T>(
 ) -> ToolResult<T> {
     let started = Instant::now();
     crate::fault::point(&format!("call:{tool}"));
-    let mut log = CallLog::default();
+    let mut log = CallLog {
+        tool: shown_name(tool),
+        ..CallLog::default()
+    };
     let result = match session {
         Ok(s) => f(s, &mut log),
         Err(e) => Err(e.clone()),
@@ -267,7 +270,7 @@ pub fn run_call<T>(
     let err = result.as_ref().err();
     let event = AuditEvent {
         sequence: SEQUENCE.fetch_add(1, Ordering::Relaxed) + 1,
-        tool: shown_name(tool),
+        tool: std::mem::take(&mut log.tool),
         ok: err.is_none(),
         error_code: err.map(|e| e.code),
         error_message: err.map(|e| e.message.clone()),
@@ -279,6 +282,7 @@ pub fn run_call<T>(
         insertions: log.insertions,
         deletions: log.deletions,
         duration_us: started.elapsed().as_micros() as u64,
+        diff: log.diff,
     };
     if let Some(sink) = SINK.get() {
         sink(event);

@@ -16,7 +16,8 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::api::{FileChange, MutationResult};
-use crate::audit::CallLog;
+use crate::approval::{self, ApprovalRequest};
+use crate::audit::{AuditFile, CallLog};
 use crate::baseline::Baseline;
 use crate::classify::Kind;
 use crate::diff::{bound, file_diff, FileDiff, Side};
@@ -364,6 +365,44 @@ pub fn commit(
             deletions: d.deletions,
         });
     }
+    let mut warnings = warnings;
+    let reasons = s.policy.approval().reasons(&s.policy, &changes, ins + del);
+    if !reasons.is_empty() {
+        if dry_run {
+            warnings.push(format!(
+                "needs approval to be written: {}",
+                reasons.join("; ")
+            ));
+        } else {
+            let request = ApprovalRequest {
+                tool: log.tool.clone(),
+                reasons: reasons.clone(),
+                files: files
+                    .iter()
+                    .map(|f| AuditFile {
+                        path: f.path.clone(),
+                        action: f.action.clone(),
+                        sha256_before: f.sha256_before.clone(),
+                        sha256_after: f.sha256_after.clone(),
+                    })
+                    .collect(),
+                insertions: ins,
+                deletions: del,
+                diff: diff.clone(),
+            };
+            if !approval::ask(&request) {
+                return Err(ToolError::new(
+                    ErrorCode::ApprovalRequired,
+                    format!(
+                        "this change needs approval and the host did not give it ({}); nothing was written. Ask the user, or make a smaller change that avoids these paths",
+                        reasons.join("; ")
+                    ),
+                )
+                .with_path(changes.first().map_or("", |c| c.shown.as_str()))
+                .with_detail("reasons", reasons.join("\n")));
+            }
+        }
+    }
     if !dry_run {
         apply(s, &changes)?;
         for (c, f) in changes.iter().zip(&files) {
@@ -377,6 +416,7 @@ pub fn commit(
         }
         log.insertions += ins;
         log.deletions += del;
+        log.diff.push_str(&diff);
     }
     let diff_truncated = bound(&mut diff, s.policy.limits().max_diff_bytes as usize);
     let summary = summarize(&files, ins, del, dry_run, diff_truncated);

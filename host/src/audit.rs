@@ -22,7 +22,8 @@ impl<F: Fn(&AuditEvent) + Send + Sync> AuditSink for F {
     }
 }
 
-/// An event as a JSON object (snake_case names, codes in SCREAMING_SNAKE_CASE).
+/// An event as a JSON object (snake_case names, codes in SCREAMING_SNAKE_CASE). The diff
+/// itself is not included, only its `diff_sha256` (null when the call wrote nothing).
 pub fn event_json(e: &AuditEvent) -> Value {
     json!({
         "sequence": e.sequence,
@@ -43,6 +44,7 @@ pub fn event_json(e: &AuditEvent) -> Value {
         "insertions": e.insertions,
         "deletions": e.deletions,
         "duration_us": e.duration_us,
+        "diff_sha256": (!e.diff.is_empty()).then(|| crate::audit_log::line_hash(&e.diff)),
     })
 }
 
@@ -51,6 +53,10 @@ pub fn event_json(e: &AuditEvent) -> Value {
 /// `FILE.head` holds the number of lines and the last line's sha256. [`crate::audit_log::verify`]
 /// then finds any removed, inserted, edited or truncated line. Appends from several
 /// processes are serialised with a lock on the log file.
+///
+/// The full diff of each mutation is stored once, named by its sha256, in `FILE.artifacts/`
+/// and referenced from the event as `diff_artifact` (relative to the log's directory);
+/// `verify` checks that every referenced artifact still matches its hash.
 #[derive(Debug)]
 pub struct JsonLinesSink {
     path: std::path::PathBuf,
@@ -83,6 +89,10 @@ impl JsonLinesSink {
         let result = (|| {
             let (count, prev) = crate::audit_log::tail(&self.path)?;
             let mut obj = event_json(event);
+            if let Some(sha) = obj["diff_sha256"].as_str() {
+                let rel = crate::audit_log::store_artifact(&self.path, sha, &event.diff)?;
+                obj["diff_artifact"] = serde_json::Value::String(rel);
+            }
             obj["prev_sha256"] = serde_json::Value::String(prev);
             let line = obj.to_string();
             let mut out = line.clone().into_bytes();

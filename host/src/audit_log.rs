@@ -13,10 +13,33 @@ pub const GENESIS: &str = "00000000000000000000000000000000000000000000000000000
 
 /// sha256 of one line (without its line break), lowercase hex.
 pub fn line_hash(line: &str) -> String {
-    Sha256::digest(line.as_bytes())
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    line_hash_bytes(line.as_bytes())
+}
+
+/// The directory beside `log` that holds its diff artifacts (`LOG.artifacts/`).
+pub fn artifacts_dir(log: &Path) -> PathBuf {
+    let mut name = log.file_name().unwrap_or_default().to_os_string();
+    name.push(".artifacts");
+    log.with_file_name(name)
+}
+
+/// Stores `diff` once, named by its sha256, in the log's artifact directory; returns the
+/// artifact's path relative to the log's directory (what events reference).
+///
+/// # Errors
+/// When the artifact cannot be written.
+pub fn store_artifact(log: &Path, sha256: &str, diff: &str) -> std::io::Result<String> {
+    let dir = artifacts_dir(log);
+    let name = format!("{sha256}.diff");
+    let path = dir.join(&name);
+    if !path.exists() {
+        std::fs::create_dir_all(&dir)?;
+        let tmp = dir.join(format!(".{name}.tmp{}", std::process::id()));
+        std::fs::write(&tmp, diff)?;
+        std::fs::rename(&tmp, &path)?;
+    }
+    let dir_name = dir.file_name().unwrap_or_default().to_string_lossy();
+    Ok(format!("{dir_name}/{name}"))
 }
 
 fn head_path(log: &Path) -> PathBuf {
@@ -97,6 +120,10 @@ pub fn verify(log: &Path) -> Result<u64, VerifyError> {
                 message: "does not follow the line before it: a line was removed, inserted or edited here or just before".into(),
             });
         }
+        if let Some(rel) = v["diff_artifact"].as_str() {
+            check_artifact(log, rel, v["diff_sha256"].as_str())
+                .map_err(|message| VerifyError { line: n, message })?;
+        }
         prev = line_hash(line);
     }
     if let Ok(head) = std::fs::read_to_string(head_path(log)) {
@@ -109,6 +136,28 @@ pub fn verify(log: &Path) -> Result<u64, VerifyError> {
         }
     }
     Ok(n)
+}
+
+/// An event's diff artifact must exist, sit in the log's artifact directory and hash to
+/// the event's `diff_sha256`.
+fn check_artifact(log: &Path, rel: &str, sha: Option<&str>) -> Result<(), String> {
+    let dir = artifacts_dir(log);
+    let name = rel.rsplit('/').next().unwrap_or(rel);
+    let bytes = std::fs::read(dir.join(name))
+        .map_err(|e| format!("its diff artifact {rel} cannot be read: {e}"))?;
+    if Some(line_hash_bytes(&bytes).as_str()) != sha {
+        return Err(format!(
+            "its diff artifact {rel} does not match the diff_sha256 the event records: the artifact was changed"
+        ));
+    }
+    Ok(())
+}
+
+fn line_hash_bytes(bytes: &[u8]) -> String {
+    Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }
 
 /// What `stats` gathers for one tool.

@@ -18,6 +18,10 @@ use crate::state::HostState;
 /// The component, as built from `guest/` by this crate's build script.
 pub const GUEST_WASM: &[u8] = include_bytes!(env!("FILE_TOOLS_GUEST_WASM"));
 
+/// The standalone variant of the component (world `file-tools-standalone`): its only
+/// imports are WASI, so plain WASI hosts such as the `wasmtime` CLI can run it.
+pub const STANDALONE_WASM: &[u8] = include_bytes!(env!("FILE_TOOLS_GUEST_STANDALONE_WASM"));
+
 /// How often the epoch advances; wall-clock limits are rounded up to this.
 pub(crate) const EPOCH_TICK: Duration = Duration::from_millis(5);
 

@@ -12,9 +12,10 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 use wasmtime::component::ResourceTable;
-use wasmtime::Store;
+use wasmtime::{Store, UpdateDeadline};
 use wasmtime_wasi::{FsPerms, WasiCtxBuilder};
 
+use crate::approval::Approver;
 use crate::audit::AuditSink;
 use crate::bindings::agent::file_tools::types::{AuditEvent, ErrorCode, ToolError};
 use crate::bindings::exports::agent::file_tools::tools as t;
@@ -60,6 +61,7 @@ pub struct SessionBuilder {
     policy: Value,
     limits: Limits,
     sink: Option<Arc<dyn AuditSink>>,
+    approver: Option<Arc<dyn Approver>>,
     fault: Option<String>,
 }
 
@@ -85,8 +87,16 @@ impl SessionBuilder {
             policy: Value::Object(Default::default()),
             limits: Limits::default(),
             sink: None,
+            approver: None,
             fault: None,
         }
+    }
+
+    /// Who decides on changes the policy's `approval` rules mark (see [`crate::approval`]).
+    /// Without one, such changes are refused with `APPROVAL_REQUIRED`.
+    pub fn approver(mut self, approver: Arc<dyn Approver>) -> Self {
+        self.approver = Some(approver);
+        self
     }
 
     /// For tests of trap handling with the fault-injection build of the component: the
@@ -188,6 +198,7 @@ impl SessionBuilder {
                 policy_json: policy.to_string(),
                 limits: self.limits,
                 sink: None,
+                approver: self.approver.clone(),
                 mutating: HashSet::new(),
                 fault: self.fault.clone(),
             }),
@@ -282,6 +293,7 @@ struct Config {
     policy_json: String,
     limits: Limits,
     sink: Option<Arc<dyn AuditSink>>,
+    approver: Option<Arc<dyn Approver>>,
     mutating: HashSet<String>,
     fault: Option<String>,
 }
@@ -375,9 +387,19 @@ impl Session {
                 hit: false,
             },
             events: Vec::new(),
+            approver: c.approver.clone(),
+            approval_ticks: 0,
         };
         let mut store = Store::new(c.runtime.engine(), state);
         store.limiter(|s| &mut s.memory);
+        store.epoch_deadline_callback(|mut ctx| {
+            let credit = std::mem::take(&mut ctx.data_mut().approval_ticks);
+            Ok(if credit > 0 {
+                UpdateDeadline::Continue(credit)
+            } else {
+                UpdateDeadline::Interrupt
+            })
+        });
         store
             .set_fuel(c.limits.fuel_per_call)
             .map_err(|e| internal(&e))?;
@@ -437,6 +459,7 @@ impl Session {
         let armed = store.set_fuel(limits.fuel_per_call);
         store.set_epoch_deadline(deadline_ticks(limits.timeout));
         store.data_mut().events.clear();
+        store.data_mut().approval_ticks = 0;
         let outcome = match armed {
             Ok(()) => f(&bindings, &mut store),
             Err(e) => Err(e),
@@ -481,6 +504,7 @@ impl Session {
                 insertions: 0,
                 deletions: 0,
                 duration_us: started.elapsed().as_micros() as u64,
+                diff: String::new(),
             }]
         } else {
             events
@@ -573,6 +597,7 @@ pub fn describe_tools(runtime: &Runtime, policy: Value) -> Result<Value, HostErr
         policy_json: policy.to_string(),
         limits: Limits::default(),
         sink: None,
+        approver: None,
         mutating: HashSet::new(),
         fault: None,
     });

@@ -16,6 +16,11 @@ pub struct HostState {
     pub(crate) table: ResourceTable,
     pub(crate) memory: MemoryLimiter,
     pub(crate) events: Vec<AuditEvent>,
+    /// Who decides on changes that need approval; `None` declines them all.
+    pub(crate) approver: Option<std::sync::Arc<dyn crate::approval::Approver>>,
+    /// Epoch ticks spent waiting for the approver during the current call; the deadline
+    /// callback gives them back so that a person's thinking time is not the guest's.
+    pub(crate) approval_ticks: u64,
 }
 
 impl std::fmt::Debug for HostState {
@@ -45,6 +50,22 @@ impl agent::file_tools::audit::Host for HostState {
 }
 
 impl agent::file_tools::types::Host for HostState {}
+
+impl agent::file_tools::approval::Host for HostState {
+    fn request(&mut self, change: agent::file_tools::types::ApprovalRequest) -> bool {
+        let Some(approver) = self.approver.clone() else {
+            return false;
+        };
+        let started = std::time::Instant::now();
+        // A panicking approver declines: the embedder's bug must not write files.
+        let yes =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| approver.approve(&change)))
+                .unwrap_or(false);
+        let waited = started.elapsed().as_micros() / crate::runtime::EPOCH_TICK.as_micros();
+        self.approval_ticks = self.approval_ticks.saturating_add(waited as u64 + 1);
+        yes
+    }
+}
 
 /// Caps linear memory and remembers that the cap was hit, so the trap can be told apart.
 #[derive(Debug)]

@@ -80,3 +80,51 @@ fn json_lines_sink_writes_one_line_per_call() {
     assert_eq!(lines[1]["error_code"], "POLICY_DENIED");
     assert_eq!(lines[1]["sequence"], 2);
 }
+
+#[test]
+fn mutation_diffs_are_stored_once_as_content_addressed_artifacts() {
+    let fx = Fixture::new();
+    let log = fx.repo.parent().unwrap().join("audit.jsonl");
+    let sink = file_tools_host::JsonLinesSink::open(&log).unwrap();
+    let mut s = file_tools_host::Session::builder(runtime())
+        .repo(&fx.repo)
+        .writable(true)
+        .audit_sink(std::sync::Arc::new(sink))
+        .build()
+        .unwrap();
+    let write = r#"{"path":"notes.txt","content":"one\ntwo\n"}"#;
+    s.call("write_file", write).unwrap();
+    s.call("delete_file", r#"{"path":"notes.txt"}"#).unwrap();
+    // The same change again: the same diff, stored only once.
+    s.call("write_file", write).unwrap();
+    s.call("read_file", r#"{"path":"notes.txt"}"#).unwrap();
+
+    let lines: Vec<serde_json::Value> = std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 4);
+    assert_eq!(lines[0]["diff_artifact"], lines[2]["diff_artifact"]);
+    assert_ne!(lines[0]["diff_artifact"], lines[1]["diff_artifact"]);
+    assert!(lines[3]["diff_artifact"].is_null() && lines[3]["diff_sha256"].is_null());
+    let dir = log.with_file_name("audit.jsonl.artifacts");
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 2);
+    let rel = lines[0]["diff_artifact"].as_str().unwrap();
+    let diff = std::fs::read_to_string(log.with_file_name(rel)).unwrap();
+    assert!(
+        diff.contains("+++ b/notes.txt") && diff.contains("+two"),
+        "{diff}"
+    );
+    assert_eq!(
+        lines[0]["diff_sha256"].as_str().unwrap(),
+        sha256(diff.as_bytes())
+    );
+    assert_eq!(file_tools_host::audit_log::verify(&log), Ok(4));
+
+    // An edited artifact is caught by verify, at the first line that references it.
+    std::fs::write(log.with_file_name(rel), "--- a/x\n+++ b/x\n").unwrap();
+    let e = file_tools_host::audit_log::verify(&log).unwrap_err();
+    assert_eq!(e.line, 1);
+    assert!(e.message.contains("artifact"), "{}", e.message);
+}

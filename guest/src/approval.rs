@@ -1,0 +1,182 @@
+//! Changes that need the embedder's approval before they are written.
+//!
+//! The policy's `approval` rules name what needs it: deletions, build files,
+//! security-sensitive paths (secrets, CI and ownership files), paths matching globs, and
+//! changes above a number of changed lines. Just before a planned change is written, the
+//! component asks the host (WIT import `approval.request`) with the whole plan; a host
+//! without an approver, or one that declines, gets `APPROVAL_REQUIRED` and nothing is
+//! written. A dry run never asks: it reports what would need approval as a warning.
+
+use std::sync::OnceLock;
+
+use serde::{Deserialize, Serialize};
+
+use crate::audit::AuditFile;
+use crate::classify::Kind;
+use crate::error::ToolResult;
+use crate::glob::Globs;
+use crate::path::LogicalPath;
+use crate::policy::Policy;
+use crate::txn::{Action, Change};
+
+/// The policy's approval rules; all off by default.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ApprovalRules {
+    /// Deleting a file needs approval (moves do not count).
+    pub delete: bool,
+    /// Changing a build file (`Cargo.toml`, `package.json`, `Makefile`, ...) needs approval.
+    pub build_files: bool,
+    /// Changing a security-sensitive file (secrets, CI workflows, CODEOWNERS, ...) needs
+    /// approval.
+    pub security_sensitive: bool,
+    /// Changing a path that matches one of these globs needs approval.
+    pub paths: Vec<String>,
+    /// A change with more inserted plus deleted lines than this needs approval.
+    pub max_changed_lines: Option<u32>,
+}
+
+/// What the host is asked to approve.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ApprovalRequest {
+    /// The tool making the change.
+    pub tool: String,
+    /// Why approval is needed, one line per rule that matched.
+    pub reasons: Vec<String>,
+    /// Every file of the change, with its action and hashes.
+    pub files: Vec<AuditFile>,
+    pub insertions: u32,
+    pub deletions: u32,
+    /// The whole change as a unified diff (secrets and binaries are not shown).
+    pub diff: String,
+}
+
+const BUILD_FILES: &[&str] = &[
+    "Cargo.toml",
+    "build.rs",
+    "package.json",
+    "pyproject.toml",
+    "setup.py",
+    "setup.cfg",
+    "pom.xml",
+    "build.gradle",
+    "build.gradle.kts",
+    "settings.gradle",
+    "settings.gradle.kts",
+    "build.sbt",
+    "CMakeLists.txt",
+    "Makefile",
+    "makefile",
+    "GNUmakefile",
+    "meson.build",
+    "BUILD",
+    "BUILD.bazel",
+    "WORKSPACE",
+    "MODULE.bazel",
+    "go.mod",
+    "Gemfile",
+    "Dockerfile",
+    "Containerfile",
+    "Kbuild",
+    "Kconfig",
+    "configure.ac",
+    "Justfile",
+    "justfile",
+];
+
+const BUILD_EXTS: &[&str] = &["gemspec", "csproj", "fsproj", "vcxproj", "mk", "cmake"];
+
+const SECURITY_GLOBS: &[&str] = &[
+    ".github/workflows/**",
+    ".github/actions/**",
+    ".gitlab-ci.yml",
+    ".circleci/**",
+    "Jenkinsfile",
+    "**/CODEOWNERS",
+    ".github/dependabot.yml",
+    "SECURITY.md",
+    "**/.npmrc",
+    "**/.pypirc",
+];
+
+/// Is `path` a build file?
+pub fn is_build_file(path: &LogicalPath) -> bool {
+    let name = path.name();
+    BUILD_FILES.contains(&name)
+        || name
+            .rsplit_once('.')
+            .is_some_and(|(_, ext)| BUILD_EXTS.contains(&ext))
+}
+
+/// The compiled rules of a policy.
+#[derive(Debug, Clone)]
+pub struct Approval {
+    rules: ApprovalRules,
+    paths: Globs,
+    security: Globs,
+}
+
+impl Approval {
+    /// Compiles `rules`.
+    ///
+    /// # Errors
+    /// `INVALID_INPUT` for a malformed glob.
+    pub fn new(rules: ApprovalRules) -> ToolResult<Self> {
+        let security: Vec<String> = SECURITY_GLOBS.iter().map(|g| g.to_string()).collect();
+        Ok(Approval {
+            paths: Globs::new(&rules.paths)?,
+            security: Globs::new(&security)?,
+            rules,
+        })
+    }
+
+    /// Why `changes` (with `changed_lines` inserted plus deleted lines) need approval; empty
+    /// when they do not.
+    pub fn reasons(&self, policy: &Policy, changes: &[Change], changed_lines: u32) -> Vec<String> {
+        let r = &self.rules;
+        let mut out = Vec::new();
+        for c in changes {
+            let p = &c.target;
+            let shown = &c.shown;
+            if r.delete && c.action() == Action::Delete && c.label.is_none() {
+                out.push(format!("deletes {shown}"));
+            }
+            if r.build_files && is_build_file(p) {
+                out.push(format!("changes the build file {shown}"));
+            }
+            if r.security_sensitive
+                && (self.security.matches(&p.to_string())
+                    || policy.kind_of(p, false) == Kind::Secret)
+            {
+                out.push(format!("changes the security-sensitive file {shown}"));
+            }
+            if self.paths.matches(&p.to_string()) {
+                out.push(format!(
+                    "changes {shown}, which the policy marks for approval"
+                ));
+            }
+        }
+        if let Some(max) = r.max_changed_lines {
+            if changed_lines > max {
+                out.push(format!(
+                    "changes {changed_lines} lines, over the {max} the policy allows without approval"
+                ));
+            }
+        }
+        out
+    }
+}
+
+/// The host's approver: set once by the component's glue; natively (unit tests) it can be
+/// set by a test, and when unset every request is declined.
+static APPROVER: OnceLock<fn(&ApprovalRequest) -> bool> = OnceLock::new();
+
+/// Installs the approver.
+pub fn set_approver(f: fn(&ApprovalRequest) -> bool) {
+    let _ = APPROVER.set(f);
+}
+
+/// Asks the approver; false without one.
+pub fn ask(request: &ApprovalRequest) -> bool {
+    APPROVER.get().is_some_and(|f| f(request))
+}
