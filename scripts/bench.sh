@@ -5,7 +5,7 @@
 # 78,000 files, 1.3 GB) plus generated files; ripgrep comes from Debian's ripgrep package.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh
+FILE_TOOLS_SETUP_RUST_ONLY=1 bash scripts/setup.sh
 corpus="${1:-$PWD/target/bench-corpus}"
 mkdir -p "$corpus"
 corpus="$(cd "$corpus" && pwd)"

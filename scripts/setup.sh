@@ -1,7 +1,13 @@
 #!/usr/bin/env bash
 # One-time set-up of a fresh machine: everything the build and the tests need.
 # Safe to run again: each step checks before it installs.
+#   - the wasm32-wasip2 Rust target (the component's build target)
+#   - the wasmtime CLI 48 from crates.io (tests of the standalone component)
+#   - a Python virtualenv in target/venv with tests/python/requirements.txt (MCP client,
+#     PyPI wasmtime, pytest)
+#   - the Node example host's npm packages (jco, preview2-shim)
 set -euo pipefail
+cd "$(dirname "$0")/.."
 
 if ! command -v cargo >/dev/null 2>&1; then
     echo "setup: cargo is not installed; install Rust (rustup) first" >&2
@@ -10,4 +16,39 @@ fi
 if ! rustup target list --installed 2>/dev/null | grep -qx wasm32-wasip2; then
     echo "setup: adding the wasm32-wasip2 Rust target"
     rustup target add wasm32-wasip2
+fi
+
+if [ "${FILE_TOOLS_SETUP_RUST_ONLY:-0}" = 1 ]; then
+    exit 0
+fi
+
+CARGO_BIN="${CARGO_HOME:-$HOME/.cargo}/bin"
+if ! "$CARGO_BIN/wasmtime" --version 2>/dev/null | grep -q '^wasmtime 48\.'; then
+    echo "setup: installing the wasmtime CLI 48 from crates.io (a few minutes, once)"
+    # Only what `wasmtime run --invoke` needs: far fewer crates than the default CLI.
+    cargo install --locked wasmtime-cli@48.0.0 --no-default-features \
+        --features run,cranelift,component-model
+fi
+
+if ! command -v python3 >/dev/null 2>&1; then
+    echo "setup: python3 is needed for the MCP and Python host tests" >&2
+    exit 1
+fi
+VENV=target/venv
+REQ=tests/python/requirements.txt
+if [ ! -x "$VENV/bin/python" ] || ! cmp -s "$REQ" "$VENV/requirements.txt"; then
+    echo "setup: Python packages into $VENV"
+    python3 -m venv "$VENV"
+    "$VENV/bin/pip" install --quiet --disable-pip-version-check -r "$REQ"
+    cp "$REQ" "$VENV/requirements.txt"
+fi
+
+if ! command -v npm >/dev/null 2>&1; then
+    echo "setup: node and npm are needed for the Node host example" >&2
+    exit 1
+fi
+if [ ! -d examples/node/node_modules ] || [ examples/node/package-lock.json -nt examples/node/node_modules ]; then
+    echo "setup: npm packages for examples/node"
+    (cd examples/node && npm ci --no-audit --no-fund --loglevel=error)
+    touch examples/node/node_modules
 fi

@@ -1,6 +1,18 @@
 #!/usr/bin/env bash
-# Sets up the machine, then builds everything (guest component included) and runs every test.
+# Sets up the machine, then builds everything (guest component included) and runs every test:
+# the Rust unit and integration tests (the wasmtime CLI ones included), the MCP server under
+# the official Python MCP SDK, and the Python and Node example hosts.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 cargo test --release --workspace
+
+BIN="$PWD/target/release/file-tools"
+"$BIN" component target/file-tools.wasm >/dev/null
+
+echo "== MCP server (Python MCP SDK) and the Python host (PyPI wasmtime)"
+FILE_TOOLS_BIN="$BIN" FILE_TOOLS_WASM="$PWD/target/file-tools.wasm" \
+    target/venv/bin/python -m pytest -q -p no:cacheprovider tests/python examples/python
+
+echo "== Node host (jco + preview2-shim)"
+(cd examples/node && FILE_TOOLS_WASM="$PWD/../../target/file-tools.wasm" npm run -s transpile && npm test --silent)

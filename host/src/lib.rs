@@ -17,15 +17,18 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+pub mod approval;
 pub mod audit;
 pub mod audit_log;
 pub mod bindings;
 pub mod error;
+pub mod mcp;
 pub mod policy_file;
 pub mod runtime;
 pub mod session;
 mod state;
 
+pub use approval::{ApprovalRequest, Approver};
 pub use audit::{event_json, AuditSink, JsonLinesSink};
 pub use bindings::agent::file_tools::types::{AuditEvent, ErrorCode, FileKind, ToolError};
 pub use error::{code_name, HostError};

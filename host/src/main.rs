@@ -2,8 +2,10 @@
 //!
 //! ```text
 //! file-tools [--repo DIR] [--read-only] [--policy FILE] [--audit-log FILE] [--state-dir DIR] call TOOL 'JSON-ARGS'|-
+//! file-tools --repo DIR [--read-only] [--policy FILE] [--audit-log FILE] mcp
 //! file-tools [--policy FILE] [--read-only] schema
 //! file-tools compile OUT.cwasm
+//! file-tools component [--standalone] OUT.wasm
 //! ```
 //! `call` prints one JSON object: `{"ok":true,"result":{...}}` and exits 0, or
 //! `{"ok":false,"error":{...}}` and exits 1. Usage and set-up errors exit 2.
@@ -13,6 +15,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
+use file_tools_host::mcp::{serve_stdio, McpServer};
 use file_tools_host::{describe_tools, policy_file, JsonLinesSink, Limits, Runtime, Session};
 use serde_json::{json, Value};
 
@@ -21,8 +24,13 @@ const USAGE: &str = "usage:
              call TOOL 'JSON-ARGS'
       (give - as JSON-ARGS to read the arguments from stdin; --state-dir keeps the session
        baseline across calls, for diff_workspace and revert)
+  file-tools --repo DIR [--read-only] [--policy FILE] [--audit-log FILE] [--state-dir DIR] mcp
+      (serves every tool over MCP on stdin/stdout until the client disconnects)
   file-tools [--read-only] [--policy FILE] schema
   file-tools compile OUT.cwasm
+  file-tools component [--standalone] OUT.wasm
+      (writes the component; --standalone: the variant with WASI imports only, for
+       `wasmtime run --dir REPO::/ --invoke ...`)
   file-tools audit verify FILE    check an audit log's hash chain (exit 1 when broken)
   file-tools audit stats FILE     calls per tool and outcome, p50/p99 durations, bytes
 
@@ -111,6 +119,11 @@ fn main() -> ExitCode {
     match cmd.as_slice() {
         ["call", tool, args] => call(&opts, tool, args),
         ["schema"] => schema(&opts),
+        ["component", out] => write_component(file_tools_host::runtime::GUEST_WASM, out),
+        ["component", "--standalone", out] => {
+            write_component(file_tools_host::runtime::STANDALONE_WASM, out)
+        }
+        ["mcp"] => mcp(&opts),
         ["compile", out] => match Runtime::precompile(&PathBuf::from(out)) {
             Ok(()) => {
                 println!("{}", json!({"ok": true, "result": {"path": out}}));
@@ -147,6 +160,19 @@ fn main() -> ExitCode {
     }
 }
 
+fn write_component(bytes: &[u8], out: &str) -> ExitCode {
+    match std::fs::write(out, bytes) {
+        Ok(()) => {
+            println!(
+                "{}",
+                json!({"ok": true, "result": {"path": out, "bytes": bytes.len()}})
+            );
+            ExitCode::SUCCESS
+        }
+        Err(e) => usage_error(&format!("cannot write {out}: {e}")),
+    }
+}
+
 fn schema(opts: &Options) -> ExitCode {
     let result = load_policy(opts).and_then(|(policy, _)| {
         runtime().and_then(|rt| describe_tools(&rt, policy).map_err(|e| e.to_string()))
@@ -163,6 +189,43 @@ fn schema(opts: &Options) -> ExitCode {
     }
 }
 
+fn open_session(opts: &Options, repo: &PathBuf) -> Result<Session, String> {
+    let (policy, limits) = load_policy(opts)?;
+    let rt = runtime()?;
+    let mut builder = Session::builder(&rt)
+        .repo(repo)
+        .writable(!opts.read_only)
+        .policy(policy)
+        .limits(limits);
+    if let Some(dir) = &opts.state_dir {
+        builder = builder.state_dir(dir);
+    }
+    if let Some(log) = &opts.audit_log {
+        let sink = JsonLinesSink::open(log)
+            .map_err(|e| format!("cannot open the audit log {}: {e}", log.display()))?;
+        builder = builder.audit_sink(Arc::new(sink));
+    }
+    builder.build().map_err(|e| e.to_string())
+}
+
+fn mcp(opts: &Options) -> ExitCode {
+    let Some(repo) = &opts.repo else {
+        return usage_error("mcp needs --repo DIR");
+    };
+    let server =
+        match open_session(opts, repo).and_then(|s| McpServer::new(s).map_err(|e| e.to_string())) {
+            Ok(s) => s,
+            Err(e) => return usage_error(&e),
+        };
+    match serve_stdio(server) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("file-tools: {e}");
+            ExitCode::from(1)
+        }
+    }
+}
+
 fn call(opts: &Options, tool: &str, args: &str) -> ExitCode {
     let Some(repo) = &opts.repo else {
         return usage_error("call needs --repo DIR");
@@ -176,33 +239,9 @@ fn call(opts: &Options, tool: &str, args: &str) -> ExitCode {
     } else {
         args.to_string()
     };
-    let (policy, limits) = match load_policy(opts) {
-        Ok(p) => p,
-        Err(e) => return usage_error(&e),
-    };
-    let rt = match runtime() {
-        Ok(rt) => rt,
-        Err(e) => return usage_error(&e),
-    };
-    let mut builder = Session::builder(&rt)
-        .repo(repo)
-        .writable(!opts.read_only)
-        .policy(policy)
-        .limits(limits);
-    if let Some(dir) = &opts.state_dir {
-        builder = builder.state_dir(dir);
-    }
-    if let Some(log) = &opts.audit_log {
-        match JsonLinesSink::open(log) {
-            Ok(sink) => builder = builder.audit_sink(Arc::new(sink)),
-            Err(e) => {
-                return usage_error(&format!("cannot open the audit log {}: {e}", log.display()))
-            }
-        }
-    }
-    let mut session = match builder.build() {
+    let mut session = match open_session(opts, repo) {
         Ok(s) => s,
-        Err(e) => return usage_error(&e.to_string()),
+        Err(e) => return usage_error(&e),
     };
     match session.call(tool, &args) {
         Ok(result) => {

@@ -5,6 +5,7 @@
 mod support;
 
 mod adversarial;
+mod approval;
 mod audit;
 mod cli;
 mod concurrency;
@@ -18,4 +19,5 @@ mod policy;
 mod read;
 mod scenarios;
 mod search;
+mod wasmtime_cli;
 mod workspace;

@@ -1,0 +1,112 @@
+// A Node.js host for the file-tools component, on `jco transpile` output and
+// @bytecodealliance/preview2-shim.
+//
+//   import { openFileTools } from './file-tools.mjs';
+//   const tools = await openFileTools({ repo: '/path/to/repo', onAudit: console.log });
+//   const page = tools.call('read_file', { path: 'src/lib.rs' });
+//
+// `call` drives every tool with plain JSON through the component's own dispatch; a refusal
+// throws a ToolError whose `code` is the machine-readable code (PATH_REJECTED, ...).
+// The component must first be transpiled into ./gen (see package.json's `transpile`).
+
+import { readFile } from 'node:fs/promises';
+import { realpathSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { WASIShim } from '@bytecodealliance/preview2-shim/instantiation';
+
+const HERE = dirname(fileURLToPath(import.meta.url));
+
+/** A tool's refusal, with the code in SCREAMING_SNAKE_CASE as in the CLI and MCP. */
+export class ToolError extends Error {
+  constructor(err) {
+    const code = String(err.code).toUpperCase().replaceAll('-', '_');
+    super(`${code}: ${err.message}`);
+    this.name = 'ToolError';
+    this.code = code;
+    this.path = err.path ?? null;
+    this.details = Object.fromEntries((err.details ?? []).map((d) => [d.key, d.value]));
+  }
+}
+
+function unwrap(fn) {
+  try {
+    return JSON.parse(fn());
+  } catch (e) {
+    // jco throws a ComponentError whose payload is the WIT `tool-error` record.
+    if (e && e.payload && e.payload.code !== undefined) throw new ToolError(e.payload);
+    throw e;
+  }
+}
+
+/**
+ * wasi-libc asks for `mutate-directory` on every writable open, files included, and
+ * preview2-shim refuses that flag with `unsupported`, so no write could succeed. Node's
+ * file opens never need it: clear it unless a directory is being opened.
+ */
+function allowFileWrites(types) {
+  const proto = types.Descriptor.prototype;
+  if (proto.openAt.fileToolsPatched) return;
+  const openAt = proto.openAt;
+  const patched = function (pathFlags, path, openFlags, descriptorFlags) {
+    const flags = openFlags.directory ? descriptorFlags : { ...descriptorFlags, mutateDirectory: false };
+    return openAt.call(this, pathFlags, path, openFlags, flags);
+  };
+  patched.fileToolsPatched = true;
+  proto.openAt = patched;
+}
+
+/**
+ * Instantiates the component over one repository.
+ *
+ * `repo` becomes the component's only preopen, at `/`. preview2-shim has no read-only
+ * preopen, so `readOnly` is enforced by the component's policy (the mutation tools are not
+ * even offered). `onAudit` receives every audit event. `approve(request)` decides on
+ * changes the policy's `approval` rules mark; without it they are refused with
+ * APPROVAL_REQUIRED.
+ */
+export async function openFileTools({ repo, readOnly = false, policy = {}, onAudit, approve, generated = join(HERE, 'gen') }) {
+  const { instantiate } = await import(join(generated, 'file-tools.js'));
+  const effective = { ...policy, ...(readOnly ? { read_only: true } : {}) };
+  const shim = new WASIShim({
+    sandbox: {
+      preopens: { '/': realpathSync(repo) },
+      env: { FILE_TOOLS_POLICY: JSON.stringify(effective) },
+    },
+  });
+  const wasi = shim.getImportObject();
+  allowFileWrites(wasi['wasi:filesystem/types']);
+  const imports = {
+    ...wasi,
+    'agent:file-tools/audit': {
+      emit(event) {
+        if (onAudit) onAudit({ ...event, errorCode: event.errorCode?.toUpperCase().replaceAll('-', '_') });
+      },
+    },
+    'agent:file-tools/approval': {
+      request(change) {
+        if (!approve) return false;
+        try {
+          return Boolean(approve(change));
+        } catch {
+          return false; // an approver's bug must never write files
+        }
+      },
+    },
+    // preview2-shim cannot change permission bits through WASI either; saying "not copied"
+    // lets the write go on, as the interface allows.
+    'agent:file-tools/host-fs': { copyMode: () => false },
+    'agent:file-tools/types': {},
+  };
+  const root = await instantiate(
+    async (name) => WebAssembly.compile(await readFile(join(generated, name))),
+    imports,
+  );
+  const tools = root.tools;
+  return {
+    /** Runs `tool` with JSON-able `args` and returns its result object. */
+    call: (tool, args = {}) => unwrap(() => tools.call(tool, JSON.stringify(args))),
+    /** Every tool offered under this policy: name, description, JSON Schema, annotations. */
+    describe: () => unwrap(() => tools.describe()),
+  };
+}

@@ -1,0 +1,152 @@
+"""A Python host for the file-tools component, on PyPI `wasmtime`'s component API.
+
+    from file_tools import FileTools, ToolError
+
+    tools = FileTools("file-tools.wasm", repo="path/to/repo", on_audit=print)
+    page = tools.call("read_file", {"path": "src/lib.rs"})
+    tools.call("edit_file", {"path": "src/lib.rs", "expected_sha256": page["sha256"],
+                             "edits": [{"old_text": "a", "new_text": "b"}]})
+
+`call` drives every tool with plain JSON through the component's own dispatch (the same
+names and schemas as `describe`); a refusal raises `ToolError` with the machine-readable
+code. The repository is the component's only preopen, read-only when `read_only=True`.
+`approve(request)` decides on changes the policy's `approval` rules mark; without it they
+are refused with APPROVAL_REQUIRED.
+"""
+
+import json
+import os
+import stat
+
+import wasmtime
+import wasmtime.component as wc
+
+PACKAGE = "agent:file-tools"
+VERSION = "0.1.0"
+
+
+class ToolError(Exception):
+    """A tool's refusal: `code` is SCREAMING_SNAKE_CASE, as in the CLI and MCP."""
+
+    def __init__(self, code, message, path=None, details=None):
+        super().__init__(f"{code}: {message}")
+        self.code = code
+        self.message = message
+        self.path = path
+        self.details = details or {}
+
+
+def _field(record, name):
+    return getattr(record, name, None)
+
+
+def _plain(value):
+    """A WIT record (or a list of them) as dicts with snake_case keys."""
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    if hasattr(value, "__dict__"):
+        return {k.replace("-", "_"): _plain(v) for k, v in vars(value).items()}
+    return value
+
+
+def _audit_dict(event):
+    """The WIT audit-event record as a dict, codes in SCREAMING_SNAKE_CASE as in the CLI."""
+    d = _plain(event)
+    if d.get("error_code"):
+        d["error_code"] = d["error_code"].upper().replace("-", "_")
+    return d
+
+
+_COMPILED = {}
+
+
+def _compiled(wasm_path):
+    """One engine and one compiled component per file, shared by every instance."""
+    key = os.path.realpath(wasm_path)
+    if key not in _COMPILED:
+        engine = wasmtime.Engine()
+        _COMPILED[key] = (engine, wc.Component.from_file(engine, key))
+    return _COMPILED[key]
+
+
+class FileTools:
+    """One component instance over one repository."""
+
+    def __init__(self, wasm_path, repo, read_only=False, policy=None, on_audit=None,
+                 approve=None):
+        self.repo = os.path.realpath(repo)
+        self.engine, self.component = _compiled(wasm_path)
+        policy = dict(policy or {})
+        if read_only:
+            policy["read_only"] = True
+        self._on_audit = on_audit
+        self._approve = approve
+        self.read_only = read_only
+
+        linker = wc.Linker(self.engine)
+        linker.add_wasip2()
+        with linker.root() as root:
+            with root.add_instance(f"{PACKAGE}/audit@{VERSION}") as audit:
+                audit.add_func("emit", self._emit)
+            with root.add_instance(f"{PACKAGE}/approval@{VERSION}") as approval:
+                approval.add_func("request", self._request_approval)
+            with root.add_instance(f"{PACKAGE}/host-fs@{VERSION}") as host_fs:
+                host_fs.add_func("copy-mode", self._copy_mode)
+
+        wasi = wasmtime.WasiConfig()
+        wasi.preopen_dir(self.repo, "/", fs_mutable=not read_only)
+        wasi.env = [("FILE_TOOLS_POLICY", json.dumps(policy))]
+        self.store = wasmtime.Store(self.engine)
+        self.store.set_wasi(wasi)
+        self.instance = linker.instantiate(self.store, self.component)
+
+        tools = self.component.get_export_index(f"{PACKAGE}/tools@{VERSION}")
+        self._call = self.instance.get_func(
+            self.store, self.component.get_export_index("call", tools)
+        )
+        self._describe = self.instance.get_func(
+            self.store, self.component.get_export_index("describe", tools)
+        )
+
+    def _emit(self, _store, event):
+        if self._on_audit is not None:
+            self._on_audit(_audit_dict(event))
+
+    def _request_approval(self, _store, request):
+        """approval.request: a change the policy marks; without `approve`, declined."""
+        if self._approve is None:
+            return False
+        try:
+            return bool(self._approve(_plain(request)))
+        except Exception:  # an approver's bug must never write files
+            return False
+
+    def _copy_mode(self, _store, src, dst):
+        """host-fs.copy-mode: keep a replaced file's permission bits (paths are logical)."""
+        try:
+            a = os.path.join(self.repo, src)
+            b = os.path.join(self.repo, dst)
+            for p in (a, b):
+                real = os.path.realpath(p)
+                if os.path.commonpath([real, self.repo]) != self.repo or os.path.islink(p):
+                    return False
+            os.chmod(b, stat.S_IMODE(os.stat(a).st_mode))
+            return True
+        except OSError:
+            return False
+
+    @staticmethod
+    def _unwrap(result):
+        if isinstance(result, str):
+            return json.loads(result)
+        code = str(_field(result, "code")).upper().replace("-", "_")
+        details = {d.key: d.value for d in (_field(result, "details") or [])}
+        raise ToolError(code, _field(result, "message"), _field(result, "path"), details)
+
+    def describe(self):
+        """Every tool offered under this policy: name, description, JSON Schema, annotations."""
+        return self._unwrap(self._describe(self.store))
+
+    def call(self, tool, args=None):
+        """Runs `tool` with JSON-able `args`; returns its result as a dict."""
+        return self._unwrap(self._call(self.store, tool, json.dumps(args or {})))
