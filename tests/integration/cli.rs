@@ -254,3 +254,67 @@ fn audit_logs_are_chained_verified_and_summarised() {
         assert_eq!(v["error"]["code"], "AUDIT_CHAIN_BROKEN");
     }
 }
+
+#[test]
+fn the_example_policy_file_is_accepted_and_enforced() {
+    let fx = Fixture::new();
+    let policy = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/policy.toml");
+    let repo = fx.repo.to_str().unwrap();
+    let (_, v) = cli(&["--policy", policy, "schema"], None);
+    let names: Vec<&str> = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["name"].as_str())
+        .collect();
+    assert!(
+        names.contains(&"edit_file") && !names.contains(&"move_file"),
+        "{names:?}"
+    );
+    let before = fx.snapshot();
+    // require_expected_sha256 = true
+    let (out, v) = cli(
+        &[
+            "--repo",
+            repo,
+            "--policy",
+            policy,
+            "call",
+            "write_file",
+            r#"{"path":"README.md","content":"x\n"}"#,
+        ],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(v["error"]["reason"], "sha_required", "{v}");
+    // [approval] delete = true, and the CLI has nobody to ask.
+    let sha = sha256(b"# demo\nA small repository.\n");
+    let args = format!(r#"{{"path":"README.md","expected_sha256":"{sha}"}}"#);
+    let (_, v) = cli(
+        &[
+            "--repo",
+            repo,
+            "--policy",
+            policy,
+            "call",
+            "delete_file",
+            &args,
+        ],
+        None,
+    );
+    assert_eq!(v["error"]["code"], "APPROVAL_REQUIRED", "{v}");
+    assert_eq!(fx.snapshot(), before);
+    let (out, v) = cli(
+        &[
+            "--repo",
+            repo,
+            "--policy",
+            policy,
+            "call",
+            "write_file",
+            r#"{"path":"new.txt","content":"x\n"}"#,
+        ],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(0), "{v}");
+}
