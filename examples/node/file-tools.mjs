@@ -95,7 +95,9 @@ export async function openFileTools({ repo, readOnly = false, policy = {}, onAud
     },
     // preview2-shim cannot change permission bits through WASI either; saying "not copied"
     // lets the write go on, as the interface allows.
-    'agent:file-tools/host-fs': { copyMode: () => false },
+    // The batched reads are an optimisation: answering `undefined` (none) makes the
+    // component read through WASI instead.
+    'agent:file-tools/host-fs': { copyMode: () => false, readDir: () => undefined, readFile: () => undefined },
     'agent:file-tools/types': {},
   };
   const root = await instantiate(

@@ -92,6 +92,10 @@ class FileTools:
                 approval.add_func("request", self._request_approval)
             with root.add_instance(f"{PACKAGE}/host-fs@{VERSION}") as host_fs:
                 host_fs.add_func("copy-mode", self._copy_mode)
+                # The batched reads are an optimisation: answering `none` makes the
+                # component read through WASI instead.
+                host_fs.add_func("read-dir", lambda _store, _path: None)
+                host_fs.add_func("read-file", lambda _store, _path, _max: None)
 
         wasi = wasmtime.WasiConfig()
         wasi.preopen_dir(self.repo, "/", fs_mutable=not read_only)

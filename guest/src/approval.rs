@@ -113,7 +113,8 @@ pub fn is_build_file(path: &LogicalPath) -> bool {
 pub struct Approval {
     rules: ApprovalRules,
     paths: Globs,
-    security: Globs,
+    /// Compiled only when the rule is on: every instance builds its policy at start.
+    security: Option<Globs>,
 }
 
 impl Approval {
@@ -122,10 +123,14 @@ impl Approval {
     /// # Errors
     /// `INVALID_INPUT` for a malformed glob.
     pub fn new(rules: ApprovalRules) -> ToolResult<Self> {
-        let security: Vec<String> = SECURITY_GLOBS.iter().map(|g| g.to_string()).collect();
+        let security = if rules.security_sensitive {
+            Some(Globs::new(SECURITY_GLOBS)?)
+        } else {
+            None
+        };
         Ok(Approval {
             paths: Globs::new(&rules.paths)?,
-            security: Globs::new(&security)?,
+            security,
             rules,
         })
     }
@@ -144,10 +149,9 @@ impl Approval {
             if r.build_files && is_build_file(p) {
                 out.push(format!("changes the build file {shown}"));
             }
-            if r.security_sensitive
-                && (self.security.matches(&p.to_string())
-                    || policy.kind_of(p, false) == Kind::Secret)
-            {
+            let sensitive =
+                |g: &Globs| g.matches(&p.to_string()) || policy.kind_of(p, false) == Kind::Secret;
+            if self.security.as_ref().is_some_and(sensitive) {
                 out.push(format!("changes the security-sensitive file {shown}"));
             }
             if self.paths.matches(&p.to_string()) {

@@ -37,6 +37,26 @@ pub(crate) fn copy_mode(from: &str, to: &str) -> bool {
     agent::file_tools::host_fs::copy_mode(from, to)
 }
 
+/// `host-fs.read-dir`, for `hostfs`.
+#[cfg(not(feature = "standalone"))]
+pub(crate) fn host_read_dir(path: &str) -> Option<Result<Vec<crate::hostfs::DirItem>, String>> {
+    use agent::file_tools::host_fs;
+    host_fs::read_dir(path).map(|r| {
+        r.map(|entries| {
+            entries
+                .into_iter()
+                .map(|e| (e.name.ok_or(()), e.kind.conv()))
+                .collect()
+        })
+    })
+}
+
+/// `host-fs.read-file`, for `hostfs`.
+#[cfg(not(feature = "standalone"))]
+pub(crate) fn host_read_file(path: &str, max: u64) -> Option<Result<Vec<u8>, String>> {
+    agent::file_tools::host_fs::read_file(path, max)
+}
+
 /// The standalone variant has no host to ask: permission bits are not carried over.
 #[cfg(feature = "standalone")]
 pub(crate) fn copy_mode(_from: &str, _to: &str) -> bool {
@@ -393,6 +413,17 @@ impl Conv<wt::ErrorCode> for ErrorCode {
             ErrorCode::LimitExceeded => W::LimitExceeded,
             ErrorCode::IoError => W::IoError,
             ErrorCode::Internal => W::Internal,
+        }
+    }
+}
+
+impl Conv<EntryType> for wt::EntryType {
+    fn conv(self) -> EntryType {
+        match self {
+            wt::EntryType::File => EntryType::File,
+            wt::EntryType::Dir => EntryType::Dir,
+            wt::EntryType::Symlink => EntryType::Symlink,
+            wt::EntryType::Other => EntryType::Other,
         }
     }
 }

@@ -15,10 +15,10 @@ pub struct FileDiff {
     pub deletions: u32,
 }
 
-/// The line diff of two texts (histogram algorithm, git's slider heuristics).
+/// The line diff of two texts (Myers, as git by default, with its slider heuristics).
 fn line_diff(old: &str, new: &str) -> Diff {
     let input = InternedInput::new(old, new);
-    let mut diff = Diff::compute(Algorithm::Histogram, &input);
+    let mut diff = Diff::compute(Algorithm::Myers, &input);
     diff.postprocess_lines(&input);
     diff
 }

@@ -17,6 +17,7 @@ pub mod fault;
 pub mod fsx;
 pub mod glob;
 pub mod hash;
+pub mod hostfs;
 pub mod list;
 pub mod modes;
 pub mod mutate;

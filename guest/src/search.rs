@@ -228,6 +228,13 @@ pub fn search_text(
     };
     let mut walk_skips = Skips::default();
     let stopped = walk(&s.fs, &s.policy, &start, &opts, &mut walk_skips, |e| {
+        let p = e.path.to_string();
+        // Every entry belongs to exactly one shard, so per-entry counts add up across shards.
+        if let Some(sh) = a.shard {
+            if shard_of(&p, sh.count) != sh.index {
+                return Flow::Continue;
+            }
+        }
         if e.ty != EntryType::File {
             if e.ty == EntryType::Symlink {
                 st.skips.add("symlink");
@@ -236,14 +243,8 @@ pub fn search_text(
             }
             return Flow::Continue;
         }
-        let p = e.path.to_string();
         if !include.is_empty() && !include.matches(&p) || exclude.matches(&p) {
             return Flow::Continue;
-        }
-        if let Some(sh) = a.shard {
-            if shard_of(&p, sh.count) != sh.index {
-                return Flow::Continue;
-            }
         }
         st.search_file(&e.path, &p, e.kind);
         if st.truncated {
@@ -252,7 +253,10 @@ pub fn search_text(
             Flow::Continue
         }
     })?;
-    st.skips.merge(&walk_skips);
+    // Every shard walks the whole tree: only the first reports what the walk passed over.
+    if a.shard.is_none_or(|sh| sh.index == 0) {
+        st.skips.merge(&walk_skips);
+    }
     if stopped && !st.truncated {
         st.truncated = true;
     }
@@ -286,12 +290,20 @@ impl State<'_> {
         if self.s.policy.read_denial(real_path, kind).is_some() {
             return self.skips.add("policy");
         }
-        let Ok(mut f) = File::open(self.s.fs.real(real_path)) else {
-            return self.skips.add("unreadable");
-        };
-        self.buf.clear();
         let limit = self.max_file_bytes;
-        match (&mut f).take(limit + 1).read_to_end(&mut self.buf) {
+        let read = match crate::hostfs::read_file(real_path, limit + 1) {
+            Some(Ok(bytes)) => {
+                self.buf = bytes;
+                Ok(self.buf.len())
+            }
+            Some(Err(e)) => Err(e),
+            None => {
+                self.buf.clear();
+                File::open(self.s.fs.real(real_path))
+                    .and_then(|mut f| (&mut f).take(limit + 1).read_to_end(&mut self.buf))
+            }
+        };
+        match read {
             Ok(n) if n as u64 > limit => return self.skips.add("too_large"),
             Ok(_) => {}
             Err(_) => return self.skips.add("unreadable"),

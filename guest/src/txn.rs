@@ -474,10 +474,6 @@ fn write_temp(path: &PathBuf, data: &[u8]) -> std::io::Result<()> {
     f.sync_all()
 }
 
-fn current_sha(s: &Session, p: &LogicalPath) -> Option<String> {
-    fs::read(s.fs.real(p)).ok().map(|b| sha256_hex(&b))
-}
-
 /// Steps 2 to 4.
 fn apply(s: &Session, changes: &[Change]) -> ToolResult<()> {
     let baseline = Baseline::new(s.state_dir.as_deref());
@@ -581,9 +577,10 @@ fn write_and_commit(
     crate::fault::point("commit");
     // The last check before anything becomes visible: every file is still as planned.
     for c in changes {
-        let now = current_sha(s, &c.target);
-        let planned = c.before.as_deref().map(sha256_hex);
-        if now != planned {
+        // Bytes compared directly: cheaper than hashing both sides of every file.
+        let now_bytes = fs::read(s.fs.real(&c.target)).ok();
+        if now_bytes != c.before {
+            let now = now_bytes.as_deref().map(sha256_hex);
             cleanup(&temps);
             let mut e = ToolError::new(
                 ErrorCode::WriteConflict,

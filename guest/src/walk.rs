@@ -222,6 +222,21 @@ fn read_sorted(
     fsx: &Fs,
     dir: &LogicalPath,
 ) -> std::io::Result<Vec<(Result<String, ()>, EntryType)>> {
+    let mut out = match crate::hostfs::read_dir(dir) {
+        Some(listing) => listing?,
+        None => read_wasi(fsx, dir)?,
+    };
+    out.sort_by(|a, b| match (&a.0, &b.0) {
+        (Ok(x), Ok(y)) => x.cmp(y),
+        (Ok(_), Err(_)) => std::cmp::Ordering::Less,
+        (Err(_), Ok(_)) => std::cmp::Ordering::Greater,
+        (Err(_), Err(_)) => std::cmp::Ordering::Equal,
+    });
+    Ok(out)
+}
+
+/// A directory's entries through WASI (one host call per entry).
+fn read_wasi(fsx: &Fs, dir: &LogicalPath) -> std::io::Result<Vec<(Result<String, ()>, EntryType)>> {
     let mut out = Vec::new();
     let mut failures = 0;
     for e in fs::read_dir(fsx.real(dir))? {
@@ -238,12 +253,6 @@ fn read_sorted(
         let ty = e.file_type().map(EntryType::of).unwrap_or(EntryType::Other);
         out.push((e.file_name().into_string().map_err(|_| ()), ty));
     }
-    out.sort_by(|a, b| match (&a.0, &b.0) {
-        (Ok(x), Ok(y)) => x.cmp(y),
-        (Ok(_), Err(_)) => std::cmp::Ordering::Less,
-        (Err(_), Ok(_)) => std::cmp::Ordering::Greater,
-        (Err(_), Err(_)) => std::cmp::Ordering::Equal,
-    });
     Ok(out)
 }
 

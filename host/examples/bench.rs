@@ -11,7 +11,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use file_tools_host::tools::{Edit, EditFileArgs, ReadFileArgs, SearchOutput, SearchTextArgs};
-use file_tools_host::{Limits, Runtime, Session};
+use file_tools_host::{Limits, Runtime, Session, SessionBuilder, ShardedSearch};
 use serde_json::json;
 
 fn policy() -> serde_json::Value {
@@ -38,14 +38,22 @@ fn big_limits() -> Limits {
     }
 }
 
-fn session(rt: &Runtime, repo: &Path, writable: bool) -> Session {
+fn builder(rt: &Runtime, repo: &Path, writable: bool) -> SessionBuilder {
     Session::builder(rt)
         .repo(repo)
         .writable(writable)
         .policy(policy())
         .limits(big_limits())
-        .build()
-        .expect("session")
+}
+
+fn session(rt: &Runtime, repo: &Path, writable: bool) -> Session {
+    builder(rt, repo, writable).build().expect("session")
+}
+
+/// Which sections to run: all, or those named in `FILE_TOOLS_BENCH` (comma-separated:
+/// search, walk, ops, overhead).
+fn wanted(section: &str) -> bool {
+    std::env::var("FILE_TOOLS_BENCH").map_or(true, |v| v.split(',').any(|s| s.trim() == section))
 }
 
 /// Best of `n` runs (the machine is noisy; the minimum is the least disturbed).
@@ -151,9 +159,60 @@ fn main() {
         ms(t.elapsed())
     );
 
+    let mut s = session(&rt, &linux, false);
+    let mut wasi_only = builder(&rt, &linux, false)
+        .batched_reads(false)
+        .build()
+        .expect("session");
+    let free = Runtime::builder()
+        .cache_dir(corpus.join("cache"))
+        .fuel_metering(false)
+        .build()
+        .expect("unmetered runtime");
+    let mut unmetered = session(&free, &linux, false);
+    if wanted("search") {
+        search_rows(&free, &linux, &mut s, &mut wasi_only, &mut unmetered, cores);
+    }
+    if wanted("walk") {
+        walk_rows(&linux, &mut s, &mut wasi_only, &mut unmetered, cores);
+    }
+    if wanted("ops") {
+        ops_rows(&rt, &files);
+    }
+    if wanted("overhead") {
+        overhead_rows(&rt, &corpus, &files);
+    }
+}
+
+fn search_args(q: &str, regex: bool, ci: bool) -> SearchTextArgs {
+    SearchTextArgs {
+        query: q.into(),
+        regex: Some(regex),
+        case_insensitive: Some(ci),
+        path: None,
+        include: vec![],
+        exclude: vec![],
+        context_lines: None,
+        max_matches: None,
+        output: Some(SearchOutput::Count),
+        include_hidden: None,
+        respect_ignore: None,
+        shard: None,
+    }
+}
+
+fn search_rows(
+    free: &Runtime,
+    linux: &Path,
+    s: &mut Session,
+    wasi_only: &mut Session,
+    unmetered: &mut Session,
+    cores: usize,
+) {
     println!("\n## Search over the whole tree (best of 3)\n");
-    println!("| query | component | native guest | rg -j1 | rg -j{cores} | component / rg -j1 | gate (lines, files) |");
-    println!("|---|---|---|---|---|---|---|");
+    println!("One instance: `component` uses the host's batched reads (`host-fs.read-file`, `read-dir`) and fuel metering (the default); `WASI only` is the same with the batched reads turned off; `unmetered` is a runtime with fuel metering off (`RuntimeBuilder::fuel_metering(false)`: wall-clock and memory limits only). `{cores} shards, unmetered` runs {cores} unmetered instances in parallel threads, one shard of the tree each (`ShardedSearch`).\n");
+    println!("| query | component | WASI only | unmetered | native guest | rg -j1 | component / rg -j1 | unmetered / rg -j1 | {cores} shards, unmetered | rg -j{cores} | shards / rg -j{cores} | gate (lines) |");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|");
     let queries: [(&str, &str, bool, bool); 4] = [
         ("literal", "EXPORT_SYMBOL_GPL", false, false),
         (
@@ -165,24 +224,14 @@ fn main() {
         ("regex without literal", r"[A-Z]{4}_[0-9]{3}", true, false),
         ("case-insensitive", "mutex_lock", false, true),
     ];
-    let mut s = session(&rt, &linux, false);
-    let native = native_session(&linux);
+    let native = native_session(linux);
+    let mut sharded = ShardedSearch::new(&builder(free, linux, false), cores).expect("shards");
     for (name, q, regex, ci) in queries {
-        let args = SearchTextArgs {
-            query: q.into(),
-            regex: Some(regex),
-            case_insensitive: Some(ci),
-            path: None,
-            include: vec![],
-            exclude: vec![],
-            context_lines: None,
-            max_matches: None,
-            output: Some(SearchOutput::Count),
-            include_hidden: None,
-            respect_ignore: None,
-            shard: None,
-        };
+        let args = search_args(q, regex, ci);
         let (tc, rc) = best(3, || s.search_text(&args).expect("search"));
+        let (tw, rw) = best(3, || wasi_only.search_text(&args).expect("search"));
+        let (tu, ru) = best(3, || unmetered.search_text(&args).expect("search"));
+        let (tp, rp) = best(3, || sharded.search(&args).expect("sharded search"));
         let nargs: file_tools_guest::api::SearchTextArgs = serde_json::from_value(json!({
             "query": q, "regex": regex, "case_insensitive": ci, "output": "count"
         }))
@@ -191,27 +240,54 @@ fn main() {
             file_tools_guest::search::search_text(&native, &mut Default::default(), &nargs)
                 .expect("native search")
         });
-        let (t1, r1) = best(3, || rg_count(&linux, q, regex, ci, Some(1)));
-        let (ta, _) = best(3, || rg_count(&linux, q, regex, ci, None));
-        let ok = rc.total_matches == r1.0 && rn.total_matches == r1.0;
+        let (t1, r1) = best(3, || rg_count(linux, q, regex, ci, Some(1)));
+        let (ta, _) = best(3, || rg_count(linux, q, regex, ci, None));
+        let ok = [
+            rc.total_matches,
+            rw.total_matches,
+            ru.total_matches,
+            rp.total_matches,
+            rn.total_matches,
+        ]
+        .iter()
+        .all(|n| *n == r1.0);
         println!(
-            "| {name} `{q}` | {} | {} | {} | {} | {:.2}x | {} ({} / rg {}, {} files searched) |",
+            "| {name} `{q}` | {} | {} | {} | {} | {} | {:.2}x | {:.2}x | {} | {} | {:.2}x | {} ({} / rg {}) |",
             ms(tc),
+            ms(tw),
+            ms(tu),
             ms(tn),
             ms(t1),
-            ms(ta),
             tc.as_secs_f64() / t1.as_secs_f64(),
+            tu.as_secs_f64() / t1.as_secs_f64(),
+            ms(tp),
+            ms(ta),
+            tp.as_secs_f64() / ta.as_secs_f64(),
             gate(ok),
             rc.total_matches,
             r1.0,
-            rc.files_searched,
         );
     }
+}
 
+fn walk_rows(
+    linux: &Path,
+    s: &mut Session,
+    wasi_only: &mut Session,
+    unmetered: &mut Session,
+    cores: usize,
+) {
     println!("\n## Walk with ignore rules (best of 3)\n");
-    let (tw, w) = best(3, || {
-        s.call("find_files", r#"{"patterns":["*"],"max_results":10000000}"#)
-            .expect("find")
+    let find = r#"{"patterns":["*"],"max_results":10000000}"#;
+    let (tw, w) = best(3, || s.call("find_files", find).expect("find"));
+    let (tww, ww) = best(3, || wasi_only.call("find_files", find).expect("find"));
+    let (twu, wu) = best(3, || unmetered.call("find_files", find).expect("find"));
+    let native = native_session(linux);
+    let nargs: file_tools_guest::api::FindFilesArgs =
+        serde_json::from_str(find).expect("find args");
+    let (twn, _) = best(3, || {
+        file_tools_guest::list::find_files(&native, &mut Default::default(), &nargs)
+            .expect("native find")
     });
     let paths: Vec<&str> = w["paths"]
         .as_array()
@@ -227,24 +303,30 @@ fn main() {
             std::fs::symlink_metadata(linux.join(p)).is_ok_and(|m| m.file_type().is_symlink())
         })
         .count() as u64;
-    let (t1, n1) = best(3, || rg_files(&linux, Some(1)));
-    let (ta, _) = best(3, || rg_files(&linux, None));
-    println!("| walk | component find_files | rg --files -j1 | rg --files -j{cores} | component / rg -j1 | gate |");
-    println!("|---|---|---|---|---|---|");
+    let (t1, n1) = best(3, || rg_files(linux, Some(1)));
+    let (ta, _) = best(3, || rg_files(linux, None));
+    println!("| walk | component find_files | WASI only | unmetered | native guest | rg --files -j1 | rg --files -j{cores} | component / rg -j1 | unmetered / rg -j1 | gate |");
+    println!("|---|---|---|---|---|---|---|---|---|---|");
     println!(
-        "| whole tree | {} | {} | {} | {:.2}x | {} ({found} incl. {links} symlinks / rg {n1}) |",
+        "| whole tree | {} | {} | {} | {} | {} | {} | {:.2}x | {:.2}x | {} ({found} incl. {links} symlinks / rg {n1}) |",
         ms(tw),
+        ms(tww),
+        ms(twu),
+        ms(twn),
         ms(t1),
         ms(ta),
         tw.as_secs_f64() / t1.as_secs_f64(),
-        gate(found - links == n1)
+        twu.as_secs_f64() / t1.as_secs_f64(),
+        gate(found - links == n1 && ww == w && wu == w)
     );
+}
 
+fn ops_rows(rt: &Runtime, files: &Path) {
     println!("\n## Reads, edits, patches, diffs (best of 5)\n");
     println!("| operation | component | native guest |");
     println!("|---|---|---|");
-    let mut w = session(&rt, &files, true);
-    let wn = native_session(&files);
+    let mut w = session(rt, files, true);
+    let wn = native_session(files);
     for (name, path) in [
         ("read 1 KB + sha256", "1k.txt"),
         ("read 300 KB + sha256", "300k.txt"),
@@ -267,7 +349,9 @@ fn main() {
         });
         println!("| {name} | {} | {} |", ms(tc), ms(tn));
     }
-    let mut flip = false;
+    // The edit flips one line back and forth; start from whichever state an earlier run left.
+    let mut flip = std::fs::read_to_string(files.join("300k.txt"))
+        .is_ok_and(|t| t.contains("line 04000 OF THE FILE"));
     let (te, _) = best(5, || {
         flip = !flip;
         let (old, new) = if flip {
@@ -343,38 +427,77 @@ fn main() {
         w.call("diff_workspace", "{}").expect("diff_workspace")
     });
     println!("| diff_workspace after 100 edits | {} | |", ms(tws));
+    // Put the corpus back as the session found it, so that the next run starts the same.
+    w.call("revert", r#"{"paths":["300k.txt"]}"#)
+        .expect("revert");
+}
 
-    println!("\n## Overhead\n");
-    let mut times: Vec<Duration> = (0..2000)
-        .map(|_| {
-            let t = Instant::now();
-            w.call("file_info", r#"{"path":"1k.txt"}"#).expect("info");
-            t.elapsed()
-        })
-        .collect();
+fn percentiles(mut times: Vec<Duration>) -> (Duration, Duration) {
     times.sort();
-    println!("| measure | figure |");
-    println!("|---|---|");
-    println!(
-        "| warm trivial call (file_info, JSON), p50 | {} |",
-        us(times[times.len() / 2])
-    );
-    println!(
-        "| warm trivial call (file_info, JSON), p99 | {} |",
-        us(times[times.len() * 99 / 100])
-    );
-    let mut fresh: Vec<Duration> = (0..200)
+    (times[times.len() / 2], times[times.len() * 99 / 100])
+}
+
+fn timed(n: usize, mut f: impl FnMut()) -> Vec<Duration> {
+    (0..n)
         .map(|_| {
             let t = Instant::now();
-            let mut s = session(&rt, &files, false);
-            s.file_info("1k.txt").expect("info");
+            f();
             t.elapsed()
         })
-        .collect();
-    fresh.sort();
+        .collect()
+}
+
+fn overhead_rows(rt: &Runtime, corpus: &Path, files: &Path) {
+    println!("\n## Overhead\n");
+    println!("| measure | p50 | p99 |");
+    println!("|---|---|---|");
+    let mut w = session(rt, files, false);
+    let (p50, p99) = percentiles(timed(5000, || {
+        w.call("read_file", r#"{"path":"../x"}"#)
+            .expect_err("refused");
+    }));
+    println!("| warm trivial call (a refused read: boundary, dispatch, audit; no file access) | {} | {} |", us(p50), us(p99));
+    let (p50, p99) = percentiles(timed(2000, || {
+        w.call("file_info", r#"{"path":"1k.txt"}"#).expect("info");
+    }));
     println!(
-        "| fresh session + call (default allocator), p50 | {} |",
-        us(fresh[fresh.len() / 2])
+        "| warm file_info of a 1 KB file (stat, classification, sha256), JSON | {} | {} |",
+        us(p50),
+        us(p99)
+    );
+    let (p50, p99) = percentiles(timed(200, || {
+        let mut s = session(rt, files, false);
+        s.file_info("1k.txt").expect("info");
+    }));
+    println!(
+        "| fresh session + call (default allocator) | {} | {} |",
+        us(p50),
+        us(p99)
+    );
+    let pool = Runtime::builder()
+        .cache_dir(corpus.join("cache"))
+        .pooling(16)
+        .build()
+        .expect("pooling runtime");
+    let mut fresh = builder(&pool, files, false)
+        .fresh_instance_per_call(true)
+        .build()
+        .expect("session");
+    let (p50, p99) = percentiles(timed(2000, || {
+        fresh
+            .call("read_file", r#"{"path":"../x"}"#)
+            .expect_err("refused");
+    }));
+    println!("| fresh instance per call, pooling allocator (instantiate + trivial call + drop) | {} | {} |", us(p50), us(p99));
+    let (p50, p99) = percentiles(timed(2000, || {
+        fresh
+            .call("file_info", r#"{"path":"1k.txt"}"#)
+            .expect("info");
+    }));
+    println!(
+        "| fresh instance per call, pooling allocator, file_info | {} | {} |",
+        us(p50),
+        us(p99)
     );
     let art = corpus.join("bench.cwasm");
     Runtime::precompile(&art).expect("precompile");
@@ -383,23 +506,23 @@ fn main() {
             .precompiled(&art)
             .build()
             .expect("runtime");
-        let mut s = session(&rt2, &files, false);
+        let mut s = session(&rt2, files, false);
         s.file_info("1k.txt").expect("info")
     });
     println!(
-        "| cold start from a precompiled component (runtime + session + first call) | {} |",
+        "| cold start from a precompiled component (runtime + session + first call), best of 5 | {} | |",
         ms(tcold)
     );
     let before = rss_kib();
     let sessions: Vec<Session> = (0..200)
         .map(|_| {
-            let mut s = session(&rt, &files, false);
+            let mut s = session(rt, files, false);
             s.file_info("1k.txt").expect("info");
             s
         })
         .collect();
     let per = (rss_kib().saturating_sub(before)) as f64 / sessions.len() as f64;
-    println!("| resident memory per idle session (200 held) | {per:.0} KiB |");
+    println!("| resident memory per idle session (200 held) | {per:.0} KiB | |");
 }
 
 fn rss_kib() -> u64 {

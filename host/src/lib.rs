@@ -22,10 +22,12 @@ pub mod audit;
 pub mod audit_log;
 pub mod bindings;
 pub mod error;
+mod host_fs;
 pub mod mcp;
 pub mod policy_file;
 pub mod runtime;
 pub mod session;
+pub mod sharded;
 mod state;
 
 pub use approval::{ApprovalRequest, Approver};
@@ -34,6 +36,7 @@ pub use bindings::agent::file_tools::types::{AuditEvent, ErrorCode, FileKind, To
 pub use error::{code_name, HostError};
 pub use runtime::{Runtime, RuntimeBuilder};
 pub use session::{describe_tools, Limits, Session, SessionBuilder};
+pub use sharded::ShardedSearch;
 
 /// The typed argument and result records of every tool.
 pub mod tools {

@@ -62,6 +62,8 @@ pub struct SessionBuilder {
     limits: Limits,
     sink: Option<Arc<dyn AuditSink>>,
     approver: Option<Arc<dyn Approver>>,
+    batched_reads: bool,
+    fresh_per_call: bool,
     fault: Option<String>,
 }
 
@@ -88,8 +90,26 @@ impl SessionBuilder {
             limits: Limits::default(),
             sink: None,
             approver: None,
+            batched_reads: true,
+            fresh_per_call: false,
             fault: None,
         }
+    }
+
+    /// Runs every call in a new instance, dropped afterwards, so that nothing a call leaves
+    /// in the component's memory can reach the next. Cheap with a pooling runtime
+    /// ([`crate::RuntimeBuilder::pooling`]). Off by default: one instance serves all calls.
+    pub fn fresh_instance_per_call(mut self, yes: bool) -> Self {
+        self.fresh_per_call = yes;
+        self
+    }
+
+    /// Whether the component may use the host's batched reads (`host-fs.read-dir` and
+    /// `read-file`: one host call per directory or file instead of one per entry or read).
+    /// On by default; off, walks and searches go through WASI alone (for measurements).
+    pub fn batched_reads(mut self, yes: bool) -> Self {
+        self.batched_reads = yes;
+        self
     }
 
     /// Who decides on changes the policy's `approval` rules mark (see [`crate::approval`]).
@@ -189,9 +209,19 @@ impl SessionBuilder {
                 None => StateDir::temporary()?,
             })
         };
+        let repo_dir = if self.batched_reads {
+            let d =
+                cap_std::fs::Dir::open_ambient_dir(&canonical_repo, cap_std::ambient_authority())
+                    .map_err(repo_err)?;
+            Some(Arc::new(d))
+        } else {
+            None
+        };
         let mut session = Session {
             config: Arc::new(Config {
                 runtime: self.runtime,
+                repo_dir,
+                fresh_per_call: self.fresh_per_call,
                 repo: Some(canonical_repo),
                 state,
                 read_only,
@@ -286,6 +316,10 @@ impl Drop for StateDir {
 
 struct Config {
     runtime: Runtime,
+    /// The repository as a capability for the batched reads; `None` turns them off.
+    repo_dir: Option<Arc<cap_std::fs::Dir>>,
+    /// Drop the instance after every call.
+    fresh_per_call: bool,
     /// `None` only for [`describe_tools`], which never touches files.
     repo: Option<PathBuf>,
     state: Option<StateDir>,
@@ -380,6 +414,7 @@ impl Session {
         }
         let state = HostState {
             repo: c.repo.clone(),
+            repo_dir: c.repo_dir.clone(),
             wasi: wasi.build(),
             table: ResourceTable::new(),
             memory: MemoryLimiter {
@@ -400,9 +435,11 @@ impl Session {
                 UpdateDeadline::Interrupt
             })
         });
-        store
-            .set_fuel(c.limits.fuel_per_call)
-            .map_err(|e| internal(&e))?;
+        if c.runtime.fuel_metered() {
+            store
+                .set_fuel(c.limits.fuel_per_call)
+                .map_err(|e| internal(&e))?;
+        }
         store.set_epoch_deadline(deadline_ticks(c.limits.timeout));
         let bindings = c
             .runtime
@@ -456,7 +493,11 @@ impl Session {
             }
         };
         let limits = self.config.limits;
-        let armed = store.set_fuel(limits.fuel_per_call);
+        let armed = if self.config.runtime.fuel_metered() {
+            store.set_fuel(limits.fuel_per_call)
+        } else {
+            Ok(())
+        };
         store.set_epoch_deadline(deadline_ticks(limits.timeout));
         store.data_mut().events.clear();
         store.data_mut().approval_ticks = 0;
@@ -467,7 +508,9 @@ impl Session {
         let events = std::mem::take(&mut store.data_mut().events);
         match outcome {
             Ok(result) => {
-                self.instance = Some((store, bindings));
+                if !self.config.fresh_per_call {
+                    self.instance = Some((store, bindings));
+                }
                 self.forward(events, tool, result.as_ref().err(), started);
                 result
             }
@@ -591,6 +634,8 @@ pub fn describe_tools(runtime: &Runtime, policy: Value) -> Result<Value, HostErr
         .unwrap_or(false);
     let config = Arc::new(Config {
         runtime: runtime.clone(),
+        repo_dir: None,
+        fresh_per_call: false,
         repo: None,
         state: None,
         read_only,

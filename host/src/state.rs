@@ -12,6 +12,9 @@ use crate::bindings::agent::file_tools::types::{AuditEvent, ErrorCode, ToolError
 pub struct HostState {
     /// The repository (canonical), for `host-fs`; `None` when no repository is open.
     pub(crate) repo: Option<std::path::PathBuf>,
+    /// The repository as a capability, for the batched `host-fs` reads: every path is
+    /// resolved beneath it (`openat2(RESOLVE_BENEATH)` or its emulation).
+    pub(crate) repo_dir: Option<std::sync::Arc<cap_std::fs::Dir>>,
     pub(crate) wasi: WasiCtx,
     pub(crate) table: ResourceTable,
     pub(crate) memory: MemoryLimiter,
@@ -126,16 +129,9 @@ pub(crate) fn trap_error(e: &wasmtime::Error, store: &Store<HostState>) -> ToolE
     }
 }
 
-impl agent::file_tools::host_fs::Host for HostState {
-    fn copy_mode(&mut self, from: String, to: String) -> bool {
-        let Some(repo) = &self.repo else { return false };
-        copy_mode(repo, &from, &to).is_some()
-    }
-}
-
 /// Copies permission bits between two regular files inside `repo`, refusing anything that
 /// could lead outside it (absolute or `..` paths, symlinks anywhere on the way).
-fn copy_mode(repo: &std::path::Path, from: &str, to: &str) -> Option<()> {
+pub(crate) fn copy_mode(repo: &std::path::Path, from: &str, to: &str) -> Option<()> {
     let inside = |p: &str| -> Option<std::path::PathBuf> {
         let rel = std::path::Path::new(p);
         if p.is_empty()

@@ -164,3 +164,44 @@ fn a_panic_before_the_renames_changes_no_file_and_the_next_session_cleans_up() {
         .unwrap()
         .contains("i64"));
 }
+
+#[test]
+fn an_unmetered_runtime_ignores_fuel_but_keeps_the_time_limit() {
+    let fx = big_repo();
+    let rt = file_tools_host::Runtime::builder()
+        .fuel_metering(false)
+        .build()
+        .unwrap();
+    assert!(!rt.fuel_metered() && runtime().fuel_metered());
+    let session = |limits: Limits| {
+        file_tools_host::Session::builder(&rt)
+            .repo(&fx.repo)
+            .limits(limits)
+            .build()
+            .unwrap()
+    };
+    // The fuel that stops the metered search above is not enforced here.
+    let mut s = session(Limits {
+        fuel_per_call: 50_000_000,
+        ..Limits::default()
+    });
+    let v = call(
+        &mut s,
+        "search_text",
+        json!({ "query": "(fox|dog)+\\d", "regex": true, "output": "count" }),
+    )
+    .unwrap();
+    assert!(v["files_searched"].as_u64().unwrap() >= 8, "{v}");
+    // The wall clock still stops a long call.
+    let mut s = session(Limits {
+        timeout: Duration::from_millis(20),
+        ..Limits::default()
+    });
+    let r = call(
+        &mut s,
+        "search_text",
+        json!({ "query": "[a-z]+\\s[a-z]+\\s\\d", "regex": true, "case_insensitive": true, "output": "count" }),
+    );
+    assert_eq!(code(&r), "LIMIT_EXCEEDED");
+    assert!(call(&mut s, "file_info", json!({ "path": "README.md" })).is_ok());
+}

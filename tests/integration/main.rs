@@ -16,6 +16,7 @@ mod list;
 mod mutate;
 mod paths;
 mod policy;
+mod pooling;
 mod read;
 mod scenarios;
 mod search;

@@ -1,6 +1,6 @@
 //! `search_text` through the component.
 
-use serde_json::json;
+use serde_json::{json, Value};
 
 use crate::support::*;
 
@@ -202,4 +202,148 @@ fn shards_partition_the_matches() {
         )),
         "INVALID_INPUT"
     );
+}
+
+/// The host's batched reads (`host-fs.read-dir` / `read-file`) and plain WASI give the same
+/// answers, refusals and skip counts included.
+#[test]
+fn batched_host_reads_and_plain_wasi_agree() {
+    let fx = Fixture::new();
+    #[cfg(unix)]
+    {
+        fx.symlink("../outside/secret.txt", "src/escape.txt");
+        fx.symlink("lib.rs", "src/alias.rs");
+        fx.symlink("../outside", "linked_dir");
+    }
+    fx.write("deep/a/b/c.rs", b"fn add_deep() {}\n");
+    fx.write("big.txt", &vec![b'a'; 300_000]);
+    let open = |batched: bool| {
+        file_tools_host::Session::builder(runtime())
+            .repo(&fx.repo)
+            .batched_reads(batched)
+            .policy(serde_json::json!({ "limits": { "max_search_file_bytes": 100000 } }))
+            .build()
+            .unwrap()
+    };
+    let (mut fast, mut plain) = (open(true), open(false));
+    for (tool, args) in [
+        (
+            "list_dir",
+            json!({ "max_depth": 10, "include_hidden": true }),
+        ),
+        (
+            "list_dir",
+            json!({ "max_depth": 10, "respect_ignore": false }),
+        ),
+        ("find_files", json!({ "patterns": ["**/*.rs", "*.txt"] })),
+        ("search_text", json!({ "query": "add", "context_lines": 1 })),
+        (
+            "search_text",
+            json!({ "query": "a+", "regex": true, "output": "count" }),
+        ),
+        (
+            "search_text",
+            json!({ "query": "SECRET", "include_hidden": true, "respect_ignore": false }),
+        ),
+    ] {
+        let a = call(&mut fast, tool, args.clone());
+        let b = call(&mut plain, tool, args.clone());
+        let strip = |v: Value| {
+            let mut v = v;
+            if let Some(o) = v.as_object_mut() {
+                o.remove("elapsed_ms");
+            }
+            v
+        };
+        assert_eq!(
+            a.map(strip).map_err(|e| e.to_json()),
+            b.map(strip).map_err(|e| e.to_json()),
+            "{tool} {args}"
+        );
+    }
+    let v = call(
+        &mut fast,
+        "search_text",
+        json!({ "query": "a", "output": "count" }),
+    )
+    .unwrap();
+    assert!(v["skipped"].to_string().contains("too_large"), "{v}");
+}
+
+/// Three sessions searching their shards in parallel give the one-session answer.
+#[test]
+fn sharded_parallel_search_matches_one_session() {
+    use file_tools_host::tools::{SearchOutput, SearchTextArgs};
+    let fx = Fixture::new();
+    for i in 0..40 {
+        fx.write(
+            &format!("gen/d{}/f{i}.rs", i % 5),
+            format!("fn add_{i}() {{}}\n// add again\n").as_bytes(),
+        );
+    }
+    fx.write("gen/blob.bin", b"add\0add");
+    let builder = file_tools_host::Session::builder(runtime()).repo(&fx.repo);
+    let mut one = builder.clone().build().unwrap();
+    let mut many = file_tools_host::ShardedSearch::new(&builder, 3).unwrap();
+    assert_eq!(many.shards(), 3);
+    for (query, output, max) in [
+        ("add", SearchOutput::Matches, None),
+        ("add", SearchOutput::Count, None),
+        ("add", SearchOutput::Files, None),
+        ("add", SearchOutput::Matches, Some(7)),
+        ("nothing-matches-this", SearchOutput::Matches, None),
+    ] {
+        let args = SearchTextArgs {
+            query: query.into(),
+            regex: None,
+            case_insensitive: None,
+            path: None,
+            include: vec![],
+            exclude: vec![],
+            context_lines: Some(1),
+            max_matches: max,
+            output: Some(output),
+            include_hidden: Some(true),
+            respect_ignore: None,
+            shard: None,
+        };
+        let a = one.search_text(&args).unwrap();
+        let b = many.search(&args).unwrap();
+        assert_eq!(a.truncated, b.truncated, "{max:?}");
+        let m = |r: &file_tools_host::tools::SearchTextResult| {
+            r.matches
+                .iter()
+                .map(|m| {
+                    format!(
+                        "{}:{}:{}:{}:{:?}:{:?}",
+                        m.path, m.line, m.column, m.text, m.before, m.after
+                    )
+                })
+                .collect::<Vec<_>>()
+        };
+        let f = |r: &file_tools_host::tools::SearchTextResult| {
+            r.files
+                .iter()
+                .map(|f| (f.path.clone(), f.count))
+                .collect::<Vec<_>>()
+        };
+        let k = |r: &file_tools_host::tools::SearchTextResult| {
+            r.skipped
+                .iter()
+                .map(|k| (k.reason.clone(), k.count))
+                .collect::<Vec<_>>()
+        };
+        // The first matches in walk order are exact either way.
+        assert_eq!(m(&a), m(&b));
+        if a.truncated {
+            // A search that stops early has partial counts, which depend on where it stopped.
+            assert_eq!(m(&a).len(), 7);
+            continue;
+        }
+        assert_eq!(a.total_matches, b.total_matches, "{query}");
+        assert_eq!(a.files_searched, b.files_searched);
+        assert_eq!(f(&a), f(&b));
+        assert_eq!(k(&a), k(&b));
+        assert!(!k(&a).is_empty());
+    }
 }

@@ -1,0 +1,177 @@
+//! The `host-fs` import: permission bits for atomic replaces, and the batched reads that
+//! spare the component one WASI call per directory entry or per read.
+//!
+//! The batched reads go through a `cap_std::fs::Dir` of the repository, so every path is
+//! resolved beneath it whatever the component asks (the same wall as the WASI preopen); a
+//! final symlink is never followed, and only regular files are opened.
+
+use std::io::Read;
+use std::path::{Component, Path};
+
+use cap_std::fs::OpenOptionsExt as _;
+use cap_std::fs::{Dir, OpenOptions};
+
+use crate::bindings::agent::file_tools::host_fs::{DirEntry, Host};
+use crate::bindings::agent::file_tools::types::EntryType;
+use crate::state::{copy_mode, HostState};
+
+/// A logical path as a relative path with normal components only (`.` for the root).
+fn relative(path: &str) -> Result<&Path, String> {
+    let p = Path::new(if path.is_empty() { "." } else { path });
+    let plain = p
+        .components()
+        .all(|c| matches!(c, Component::Normal(_) | Component::CurDir));
+    if p.is_absolute() || !plain {
+        return Err(format!("'{path}' is not a plain relative path"));
+    }
+    Ok(p)
+}
+
+fn entry_type(ft: cap_std::fs::FileType) -> EntryType {
+    if ft.is_symlink() {
+        EntryType::Symlink
+    } else if ft.is_dir() {
+        EntryType::Dir
+    } else if ft.is_file() {
+        EntryType::File
+    } else {
+        EntryType::Other
+    }
+}
+
+fn read_dir(dir: &Dir, path: &str) -> Result<Vec<DirEntry>, String> {
+    let rel = relative(path)?;
+    let meta = dir.symlink_metadata(rel).map_err(|e| e.to_string())?;
+    if !meta.is_dir() {
+        return Err(format!("'{path}' is not a directory"));
+    }
+    let mut out = Vec::new();
+    for e in dir.read_dir(rel).map_err(|e| e.to_string())? {
+        let e = e.map_err(|e| e.to_string())?;
+        let kind = e.file_type().map_or(EntryType::Other, entry_type);
+        out.push(DirEntry {
+            name: e.file_name().into_string().ok(),
+            kind,
+        });
+    }
+    Ok(out)
+}
+
+fn read_file(dir: &Dir, path: &str, max: u64) -> Result<Vec<u8>, String> {
+    let rel = relative(path)?;
+    if !dir
+        .symlink_metadata(rel)
+        .map_err(|e| e.to_string())?
+        .is_file()
+    {
+        return Err(format!("'{path}' is not a regular file"));
+    }
+    let mut opts = OpenOptions::new();
+    opts.read(true);
+    // Never follow a final symlink, and never block on a FIFO swapped in since the check.
+    opts.custom_flags((rustix::fs::OFlags::NOFOLLOW | rustix::fs::OFlags::NONBLOCK).bits() as i32);
+    let f = dir.open_with(rel, &opts).map_err(|e| e.to_string())?;
+    let meta = f.metadata().map_err(|e| e.to_string())?;
+    if !meta.is_file() {
+        return Err(format!("'{path}' is not a regular file"));
+    }
+    let mut buf = Vec::with_capacity(meta.len().min(max) as usize + 1);
+    f.take(max)
+        .read_to_end(&mut buf)
+        .map_err(|e| e.to_string())?;
+    Ok(buf)
+}
+
+impl Host for HostState {
+    fn copy_mode(&mut self, from: String, to: String) -> bool {
+        let Some(repo) = &self.repo else { return false };
+        copy_mode(repo, &from, &to).is_some()
+    }
+
+    fn read_dir(&mut self, path: String) -> Option<Result<Vec<DirEntry>, String>> {
+        let dir = self.repo_dir.as_ref()?;
+        Some(read_dir(dir, &path))
+    }
+
+    fn read_file(&mut self, path: String, max_bytes: u64) -> Option<Result<Vec<u8>, String>> {
+        let dir = self.repo_dir.as_ref()?;
+        Some(read_file(dir, &path, max_bytes))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    fn repo() -> (tempfile::TempDir, Dir) {
+        let t = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(t.path().join("repo/sub")).unwrap();
+        std::fs::write(t.path().join("repo/sub/a.txt"), "inside\n").unwrap();
+        std::fs::write(t.path().join("outside.txt"), "outside\n").unwrap();
+        std::os::unix::fs::symlink("../outside.txt", t.path().join("repo/up")).unwrap();
+        std::os::unix::fs::symlink("sub/a.txt", t.path().join("repo/alias")).unwrap();
+        std::os::unix::fs::symlink("/etc", t.path().join("repo/etc")).unwrap();
+        let dir =
+            Dir::open_ambient_dir(t.path().join("repo"), cap_std::ambient_authority()).unwrap();
+        (t, dir)
+    }
+
+    #[test]
+    fn reads_stay_beneath_the_repository_and_never_follow_a_final_symlink() {
+        let (t, dir) = repo();
+        assert_eq!(read_file(&dir, "sub/a.txt", 100).unwrap(), b"inside\n");
+        assert_eq!(read_file(&dir, "sub/a.txt", 3).unwrap(), b"ins");
+        for path in [
+            "up",
+            "alias",
+            "etc/passwd",
+            "../outside.txt",
+            "/etc/passwd",
+            "sub/../../outside.txt",
+            "sub",
+            "",
+        ] {
+            let r = read_file(&dir, path, 100);
+            assert!(r.is_err(), "{path}: {r:?}");
+        }
+        for path in ["etc", "up", "..", "/", "sub/a.txt"] {
+            assert!(read_dir(&dir, path).is_err(), "{path}");
+        }
+        let mut names: Vec<(Option<String>, EntryType)> = read_dir(&dir, "")
+            .unwrap()
+            .into_iter()
+            .map(|e| (e.name, e.kind))
+            .collect();
+        names.sort_by(|a, b| a.0.cmp(&b.0));
+        let kinds: Vec<(&str, EntryType)> = names
+            .iter()
+            .map(|(n, k)| (n.as_deref().unwrap(), *k))
+            .collect();
+        assert_eq!(
+            kinds,
+            [
+                ("alias", EntryType::Symlink),
+                ("etc", EntryType::Symlink),
+                ("sub", EntryType::Dir),
+                ("up", EntryType::Symlink)
+            ]
+        );
+        assert_eq!(
+            std::fs::read_to_string(t.path().join("outside.txt")).unwrap(),
+            "outside\n"
+        );
+    }
+
+    #[test]
+    fn fifos_are_refused_without_blocking() {
+        let (t, dir) = repo();
+        let fifo = t.path().join("repo/pipe");
+        let made = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap();
+        assert!(made.success(), "mkfifo");
+        assert!(read_file(&dir, "pipe", 10).is_err());
+    }
+}
