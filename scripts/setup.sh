@@ -49,6 +49,9 @@ if ! command -v npm >/dev/null 2>&1; then
 fi
 if [ ! -d examples/node/node_modules ] || [ examples/node/package-lock.json -nt examples/node/node_modules ]; then
     echo "setup: npm packages for examples/node"
-    (cd examples/node && npm ci --no-audit --no-fund --loglevel=error)
+    # `npm install`, not `npm ci`: npm 11 writes lock files without the other platforms'
+    # optional packages and then refuses them in `npm ci`. The versions are pinned in
+    # package.json and the lock file.
+    (cd examples/node && npm install --no-audit --no-fund --loglevel=error)
     touch examples/node/node_modules
 fi
