@@ -154,7 +154,7 @@ impl Approval {
             if self.security.as_ref().is_some_and(sensitive) {
                 out.push(format!("changes the security-sensitive file {shown}"));
             }
-            if self.paths.matches(&p.to_string()) {
+            if !self.paths.is_empty() && self.paths.matches(&p.to_string()) {
                 out.push(format!(
                     "changes {shown}, which the policy marks for approval"
                 ));
