@@ -5,6 +5,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
+# The wasmtime CLI tests use the binary setup.sh installed, wherever PATH points.
+export WASMTIME="${WASMTIME:-${CARGO_HOME:-$HOME/.cargo}/bin/wasmtime}"
 cargo test --release --workspace
 
 BIN="$PWD/target/release/file-tools"
