@@ -14,6 +14,17 @@ pub struct AuditFile {
     pub sha256_after: Option<String>,
 }
 
+impl From<&crate::api::FileChange> for AuditFile {
+    fn from(c: &crate::api::FileChange) -> Self {
+        AuditFile {
+            path: c.path.clone(),
+            action: c.action.clone(),
+            sha256_before: c.sha256_before.clone(),
+            sha256_after: c.sha256_after.clone(),
+        }
+    }
+}
+
 /// The event emitted at the end of every call; mirrors the WIT `audit-event` record.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
 pub struct AuditEvent {
@@ -60,21 +71,10 @@ impl CallLog {
     }
 
     /// Records a change to a file with its content hashes before and after.
-    pub fn wrote(
-        &mut self,
-        path: &str,
-        action: &str,
-        before: Option<String>,
-        after: Option<String>,
-    ) {
-        if !self.paths_written.iter().any(|p| p == path) {
-            self.paths_written.push(path.to_string());
+    pub fn wrote(&mut self, change: &crate::api::FileChange) {
+        if !self.paths_written.contains(&change.path) {
+            self.paths_written.push(change.path.clone());
         }
-        self.files.push(AuditFile {
-            path: path.to_string(),
-            action: action.to_string(),
-            sha256_before: before,
-            sha256_after: after,
-        });
+        self.files.push(AuditFile::from(change));
     }
 }

@@ -377,15 +377,7 @@ pub fn commit(
             let request = ApprovalRequest {
                 tool: log.tool.clone(),
                 reasons: reasons.clone(),
-                files: files
-                    .iter()
-                    .map(|f| AuditFile {
-                        path: f.path.clone(),
-                        action: f.action.clone(),
-                        sha256_before: f.sha256_before.clone(),
-                        sha256_after: f.sha256_after.clone(),
-                    })
-                    .collect(),
+                files: files.iter().map(AuditFile::from).collect(),
                 insertions: ins,
                 deletions: del,
                 diff: diff.clone(),
@@ -406,12 +398,7 @@ pub fn commit(
     if !dry_run {
         apply(s, &changes)?;
         for (c, f) in changes.iter().zip(&files) {
-            log.wrote(
-                &c.shown,
-                f.action.as_str(),
-                f.sha256_before.clone(),
-                f.sha256_after.clone(),
-            );
+            log.wrote(f);
             log.bytes_written += c.after.as_ref().map_or(0, |a| a.len() as u64);
         }
         log.insertions += ins;
