@@ -297,37 +297,76 @@ pub fn classify_with(
     is_dir: bool,
     has_file: &dyn Fn(&LogicalPath) -> bool,
 ) -> Kind {
-    let parts = path.parts();
-    if parts.iter().any(|p| p == ".git") {
-        return Kind::GitInternal;
+    let mut marks = DirMarks::default();
+    let mut dir = LogicalPath::root();
+    for part in path.parts().take(path.depth().saturating_sub(1)) {
+        dir = dir.join(part);
+        marks = marks.enter(&dir, has_file);
     }
-    let name = path.name();
-    let dirs = if is_dir {
-        parts
-    } else {
-        &parts[..parts.len().saturating_sub(1)]
-    };
-    if !is_dir && is_secret_name(name) {
-        return Kind::Secret;
+    marks.classify(path, is_dir, has_file)
+}
+
+/// What the directories above an entry settle about it: the built-in half of a walk's
+/// per-directory scope, so that each entry is then classified by its own name alone.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct DirMarks {
+    git: bool,
+    generated: bool,
+    vendored: bool,
+}
+
+impl DirMarks {
+    /// The marks of directory `dir`, whose parent has these marks.
+    pub fn enter(self, dir: &LogicalPath, has_file: &dyn Fn(&LogicalPath) -> bool) -> DirMarks {
+        let name = dir.name();
+        DirMarks {
+            git: self.git || name == ".git",
+            generated: self.generated || is_generated_dir(dir, has_file),
+            vendored: self.vendored || VENDORED_DIRS.contains(&name),
+        }
     }
-    for (i, d) in dirs.iter().enumerate() {
-        if GENERATED_DIRS.contains(&d.as_str()) {
+
+    /// The kind of `path`, an entry of a directory with these marks. Precedence as in the
+    /// module docs: git internals, secrets, generated, vendored, then the name.
+    pub fn classify(
+        self,
+        path: &LogicalPath,
+        is_dir: bool,
+        has_file: &dyn Fn(&LogicalPath) -> bool,
+    ) -> Kind {
+        let name = path.name();
+        if self.git || name == ".git" {
+            return Kind::GitInternal;
+        }
+        if !is_dir && is_secret_name(name) {
+            return Kind::Secret;
+        }
+        if self.generated || (is_dir && is_generated_dir(path, has_file)) {
             return Kind::Generated;
         }
-        if let Some((_, makers)) = CONTEXT_DIRS.iter().find(|(name, _)| name == d) {
-            let parent = LogicalPath::from_parts(parts[..i].to_vec());
-            if makers.iter().any(|m| has_file(&parent.join(m))) {
-                return Kind::Generated;
-            }
+        if self.vendored || (is_dir && VENDORED_DIRS.contains(&name)) {
+            return Kind::Vendored;
         }
+        if is_dir {
+            return Kind::Directory;
+        }
+        classify_name(name)
     }
-    if dirs.iter().any(|d| VENDORED_DIRS.contains(&d.as_str())) {
-        return Kind::Vendored;
+}
+
+/// True when the directory `dir` holds build output: by name alone, or by name beside the
+/// build file that makes it.
+fn is_generated_dir(dir: &LogicalPath, has_file: &dyn Fn(&LogicalPath) -> bool) -> bool {
+    let name = dir.name();
+    if GENERATED_DIRS.contains(&name) {
+        return true;
     }
-    if is_dir {
-        return Kind::Directory;
-    }
-    classify_name(name)
+    CONTEXT_DIRS.iter().any(|(d, makers)| {
+        *d == name && {
+            let parent = dir.parent();
+            makers.iter().any(|m| has_file(&parent.join(m)))
+        }
+    })
 }
 
 fn is_secret_name(name: &str) -> bool {

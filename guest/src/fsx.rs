@@ -125,11 +125,11 @@ impl Fs {
 
     /// The real path of a logical path (no resolution).
     pub fn real(&self, p: &LogicalPath) -> PathBuf {
-        let mut out = self.root.clone();
-        for part in p.parts() {
-            out.push(part);
+        if p.is_root() {
+            self.root.clone()
+        } else {
+            self.root.join(p.as_str())
         }
-        out
     }
 
     /// Resolves every symlink in `p`, refusing any that leaves the root.
@@ -139,7 +139,7 @@ impl Fs {
     /// parent is not a directory; `IO_ERROR` when the file system fails.
     pub fn resolve(&self, p: &LogicalPath) -> ToolResult<Resolved> {
         let shown = p.to_string();
-        let mut pending: Vec<String> = p.parts().iter().rev().cloned().collect();
+        let mut pending: Vec<String> = p.parts().rev().map(str::to_string).collect();
         let mut done: Vec<String> = Vec::with_capacity(pending.len());
         let mut hops = 0usize;
         let mut meta: Option<Metadata> = None;
@@ -153,7 +153,7 @@ impl Fs {
                     done.extend(pending.drain(..).rev());
                     return Ok(Resolved {
                         requested: p.clone(),
-                        target: LogicalPath::from_parts(done),
+                        target: LogicalPath::from_parts(&done),
                         meta: None,
                         via_link: hops > 0,
                     });
@@ -214,7 +214,7 @@ impl Fs {
         }
         Ok(Resolved {
             requested: p.clone(),
-            target: LogicalPath::from_parts(done),
+            target: LogicalPath::from_parts(&done),
             meta,
             via_link: hops > 0,
         })

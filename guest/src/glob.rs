@@ -2,7 +2,7 @@
 //! `search_text` include and exclude): a glob without `/` matches the file name at any
 //! depth, a glob with `/` matches the whole logical path. `*` never crosses `/`; `**` does.
 
-use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
+use globset::{Candidate, GlobBuilder, GlobSet, GlobSetBuilder};
 
 use crate::error::{ToolError, ToolResult};
 
@@ -49,13 +49,20 @@ impl Globs {
         })
     }
 
+    /// Logical paths are UTF-8 with `/` separators already: matched as bytes, without the
+    /// conversion through `Path` that costs a UTF-8 check per call on WASI.
+    fn is_match(&self, path: &str) -> bool {
+        self.set
+            .is_match_candidate(&Candidate::from_bytes(path.as_bytes()))
+    }
+
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
 
     /// True when any glob matches the logical path.
     pub fn matches(&self, path: &str) -> bool {
-        self.len > 0 && self.set.is_match(path)
+        self.len > 0 && self.is_match(path)
     }
 
     /// True when any glob matches the path or one of its parent directories, so that a
@@ -64,12 +71,12 @@ impl Globs {
         if self.len == 0 {
             return false;
         }
-        if self.set.is_match(path) {
+        if self.is_match(path) {
             return true;
         }
         let mut end = path.len();
         while let Some(i) = path[..end].rfind('/') {
-            if self.set.is_match(&path[..i]) {
+            if self.is_match(&path[..i]) {
                 return true;
             }
             end = i;

@@ -18,6 +18,7 @@ pub mod fsx;
 pub mod glob;
 pub mod hash;
 pub mod hostfs;
+pub mod ignore_rules;
 pub mod list;
 pub mod modes;
 pub mod mutate;

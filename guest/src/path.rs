@@ -21,16 +21,33 @@ pub const TEMP_MARKER: &str = ".ft-tmp-";
 /// Top-level name where a host may mount file-tools' private state; never reachable.
 pub const STATE_DIR_NAME: &str = ".file-tools-state";
 
-/// A normalised path relative to the repository root. The root has no components.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+/// A normalised path relative to the repository root: its components joined by `/`, the
+/// empty string for the root. Kept as one string because walks build one per entry.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
 pub struct LogicalPath {
-    parts: Vec<String>,
+    s: String,
 }
+
+/// Paths order component by component (`a/b` before `a.c`), as directory walks visit them.
+impl Ord for LogicalPath {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.parts().cmp(other.parts())
+    }
+}
+
+impl PartialOrd for LogicalPath {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+/// The components of a [`LogicalPath`], first to last.
+pub type Parts<'a> = std::iter::Filter<std::str::Split<'a, char>, fn(&&str) -> bool>;
 
 impl LogicalPath {
     /// The repository root.
     pub fn root() -> Self {
-        LogicalPath { parts: Vec::new() }
+        LogicalPath { s: String::new() }
     }
 
     /// Parses and normalises an agent-supplied path that must name something below the
@@ -96,7 +113,7 @@ impl LogicalPath {
                 "is home-relative; give a path relative to the repository root",
             ));
         }
-        let mut parts: Vec<String> = Vec::new();
+        let mut parts: Vec<&str> = Vec::new();
         for comp in input.split('/') {
             match comp {
                 "" | "." => {}
@@ -109,11 +126,11 @@ impl LogicalPath {
                     if name.len() > MAX_NAME_BYTES {
                         return Err(reject(input, "has a name longer than 255 bytes"));
                     }
-                    parts.push(name.to_string());
+                    parts.push(name);
                 }
             }
         }
-        let p = LogicalPath { parts };
+        let p = LogicalPath { s: parts.join("/") };
         p.check_reserved().map_err(|_| {
             reject(
                 input,
@@ -125,8 +142,15 @@ impl LogicalPath {
 
     /// Builds a path from components already known to be plain names (from a directory
     /// listing or a resolved link).
-    pub fn from_parts(parts: Vec<String>) -> Self {
-        LogicalPath { parts }
+    pub fn from_parts<S: AsRef<str>>(parts: &[S]) -> Self {
+        let mut s = String::new();
+        for p in parts {
+            if !s.is_empty() {
+                s.push('/');
+            }
+            s.push_str(p.as_ref());
+        }
+        LogicalPath { s }
     }
 
     /// Refuses names reserved by file-tools.
@@ -135,50 +159,80 @@ impl LogicalPath {
     /// `PATH_REJECTED` when the path is the state directory or one of its entries, or any
     /// component is a file-tools temporary file.
     pub fn check_reserved(&self) -> ToolResult<()> {
-        let reserved = self.parts.first().is_some_and(|f| f == STATE_DIR_NAME)
-            || self.parts.iter().any(|p| is_temp_name(p));
+        let reserved =
+            self.parts().next() == Some(STATE_DIR_NAME) || self.parts().any(is_temp_name);
         if reserved {
-            return Err(reject(&self.to_string(), "is reserved by file-tools"));
+            return Err(reject(&self.s, "is reserved by file-tools"));
         }
         Ok(())
     }
 
     pub fn is_root(&self) -> bool {
-        self.parts.is_empty()
+        self.s.is_empty()
     }
 
-    pub fn parts(&self) -> &[String] {
-        &self.parts
+    /// The path as text, components joined by `/` (`""` for the root).
+    pub fn as_str(&self) -> &str {
+        &self.s
+    }
+
+    pub fn parts(&self) -> Parts<'_> {
+        self.s.split('/').filter(|p| !p.is_empty())
+    }
+
+    /// How many components the path has (0 for the root).
+    pub fn depth(&self) -> usize {
+        if self.s.is_empty() {
+            0
+        } else {
+            memchr::memchr_iter(b'/', self.s.as_bytes()).count() + 1
+        }
     }
 
     /// The last component, or `""` for the root.
     pub fn name(&self) -> &str {
-        self.parts.last().map(String::as_str).unwrap_or("")
+        self.s.rsplit('/').next().unwrap_or("")
     }
 
     /// The parent directory; the root is its own parent.
     pub fn parent(&self) -> LogicalPath {
-        let mut parts = self.parts.clone();
-        parts.pop();
-        LogicalPath { parts }
+        LogicalPath {
+            s: self
+                .s
+                .rfind('/')
+                .map_or_else(String::new, |i| self.s[..i].to_string()),
+        }
+    }
+
+    /// The parent's text, without allocating (`""` for the root and its entries).
+    pub fn parent_str(&self) -> &str {
+        self.s.rfind('/').map_or("", |i| &self.s[..i])
     }
 
     /// This path with one more component.
     pub fn join(&self, name: &str) -> LogicalPath {
-        let mut parts = self.parts.clone();
-        parts.push(name.to_string());
-        LogicalPath { parts }
+        let mut s = String::with_capacity(self.s.len() + 1 + name.len());
+        s.push_str(&self.s);
+        if !s.is_empty() {
+            s.push('/');
+        }
+        s.push_str(name);
+        LogicalPath { s }
     }
 
     /// True when `self` is `other` or lies below it.
     pub fn starts_with(&self, other: &LogicalPath) -> bool {
-        self.parts.len() >= other.parts.len() && self.parts[..other.parts.len()] == other.parts[..]
+        other.s.is_empty()
+            || self
+                .s
+                .strip_prefix(&other.s)
+                .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
     }
 }
 
 impl fmt::Display for LogicalPath {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.parts.join("/"))
+        f.write_str(&self.s)
     }
 }
 

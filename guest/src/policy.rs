@@ -7,7 +7,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::approval::{Approval, ApprovalRules};
-use crate::classify::{classify, classify_with, Kind};
+use crate::classify::{DirMarks, Kind};
 use crate::error::{ErrorCode, ToolError, ToolResult};
 use crate::glob::Globs;
 use crate::path::LogicalPath;
@@ -139,6 +139,18 @@ pub struct PolicyConfig {
     pub approval: ApprovalRules,
 }
 
+/// What a directory settles for every entry below it: its classification marks and which
+/// policy globs it or an ancestor matched. A walk keeps one per directory, so that each
+/// entry is classified and checked by its own path only, not by every ancestor again.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DirScope {
+    marks: DirMarks,
+    /// Per override, in order: matched by the directory or an ancestor.
+    overrides: Vec<bool>,
+    read_blocked: bool,
+    read_allowed: bool,
+}
+
 /// A compiled policy.
 #[derive(Debug, Clone)]
 pub struct Policy {
@@ -216,10 +228,7 @@ impl Policy {
         {
             return v;
         }
-        let mut real = root.clone();
-        for part in p.parts() {
-            real.push(part);
-        }
+        let real = root.join(p.as_str());
         let v = std::fs::symlink_metadata(real).is_ok_and(|m| m.is_file());
         if let Ok(mut m) = self.seen.lock() {
             if m.len() > 100_000 {
@@ -240,36 +249,98 @@ impl Policy {
 
     /// The kind of a path: an override if one matches, else the built-in classification.
     pub fn kind_of(&self, path: &LogicalPath, is_dir: bool) -> Kind {
-        let s = path.to_string();
-        for (globs, kind) in &self.overrides {
-            if globs.matches_path_or_parent(&s) {
+        self.kind_in(&self.scope_of(&path.parent()), path, is_dir)
+    }
+
+    /// The scope of the directory `dir`, built from the root down.
+    pub fn scope_of(&self, dir: &LogicalPath) -> DirScope {
+        let mut scope = self.root_scope();
+        let mut d = LogicalPath::root();
+        for part in dir.parts() {
+            d = d.join(part);
+            scope = self.enter(&scope, &d);
+        }
+        scope
+    }
+
+    /// The scope of the repository root.
+    pub fn root_scope(&self) -> DirScope {
+        DirScope {
+            marks: DirMarks::default(),
+            overrides: vec![false; self.overrides.len()],
+            read_blocked: false,
+            read_allowed: false,
+        }
+    }
+
+    /// The scope of directory `dir`, whose parent's scope is `parent`.
+    pub fn enter(&self, parent: &DirScope, dir: &LogicalPath) -> DirScope {
+        let s = dir.as_str();
+        DirScope {
+            marks: match &self.root {
+                Some(_) => parent.marks.enter(dir, &|p| self.has_file(p)),
+                None => parent.marks.enter(dir, &|_| true),
+            },
+            overrides: self
+                .overrides
+                .iter()
+                .zip(&parent.overrides)
+                .map(|((g, _), &above)| above || g.matches(s))
+                .collect(),
+            read_blocked: parent.read_blocked || self.read_block.matches(s),
+            read_allowed: parent.read_allowed || self.read_allow.matches(s),
+        }
+    }
+
+    /// The kind of `path`, an entry of the directory whose scope is `scope`.
+    pub fn kind_in(&self, scope: &DirScope, path: &LogicalPath, is_dir: bool) -> Kind {
+        for ((globs, kind), &above) in self.overrides.iter().zip(&scope.overrides) {
+            if above || globs.matches(path.as_str()) {
                 return *kind;
             }
         }
         match &self.root {
-            Some(_) => classify_with(path, is_dir, &|p| self.has_file(p)),
-            None => classify(path, is_dir),
+            Some(_) => scope.marks.classify(path, is_dir, &|p| self.has_file(p)),
+            None => scope.marks.classify(path, is_dir, &|_| true),
         }
     }
 
     /// Why the agent may not read `path` of `kind`, if it may not.
     pub fn read_denial(&self, path: &LogicalPath, kind: Kind) -> Option<ToolError> {
-        let s = path.to_string();
-        let reason = match kind {
-            Kind::Secret => Some(("secret", "is classified as a secret; its content is never read, searched or shown (metadata only)")),
-            Kind::GitInternal => Some(("git_internal", "is inside .git; git internals are never read or written")),
-            _ => None,
+        let reason = self.read_denial_in(&self.scope_of(&path.parent()), path, kind)?;
+        let s = path.as_str();
+        let why = match reason {
+            "secret" => "is classified as a secret; its content is never read, searched or shown (metadata only)",
+            "git_internal" => "is inside .git; git internals are never read or written",
+            "blocked" => "is blocked for reading by the session policy",
+            _ => "is outside the paths the session policy allows reading",
+        };
+        Some(ToolError::denied(s, reason, format!("'{s}' {why}")))
+    }
+
+    /// The rule that forbids reading `path` of `kind`, an entry of the directory whose
+    /// scope is `scope`: `secret`, `git_internal`, `blocked` or `not_allowed`.
+    pub fn read_denial_in(
+        &self,
+        scope: &DirScope,
+        path: &LogicalPath,
+        kind: Kind,
+    ) -> Option<&'static str> {
+        match kind {
+            Kind::Secret => return Some("secret"),
+            Kind::GitInternal => return Some("git_internal"),
+            _ => {}
         }
-        .or_else(|| self.read_block.matches_path_or_parent(&s).then_some(("blocked", "is blocked for reading by the session policy")))
-        .or_else(|| {
-            (!self.read_allow.is_empty() && !self.read_allow.matches_path_or_parent(&s))
-                .then_some(("not_allowed", "is outside the paths the session policy allows reading"))
-        })?;
-        Some(ToolError::denied(
-            &s,
-            reason.0,
-            format!("'{s}' {}", reason.1),
-        ))
+        if scope.read_blocked || self.read_block.matches(path.as_str()) {
+            return Some("blocked");
+        }
+        let allowed = self.read_allow.is_empty()
+            || scope.read_allowed
+            || self.read_allow.matches(path.as_str());
+        if !allowed {
+            return Some("not_allowed");
+        }
+        None
     }
 
     /// Why the agent may not change `path` of `kind`, if it may not.

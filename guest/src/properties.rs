@@ -123,7 +123,7 @@ proptest! {
             if let Ok(r) = s.fs.resolve(&p) {
                 let real = s.fs.real(&r.target);
                 prop_assert!(real.starts_with(tmp.path().join("repo")));
-                prop_assert!(!r.target.parts().iter().any(|c| c == ".."));
+                prop_assert!(!r.target.parts().any(|c| c == ".."));
             }
         }
     }
@@ -169,5 +169,78 @@ proptest! {
         for end in (0..text.len()).filter(|&i| text.is_char_boundary(i)) {
             let _ = crate::patch::parse(&text[..end]);
         }
+    }
+}
+
+/// Lines of ignore files, built from the syntax's special forms.
+fn ignore_line() -> impl Strategy<Value = String> {
+    let piece = prop_oneof![
+        Just("*".to_string()),
+        Just("**".to_string()),
+        Just("?".to_string()),
+        Just("[ab]".to_string()),
+        Just("a".to_string()),
+        Just("b.c".to_string()),
+        Just("d".to_string()),
+        Just(".x".to_string()),
+    ];
+    (
+        prop_oneof![
+            Just(""),
+            Just("!"),
+            Just("/"),
+            Just("!/"),
+            Just("#"),
+            Just("\\!")
+        ],
+        proptest::collection::vec(piece, 1..4),
+        prop_oneof![Just(""), Just("/"), Just("   "), Just("/**")],
+    )
+        .prop_map(|(pre, parts, post)| format!("{pre}{}{post}", parts.join("/")))
+}
+
+fn rel_path() -> impl Strategy<Value = String> {
+    proptest::collection::vec(
+        prop_oneof![
+            Just("a"),
+            Just("b.c"),
+            Just("d"),
+            Just(".x"),
+            Just("ab"),
+            Just("e.c")
+        ],
+        1..5,
+    )
+    .prop_map(|v| v.join("/"))
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(2048))]
+
+    /// Our matcher answers like the `ignore` crate (what ripgrep uses) for any rule set.
+    #[test]
+    fn ignore_rules_agree_with_the_reference(
+        lines in proptest::collection::vec(ignore_line(), 1..6),
+        path in rel_path(),
+        is_dir in any::<bool>(),
+    ) {
+        use crate::ignore_rules::{IgnoreRules, Verdict};
+        let text = lines.join("\n");
+        let mut b = ignore::gitignore::GitignoreBuilder::new("/r");
+        for l in &lines {
+            let _ = b.add_line(None, l);
+        }
+        let reference = b.build().unwrap();
+        let want = reference.matched(Path::new(&path), is_dir);
+        let got = IgnoreRules::parse(&[text.as_bytes()])
+            .map_or(Verdict::None, |r| r.matched(&path, is_dir));
+        let want = if want.is_ignore() {
+            Verdict::Ignore
+        } else if want.is_whitelist() {
+            Verdict::Keep
+        } else {
+            Verdict::None
+        };
+        prop_assert_eq!(got, want, "rules {:?} path {} dir {}", lines, path, is_dir);
     }
 }

@@ -9,13 +9,12 @@ use std::collections::BTreeMap;
 use std::fs;
 use std::rc::Rc;
 
-use ignore::gitignore::{Gitignore, GitignoreBuilder};
-
 use crate::classify::Kind;
 use crate::error::{ToolError, ToolResult};
 use crate::fsx::{EntryType, Fs};
+use crate::ignore_rules::{IgnoreRules, Verdict};
 use crate::path::{is_temp_name, LogicalPath};
-use crate::policy::Policy;
+use crate::policy::{DirScope, Policy};
 
 /// How a walk behaves.
 #[derive(Debug, Clone)]
@@ -89,57 +88,79 @@ impl Skips {
     }
 }
 
-/// Ignore matchers of a directory and its ancestors, innermost first.
+/// Ignore rules of a directory and its ancestors, innermost first.
 struct IgnoreChain {
-    matcher: Gitignore,
+    rules: IgnoreRules,
+    /// Length of the directory's logical path, so an entry's path relative to it is a
+    /// slice of the entry's own path.
+    dir_len: usize,
     parent: Option<Rc<IgnoreChain>>,
 }
 
-fn is_ignored(chain: &Option<Rc<IgnoreChain>>, real: &std::path::Path, is_dir: bool) -> bool {
+fn is_ignored(chain: &Option<Rc<IgnoreChain>>, path: &str, is_dir: bool) -> bool {
     let mut cur = chain.as_ref();
     while let Some(node) = cur {
-        let m = node.matcher.matched(real, is_dir);
-        if m.is_ignore() {
-            return true;
-        }
-        if m.is_whitelist() {
-            return false;
+        let rel = if node.dir_len == 0 {
+            path
+        } else {
+            path.get(node.dir_len + 1..).unwrap_or("")
+        };
+        match node.rules.matched(rel, is_dir) {
+            Verdict::Ignore => return true,
+            Verdict::Keep => return false,
+            Verdict::None => {}
         }
         cur = node.parent.as_ref();
     }
     false
 }
 
-/// Extends `parent` with the ignore files of `dir`, when it has any.
+/// Extends `parent` with the ignore files of `dir` named in `names`, when they hold rules.
 fn load_ignores(
     fsx: &Fs,
     dir: &LogicalPath,
     names: &[&str],
     parent: Option<Rc<IgnoreChain>>,
 ) -> Option<Rc<IgnoreChain>> {
-    let real_dir = fsx.real(dir);
-    let mut builder = GitignoreBuilder::new(&real_dir);
-    let mut any = false;
-    for name in [".gitignore", ".ignore"] {
-        if names.contains(&name) {
-            // A malformed line is skipped by the builder; the rest still applies.
-            let _ = builder.add(real_dir.join(name));
-            any = true;
-        }
-    }
-    if !any {
+    if names.is_empty() {
         return parent;
     }
-    match builder.build() {
-        Ok(matcher) if !matcher.is_empty() => Some(Rc::new(IgnoreChain { matcher, parent })),
-        _ => parent,
+    let mut texts = Vec::new();
+    // `.ignore` is read after `.gitignore`, so its rules win.
+    for name in [".gitignore", ".ignore"] {
+        if names.contains(&name) {
+            let path = dir.join(name);
+            let text = match crate::hostfs::read_file(&path, MAX_IGNORE_FILE_BYTES) {
+                Some(r) => r.ok(),
+                None => fs::read(fsx.real(&path)).ok(),
+            };
+            // An unreadable ignore file is passed over; the others still apply.
+            if let Some(t) = text {
+                texts.push(t);
+            }
+        }
+    }
+    let refs: Vec<&[u8]> = texts.iter().map(Vec::as_slice).collect();
+    match IgnoreRules::parse(&refs) {
+        Some(rules) => Some(Rc::new(IgnoreChain {
+            rules,
+            dir_len: dir.as_str().len(),
+            parent,
+        })),
+        None => parent,
     }
 }
+
+/// Ignore files larger than this are read only this far.
+const MAX_IGNORE_FILE_BYTES: u64 = 4 << 20;
 
 struct Pending {
     path: LogicalPath,
     ty: EntryType,
     depth: usize,
+    kind: Kind,
+    /// Scope of the directory holding the entry.
+    scope: Rc<DirScope>,
     ignores: Option<Rc<IgnoreChain>>,
 }
 
@@ -171,38 +192,42 @@ pub fn walk(
     let budget = policy.limits().max_walk_entries;
     let mut seen: u64 = 0;
     let mut stack: Vec<Pending> = Vec::new();
-    let first = read_sorted(fsx, start).map_err(|e| ToolError::io(&start.to_string(), &e))?;
+    let first = read_sorted(fsx, start).map_err(|e| ToolError::io(start.as_str(), &e))?;
+    let scope = Rc::new(policy.scope_of(start));
     push_children(
-        fsx, policy, start, first, 1, opts, ignores, skips, &mut stack,
+        fsx, policy, start, &scope, first, 1, opts, ignores, skips, &mut stack,
     );
     while let Some(item) = stack.pop() {
         seen += 1;
         if seen > budget {
             return Ok(true);
         }
-        let kind = policy.kind_of(&item.path, item.ty == EntryType::Dir);
         let entry = WalkEntry {
             path: item.path,
             ty: item.ty,
             depth: item.depth,
-            kind,
+            kind: item.kind,
         };
         if visit(&entry) == Flow::Stop {
             return Ok(true);
         }
         if entry.ty == EntryType::Dir && entry.depth < opts.max_depth {
             match read_sorted(fsx, &entry.path) {
-                Ok(children) => push_children(
-                    fsx,
-                    policy,
-                    &entry.path,
-                    children,
-                    entry.depth + 1,
-                    opts,
-                    item.ignores,
-                    skips,
-                    &mut stack,
-                ),
+                Ok(children) => {
+                    let scope = Rc::new(policy.enter(&item.scope, &entry.path));
+                    push_children(
+                        fsx,
+                        policy,
+                        &entry.path,
+                        &scope,
+                        children,
+                        entry.depth + 1,
+                        opts,
+                        item.ignores,
+                        skips,
+                        &mut stack,
+                    );
+                }
                 Err(_) => skips.add("unreadable"),
             }
         }
@@ -226,7 +251,7 @@ fn read_sorted(
         Some(listing) => listing?,
         None => read_wasi(fsx, dir)?,
     };
-    out.sort_by(|a, b| match (&a.0, &b.0) {
+    out.sort_unstable_by(|a, b| match (&a.0, &b.0) {
         (Ok(x), Ok(y)) => x.cmp(y),
         (Ok(_), Err(_)) => std::cmp::Ordering::Less,
         (Err(_), Ok(_)) => std::cmp::Ordering::Greater,
@@ -261,6 +286,7 @@ fn push_children(
     fsx: &Fs,
     policy: &Policy,
     dir: &LogicalPath,
+    scope: &Rc<DirScope>,
     children: Vec<(Result<String, ()>, EntryType)>,
     depth: usize,
     opts: &WalkOptions,
@@ -282,7 +308,7 @@ fn push_children(
     } else {
         None
     };
-    let mut accepted = Vec::with_capacity(children.len());
+    let mark = stack.len();
     for (name, ty) in children {
         let Ok(name) = name else {
             skips.add("encoding");
@@ -301,32 +327,33 @@ fn push_children(
         }
         let path = dir.join(&name);
         let is_dir = ty == EntryType::Dir;
-        if opts.respect_ignore {
-            if is_ignored(&ignores, &fsx.real(&path), is_dir) {
-                skips.add("ignored");
-                continue;
-            }
-            if is_dir && policy.kind_of(&path, true) == Kind::Generated {
-                skips.add("generated");
-                continue;
-            }
+        if opts.respect_ignore && is_ignored(&ignores, path.as_str(), is_dir) {
+            skips.add("ignored");
+            continue;
         }
-        if let Some(e) = policy.read_denial(&path, policy.kind_of(&path, is_dir)) {
-            if matches!(e.reason.as_deref(), Some("blocked" | "not_allowed"))
-                && !allow_dir_for_descent(policy, &path, is_dir)
-            {
-                skips.add("policy");
-                continue;
-            }
+        let kind = policy.kind_in(scope, &path, is_dir);
+        if opts.respect_ignore && is_dir && kind == Kind::Generated {
+            skips.add("generated");
+            continue;
         }
-        accepted.push(Pending {
+        if matches!(
+            policy.read_denial_in(scope, &path, kind),
+            Some("blocked" | "not_allowed")
+        ) && !allow_dir_for_descent(policy, &path, is_dir)
+        {
+            skips.add("policy");
+            continue;
+        }
+        stack.push(Pending {
             path,
             ty,
             depth,
+            kind,
+            scope: scope.clone(),
             ignores: ignores.clone(),
         });
     }
-    stack.extend(accepted.into_iter().rev());
+    stack[mark..].reverse();
 }
 
 /// A directory outside the read allow-list is still entered when something below it may be
@@ -457,5 +484,70 @@ mod tests {
         let (got, _) = names(&fsx, "", opts());
         assert!(got.contains(&"srclink".to_string()));
         assert!(!got.iter().any(|p| p.starts_with("srclink/")));
+    }
+
+    /// The walk classifies and checks each entry from its directory's scope; the answers
+    /// must be those of classifying and checking the entry's whole path.
+    #[test]
+    fn scoped_classification_matches_whole_path_classification() {
+        let tmp = tempfile::tempdir().unwrap();
+        let r = tmp.path();
+        for p in [
+            "app/Cargo.toml",
+            "app/target/debug/x.rs",
+            "app/src/target/y.rs",
+            "web/node_modules/m/index.js",
+            "lib/vendor/dep/a.go",
+            "lib/vendor/dep/.env",
+            "docs/build/out.html",
+            "docs/notes/keep.md",
+            "cfg/private/key.txt",
+            "cfg/public/readme.txt",
+            "gen/proto/a.pb.go",
+            "x/y/z/Cargo.lock",
+        ] {
+            let full = r.join(p);
+            fs::create_dir_all(full.parent().unwrap()).unwrap();
+            fs::write(full, "x").unwrap();
+        }
+        let pol = Policy::from_json(
+            r#"{"overrides":[{"pattern":"docs/build","kind":"source"},{"pattern":"*.md","kind":"secret"},{"pattern":"gen/**","kind":"generated"}],
+                "read":{"block":["cfg/private"]}}"#,
+        )
+        .unwrap()
+        .with_root(r);
+        let fsx = Fs::new(r);
+        let o = WalkOptions {
+            include_hidden: true,
+            respect_ignore: false,
+            max_depth: usize::MAX,
+        };
+        let mut skips = Skips::default();
+        let mut seen = Vec::new();
+        walk(&fsx, &pol, &LogicalPath::root(), &o, &mut skips, |e| {
+            let is_dir = e.ty == EntryType::Dir;
+            assert_eq!(e.kind, pol.kind_of(&e.path, is_dir), "{}", e.path);
+            assert!(
+                pol.read_denial(&e.path, e.kind)
+                    .is_none_or(|d| d.reason.as_deref() != Some("blocked")),
+                "{}",
+                e.path
+            );
+            seen.push((e.path.to_string(), e.kind));
+            Flow::Continue
+        })
+        .unwrap();
+        let kind = |p: &str| seen.iter().find(|(q, _)| q == p).map(|(_, k)| *k);
+        assert_eq!(kind("app/target/debug/x.rs"), Some(Kind::Generated));
+        assert_eq!(kind("app/src/target/y.rs"), Some(Kind::Source));
+        assert_eq!(kind("lib/vendor/dep/.env"), Some(Kind::Secret));
+        assert_eq!(kind("lib/vendor/dep/a.go"), Some(Kind::Vendored));
+        assert_eq!(kind("docs/build/out.html"), Some(Kind::Source));
+        assert_eq!(kind("docs/notes/keep.md"), Some(Kind::Secret));
+        assert_eq!(kind("gen/proto/a.pb.go"), Some(Kind::Generated));
+        assert_eq!(kind("x/y/z/Cargo.lock"), Some(Kind::Lockfile));
+        assert_eq!(kind("cfg/private"), None);
+        assert_eq!(kind("cfg/public/readme.txt"), Some(Kind::Doc));
+        assert_eq!(skips.get("policy"), 1);
     }
 }

@@ -207,8 +207,13 @@ impl Runtime {
 /// The one engine configuration every runtime uses (artifacts depend on it).
 fn engine_config() -> Config {
     let mut c = Config::new();
-    c.consume_fuel(std::env::var_os("FT_NOFUEL").is_none());
+    c.consume_fuel(true);
     c.epoch_interruption(true);
+    // For profiling the component with `perf record`: Wasmtime then writes
+    // /tmp/perf-PID.map naming its compiled functions. Not part of the artifact key.
+    if std::env::var_os("FILE_TOOLS_PERFMAP").is_some() {
+        c.profiler(wasmtime::ProfilingStrategy::PerfMap);
+    }
     c
 }
 
