@@ -244,3 +244,49 @@ proptest! {
         prop_assert_eq!(got, want, "rules {:?} path {} dir {}", lines, path, is_dir);
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(1024))]
+
+    /// The case-folded fast path of case-insensitive literal searches finds exactly the
+    /// lines, columns and counts the regex finds.
+    #[test]
+    fn folded_literal_search_agrees_with_the_regex(
+        query in "[aAkKsS_\\-\\.]{1,4}",
+        text in proptest::collection::vec(
+            prop_oneof![
+                Just("a"), Just("A"), Just("k"), Just("K"), Just("s"), Just("S"), Just("_"),
+                Just("-"), Just("."), Just("\n"), Just("\r\n"), Just("\u{212A}"), Just("\u{17F}"), Just(" ")
+            ],
+            0..60,
+        ),
+    ) {
+        use crate::api::SearchTextArgs;
+        use crate::search::{compile, search_buffer};
+        let buf = text.concat();
+        let a = SearchTextArgs {
+            query: query.clone(),
+            case_insensitive: Some(true),
+            ..Default::default()
+        };
+        let pol = Policy::from_json("").unwrap();
+        let fast = compile(&a, &pol).unwrap();
+        // The same query as a regex never takes the folded path.
+        let slow = compile(
+            &SearchTextArgs {
+                query: regex::escape(&query),
+                regex: Some(true),
+                ..a.clone()
+            },
+            &pol,
+        )
+        .unwrap();
+        let f = search_buffer(&fast, "f", buf.as_bytes(), 1, 100, &mut Vec::new());
+        let r = search_buffer(&slow, "f", buf.as_bytes(), 1, 100, &mut Vec::new());
+        prop_assert_eq!(f.count, r.count);
+        let key = |m: &crate::search::FileMatches| {
+            m.lines.iter().map(|l| (l.line, l.column, l.text.clone(), l.before.clone(), l.after.clone())).collect::<Vec<_>>()
+        };
+        prop_assert_eq!(key(&f), key(&r));
+    }
+}

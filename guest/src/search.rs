@@ -9,6 +9,7 @@
 use std::fs::File;
 use std::io::Read;
 
+use memchr::memmem;
 use regex::bytes::{Regex, RegexBuilder};
 
 use crate::api::{FileCount, SearchMatch, SearchOutput, SearchTextArgs, SearchTextResult};
@@ -30,7 +31,7 @@ const MAX_LINE_TEXT: usize = 500;
 /// # Errors
 /// `INVALID_INPUT` for an empty query, a malformed regex, or one over the policy's size or
 /// nesting limit.
-pub fn compile(a: &SearchTextArgs, policy: &Policy) -> ToolResult<Regex> {
+pub fn compile(a: &SearchTextArgs, policy: &Policy) -> ToolResult<Matcher> {
     if a.query.is_empty() {
         return Err(ToolError::invalid(
             "query is empty; give the text or pattern to find",
@@ -43,7 +44,12 @@ pub fn compile(a: &SearchTextArgs, policy: &Policy) -> ToolResult<Regex> {
         regex::escape(&a.query)
     };
     let limits = policy.limits();
-    RegexBuilder::new(&pattern)
+    let case_insensitive = a.case_insensitive.unwrap_or(false);
+    // A case-insensitive literal in ASCII is searched in an ASCII-lowercased copy of each
+    // all-ASCII file with a plain substring search; the regex answers for other files.
+    let folded = (!is_regex && case_insensitive && a.query.is_ascii())
+        .then(|| memmem::Finder::new(&a.query.to_ascii_lowercase()).into_owned());
+    let re = RegexBuilder::new(&pattern)
         .case_insensitive(a.case_insensitive.unwrap_or(false))
         .multi_line(true)
         .crlf(true)
@@ -56,7 +62,41 @@ pub fn compile(a: &SearchTextArgs, policy: &Policy) -> ToolResult<Regex> {
                 "the regex compiles to more than {n} bytes; simplify it (fewer repetitions or alternatives)"
             )),
             other => ToolError::invalid(format!("the regex is malformed: {other}")),
-        })
+        })?;
+    Ok(Matcher { re, folded })
+}
+
+/// A compiled query.
+#[derive(Debug)]
+pub struct Matcher {
+    re: Regex,
+    /// The ASCII-lowercased literal, when the query is a case-insensitive ASCII literal.
+    folded: Option<memmem::Finder<'static>>,
+}
+
+/// Where a matcher looks: the file itself, or its ASCII-lowercased copy.
+enum Hay<'a> {
+    Regex(&'a Regex, &'a [u8]),
+    Folded(&'a memmem::Finder<'static>, &'a [u8]),
+}
+
+impl Hay<'_> {
+    fn find_at(&self, pos: usize) -> Option<(usize, usize)> {
+        match self {
+            Hay::Regex(re, buf) => re.find_at(buf, pos).map(|m| (m.start(), m.end())),
+            Hay::Folded(f, buf) => f
+                .find(buf.get(pos..)?)
+                .map(|i| (pos + i, pos + i + f.needle().len())),
+        }
+    }
+
+    /// The column of the first match inside `line` (a range of the buffer).
+    fn find_in(&self, ls: usize, le: usize) -> Option<usize> {
+        match self {
+            Hay::Regex(re, buf) => re.find(&buf[ls..le]).map(|m| m.start()),
+            Hay::Folded(f, buf) => f.find(&buf[ls..le]),
+        }
+    }
 }
 
 /// Lines of one file that match, with their context.
@@ -67,24 +107,41 @@ pub struct FileMatches {
 }
 
 /// Searches one buffer. `want` is how many match records to build (0 for counting only).
-pub fn search_buffer(re: &Regex, path: &str, buf: &[u8], context: u32, want: usize) -> FileMatches {
+/// `scratch` is reused between calls for the lowercased copy of case-insensitive searches.
+pub fn search_buffer(
+    m: &Matcher,
+    path: &str,
+    buf: &[u8],
+    context: u32,
+    want: usize,
+    scratch: &mut Vec<u8>,
+) -> FileMatches {
+    // In an all-ASCII file, ASCII case folding is all the case folding there is (the
+    // non-ASCII forms that fold to ASCII letters, such as the Kelvin sign, need non-ASCII
+    // bytes), so the lowercased copy gives exactly the regex's matches.
+    let hay = match &m.folded {
+        Some(f) if ascii_lowercase_into(buf, scratch) => Hay::Folded(f, scratch),
+        _ => Hay::Regex(&m.re, buf),
+    };
     let mut count = 0u32;
     let mut lines = Vec::new();
     let mut pos = 0usize;
     let mut line_no = 1u32;
     let mut counted_to = 0usize;
     while pos <= buf.len() {
-        let Some(m) = re.find_at(buf, pos) else { break };
-        if m.start() == buf.len() && buf.last().is_none_or(|&b| b == b'\n') {
+        let Some((start, end)) = hay.find_at(pos) else {
+            break;
+        };
+        if start == buf.len() && buf.last().is_none_or(|&b| b == b'\n') {
             // An empty match after the final line break is not a line.
             break;
         }
-        let ls = memchr::memrchr(b'\n', &buf[..m.start()]).map_or(0, |i| i + 1);
-        let le = memchr::memchr(b'\n', &buf[m.start()..]).map_or(buf.len(), |i| m.start() + i);
-        let col = if m.end() <= le {
-            Some(m.start() - ls)
+        let ls = memchr::memrchr(b'\n', &buf[..start]).map_or(0, |i| i + 1);
+        let le = memchr::memchr(b'\n', &buf[start..]).map_or(buf.len(), |i| start + i);
+        let col = if end <= le {
+            Some(start - ls)
         } else {
-            re.find(&buf[ls..le]).map(|mm| mm.start())
+            hay.find_in(ls, le)
         };
         if let Some(col) = col {
             count += 1;
@@ -104,6 +161,20 @@ pub fn search_buffer(re: &Regex, path: &str, buf: &[u8], context: u32, want: usi
         pos = le + 1;
     }
     FileMatches { count, lines }
+}
+
+/// `dst` becomes `src` with ASCII letters lowercased; false (and `dst` unusable) when
+/// `src` is not all ASCII. One flat loop, which the compiler turns into SIMD (`simd128` in
+/// the component), checking for non-ASCII bytes on the way.
+fn ascii_lowercase_into(src: &[u8], dst: &mut Vec<u8>) -> bool {
+    dst.clear();
+    dst.extend_from_slice(src);
+    let mut seen = 0u8;
+    for c in dst.iter_mut() {
+        seen |= *c;
+        *c |= u8::from(c.wrapping_sub(b'A') < 26) << 5;
+    }
+    seen < 0x80
 }
 
 fn line_text(line: &[u8]) -> String {
@@ -203,12 +274,19 @@ pub fn search_text(
         skips: Skips::default(),
         bytes: 0,
         buf: Vec::new(),
+        scratch: Vec::new(),
     };
     if !start.is_root() {
         let r = s.readable_path(&start)?;
         match r.resolved.entry_type() {
             Some(EntryType::File) => {
-                st.search_file(&r.resolved.target, &start.to_string(), r.kind);
+                // A walk only yields entries the policy lets it read; a named file is
+                // checked here.
+                if s.policy.read_denial(&r.resolved.target, r.kind).is_some() {
+                    st.skips.add("policy");
+                } else {
+                    st.search_file(&r.resolved.target, &start.to_string(), r.kind);
+                }
                 return Ok(st.finish(log, output, max_matches, max_files));
             }
             Some(EntryType::Dir) => {}
@@ -264,7 +342,7 @@ pub fn search_text(
 }
 
 struct State<'a> {
-    re: &'a Regex,
+    re: &'a Matcher,
     s: &'a Session,
     max_file_bytes: u64,
     context: u32,
@@ -277,6 +355,7 @@ struct State<'a> {
     skips: Skips,
     bytes: u64,
     buf: Vec<u8>,
+    scratch: Vec<u8>,
 }
 
 impl State<'_> {
@@ -286,9 +365,6 @@ impl State<'_> {
             Kind::GitInternal => return self.skips.add("git_internal"),
             Kind::Binary => return self.skips.add("binary"),
             _ => {}
-        }
-        if self.s.policy.read_denial(real_path, kind).is_some() {
-            return self.skips.add("policy");
         }
         let limit = self.max_file_bytes;
         let read = match crate::hostfs::read_file(real_path, limit + 1) {
@@ -314,7 +390,14 @@ impl State<'_> {
         self.searched += 1;
         self.bytes += self.buf.len() as u64;
         let room = self.want.saturating_sub(self.matches.len());
-        let fm = search_buffer(self.re, shown, &self.buf, self.context, room);
+        let fm = search_buffer(
+            self.re,
+            shown,
+            &self.buf,
+            self.context,
+            room,
+            &mut self.scratch,
+        );
         if fm.count == 0 {
             return;
         }
@@ -380,7 +463,7 @@ impl State<'_> {
 mod tests {
     use super::*;
 
-    fn re(q: &str, regex: bool, ci: bool) -> Regex {
+    fn re(q: &str, regex: bool, ci: bool) -> Matcher {
         let a = SearchTextArgs {
             query: q.into(),
             regex: Some(regex),
@@ -393,7 +476,7 @@ mod tests {
     #[test]
     fn one_record_per_line_with_columns_and_numbers() {
         let buf = b"foo foo\nbar\nxfoo\n";
-        let m = search_buffer(&re("foo", false, false), "f", buf, 0, 10);
+        let m = search_buffer(&re("foo", false, false), "f", buf, 0, 10, &mut Vec::new());
         assert_eq!(m.count, 2);
         assert_eq!((m.lines[0].line, m.lines[0].column), (1, 1));
         assert_eq!(
@@ -405,7 +488,7 @@ mod tests {
     #[test]
     fn anchors_work_per_line_and_before_crlf() {
         let buf = b"a1\r\nb2\r\na3\r\n";
-        let m = search_buffer(&re("^a\\d$", true, false), "f", buf, 0, 10);
+        let m = search_buffer(&re("^a\\d$", true, false), "f", buf, 0, 10, &mut Vec::new());
         assert_eq!(m.count, 2);
         assert_eq!(m.lines[1].line, 3);
         assert_eq!(m.lines[1].text, "a3");
@@ -415,35 +498,64 @@ mod tests {
     fn matches_never_span_lines() {
         let buf = b"foo\nbar\n";
         assert_eq!(
-            search_buffer(&re("foo\\s+bar", true, false), "f", buf, 0, 10).count,
+            search_buffer(
+                &re("foo\\s+bar", true, false),
+                "f",
+                buf,
+                0,
+                10,
+                &mut Vec::new()
+            )
+            .count,
             0
         );
         let buf = b"x foo\nfoo  bar\n";
-        let m = search_buffer(&re("foo\\s+bar", true, false), "f", buf, 0, 10);
+        let m = search_buffer(
+            &re("foo\\s+bar", true, false),
+            "f",
+            buf,
+            0,
+            10,
+            &mut Vec::new(),
+        );
         assert_eq!((m.count, m.lines[0].line), (1, 2));
     }
 
     #[test]
     fn context_and_case() {
         let buf = b"l1\nl2\nHIT\nl4\n";
-        let m = search_buffer(&re("hit", false, true), "f", buf, 2, 10);
+        let m = search_buffer(&re("hit", false, true), "f", buf, 2, 10, &mut Vec::new());
         assert_eq!(m.lines[0].before, ["l1", "l2"]);
         assert_eq!(m.lines[0].after, ["l4"]);
         assert_eq!(
-            search_buffer(&re("hit", false, false), "f", buf, 0, 10).count,
+            search_buffer(&re("hit", false, false), "f", buf, 0, 10, &mut Vec::new()).count,
             0
         );
     }
 
     #[test]
     fn counting_without_records() {
-        let m = search_buffer(&re("a", false, false), "f", b"a\na\na", 0, 0);
+        let m = search_buffer(
+            &re("a", false, false),
+            "f",
+            b"a\na\na",
+            0,
+            0,
+            &mut Vec::new(),
+        );
         assert_eq!((m.count, m.lines.len()), (3, 0));
     }
 
     #[test]
     fn literal_metacharacters_are_literal() {
-        let m = search_buffer(&re("a.b(", false, false), "f", b"axb(\na.b(\n", 0, 10);
+        let m = search_buffer(
+            &re("a.b(", false, false),
+            "f",
+            b"axb(\na.b(\n",
+            0,
+            10,
+            &mut Vec::new(),
+        );
         assert_eq!((m.count, m.lines[0].line), (1, 2));
     }
 
@@ -472,6 +584,32 @@ mod tests {
             ..Default::default()
         };
         assert!(compile(&a, &Policy::from_json("").unwrap()).is_err());
+    }
+
+    #[test]
+    fn case_insensitive_literals_fold_ascii_and_still_see_unicode_forms() {
+        let m = re("Mutex_Lock", false, true);
+        assert!(m.folded.is_some());
+        let buf = b"mutex_lock(a);\nMUTEX_LOCK\nmutex-lock\nx MuTeX_lOcK y mutex_lock\n";
+        let got = search_buffer(&m, "f", buf, 0, 10, &mut Vec::new());
+        assert_eq!(got.count, 3);
+        assert_eq!(
+            got.lines
+                .iter()
+                .map(|l| (l.line, l.column))
+                .collect::<Vec<_>>(),
+            [(1, 1), (2, 1), (4, 3)]
+        );
+        // The Kelvin sign folds to 'k': a file with it is searched by the regex.
+        let kelvin = "mutex_loc\u{212A}\n".as_bytes();
+        assert_eq!(
+            search_buffer(&m, "f", kelvin, 0, 10, &mut Vec::new()).count,
+            1
+        );
+        // Regexes and non-ASCII literals never take the folded path.
+        assert!(re("a.b", true, true).folded.is_none());
+        assert!(re("é", false, true).folded.is_none());
+        assert!(re("ab", false, false).folded.is_none());
     }
 
     #[test]

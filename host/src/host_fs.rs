@@ -8,6 +8,7 @@
 use std::io::Read;
 use std::path::{Component, Path};
 
+use cap_fs_ext::DirExt as _;
 use cap_std::fs::OpenOptionsExt as _;
 use cap_std::fs::{Dir, OpenOptions};
 
@@ -41,12 +42,18 @@ fn entry_type(ft: cap_std::fs::FileType) -> EntryType {
 
 fn read_dir(dir: &Dir, path: &str) -> Result<Vec<DirEntry>, String> {
     let rel = relative(path)?;
-    let meta = dir.symlink_metadata(rel).map_err(|e| e.to_string())?;
-    if !meta.is_dir() {
-        return Err(format!("'{path}' is not a directory"));
-    }
+    // Opened without following a final symlink: a link to a directory is not listed
+    // through (the component treats links as entries, never as directories).
+    let sub = dir
+        .open_dir_nofollow(rel)
+        .map_err(|e| match e.raw_os_error() {
+            Some(code) if code == rustix::io::Errno::LOOP.raw_os_error() => {
+                format!("'{path}' is a symlink, not a directory")
+            }
+            _ => e.to_string(),
+        })?;
     let mut out = Vec::new();
-    for e in dir.read_dir(rel).map_err(|e| e.to_string())? {
+    for e in sub.entries().map_err(|e| e.to_string())? {
         let e = e.map_err(|e| e.to_string())?;
         let kind = e.file_type().map_or(EntryType::Other, entry_type);
         out.push(DirEntry {
@@ -59,18 +66,23 @@ fn read_dir(dir: &Dir, path: &str) -> Result<Vec<DirEntry>, String> {
 
 fn read_file(dir: &Dir, path: &str, max: u64) -> Result<Vec<u8>, String> {
     let rel = relative(path)?;
-    if !dir
-        .symlink_metadata(rel)
-        .map_err(|e| e.to_string())?
-        .is_file()
-    {
-        return Err(format!("'{path}' is not a regular file"));
-    }
     let mut opts = OpenOptions::new();
     opts.read(true);
-    // Never follow a final symlink, and never block on a FIFO swapped in since the check.
-    opts.custom_flags((rustix::fs::OFlags::NOFOLLOW | rustix::fs::OFlags::NONBLOCK).bits() as i32);
-    let f = dir.open_with(rel, &opts).map_err(|e| e.to_string())?;
+    // One open, then one fstat, instead of a stat before the open: never follow a final
+    // symlink (the open fails), never block on a FIFO, never take a terminal; anything
+    // but a regular file is refused from the open descriptor's own metadata.
+    opts.custom_flags(
+        (rustix::fs::OFlags::NOFOLLOW | rustix::fs::OFlags::NONBLOCK | rustix::fs::OFlags::NOCTTY)
+            .bits() as i32,
+    );
+    let f = dir
+        .open_with(rel, &opts)
+        .map_err(|e| match e.raw_os_error() {
+            Some(code) if code == rustix::io::Errno::LOOP.raw_os_error() => {
+                format!("'{path}' is a symlink, not a regular file")
+            }
+            _ => e.to_string(),
+        })?;
     let meta = f.metadata().map_err(|e| e.to_string())?;
     if !meta.is_file() {
         return Err(format!("'{path}' is not a regular file"));
