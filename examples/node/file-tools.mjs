@@ -10,6 +10,7 @@
 // The component must first be transpiled into ./gen (see package.json's `transpile`).
 
 import { readFile } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
 import { realpathSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -97,7 +98,8 @@ export async function openFileTools({ repo, readOnly = false, policy = {}, onAud
     // lets the write go on, as the interface allows.
     // The batched reads are an optimisation: answering `undefined` (none) makes the
     // component read through WASI instead.
-    'agent:file-tools/host-fs': { copyMode: () => false, readDir: () => undefined, readFile: () => undefined },
+    'agent:file-tools/host-fs': { copyMode: () => false, readDir: () => undefined, readFile: () => undefined,
+      sha256: (data) => new Uint8Array(createHash('sha256').update(data).digest()) },
     'agent:file-tools/types': {},
   };
   const root = await instantiate(

@@ -14,6 +14,7 @@ code. The repository is the component's only preopen, read-only when `read_only=
 are refused with APPROVAL_REQUIRED.
 """
 
+import hashlib
 import json
 import os
 import stat
@@ -93,9 +94,11 @@ class FileTools:
             with root.add_instance(f"{PACKAGE}/host-fs@{VERSION}") as host_fs:
                 host_fs.add_func("copy-mode", self._copy_mode)
                 # The batched reads are an optimisation: answering `none` makes the
-                # component read through WASI instead.
+                # component read through WASI instead. Hashing here uses the CPU's SHA
+                # instructions through Python's hashlib.
                 host_fs.add_func("read-dir", lambda _store, _path: None)
                 host_fs.add_func("read-file", lambda _store, _path, _max: None)
+                host_fs.add_func("sha256", lambda _store, data: hashlib.sha256(bytes(data)).digest())
 
         wasi = wasmtime.WasiConfig()
         wasi.preopen_dir(self.repo, "/", fs_mutable=not read_only)

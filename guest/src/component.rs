@@ -51,6 +51,12 @@ pub(crate) fn host_read_dir(path: &str) -> Option<Result<Vec<crate::hostfs::DirI
     })
 }
 
+/// `host-fs.sha256`, for `hostfs`.
+#[cfg(not(feature = "standalone"))]
+pub(crate) fn host_sha256(data: &[u8]) -> Option<Vec<u8>> {
+    agent::file_tools::host_fs::sha256(data)
+}
+
 /// `host-fs.read-file`, for `hostfs`.
 #[cfg(not(feature = "standalone"))]
 pub(crate) fn host_read_file(path: &str, max: u64) -> Option<Result<Vec<u8>, String>> {

@@ -15,18 +15,72 @@ pub struct FileDiff {
     pub deletions: u32,
 }
 
-/// The line diff of two texts (Myers, as git by default, with its slider heuristics).
-fn line_diff(old: &str, new: &str) -> Diff {
-    let input = InternedInput::new(old, new);
+/// The changed line ranges from `old` to `new` (Myers, as git by default, with its slider
+/// heuristics), as hunks of whole-file line numbers. Lines both texts share at their start
+/// and end are set aside first, as git does: an edit of one line in a large file then
+/// diffs a few lines, not all of them.
+fn line_changes(old: &str, new: &str) -> Vec<imara_diff::Hunk> {
+    let (head, head_lines, tail) = common_ends(old.as_bytes(), new.as_bytes());
+    let old_mid = &old[head..old.len() - tail];
+    let new_mid = &new[head..new.len() - tail];
+    let input = InternedInput::new(old_mid, new_mid);
     let mut diff = Diff::compute(Algorithm::Myers, &input);
     diff.postprocess_lines(&input);
-    diff
+    diff.hunks()
+        .map(|h| imara_diff::Hunk {
+            before: h.before.start + head_lines..h.before.end + head_lines,
+            after: h.after.start + head_lines..h.after.end + head_lines,
+        })
+        .collect()
+}
+
+/// The common start of `a` and `b` as whole lines (bytes, lines) and their common end as
+/// whole lines (bytes), never overlapping the start.
+fn common_ends(a: &[u8], b: &[u8]) -> (usize, u32, usize) {
+    let same = crate::bytes::common_prefix(a, b);
+    // Back to the end of the last whole common line.
+    let head = memchr::memrchr(b'\n', &a[..same]).map_or(0, |i| i + 1);
+    let head_lines = memchr::memchr_iter(b'\n', &a[..head]).count() as u32;
+    let room = a.len().min(b.len()) - head;
+    let mut tail = crate::bytes::common_suffix(a, b, room);
+    // Forward to the start of the first whole common line: the byte before the tail
+    // must end a line in both texts (it is the same byte in both only when inside the
+    // common part, so look at each).
+    while tail > 0 && !(ends_line(a, a.len() - tail) && ends_line(b, b.len() - tail)) {
+        tail -= 1;
+    }
+    (head, head_lines, tail)
+}
+
+/// True when position `i` of `t` starts a line.
+fn ends_line(t: &[u8], i: usize) -> bool {
+    i == 0 || t[i - 1] == b'\n'
+}
+
+/// The lines of `text`, each with its line break (like `split_inclusive('\n')`, found
+/// with SIMD).
+fn split_lines(text: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    for i in memchr::memchr_iter(b'\n', text.as_bytes()) {
+        out.push(&text[start..=i]);
+        start = i + 1;
+    }
+    if start < text.len() {
+        out.push(&text[start..]);
+    }
+    out
 }
 
 /// Line counts of a change from `old` to `new`.
 pub fn stats(old: &str, new: &str) -> (u32, u32) {
-    let diff = line_diff(old, new);
-    (diff.count_additions(), diff.count_removals())
+    count(&line_changes(old, new))
+}
+
+fn count(changes: &[imara_diff::Hunk]) -> (u32, u32) {
+    changes.iter().fold((0, 0), |(ins, del), h| {
+        (ins + h.after.len() as u32, del + h.before.len() as u32)
+    })
 }
 
 /// `start,count` as unified diffs write a range (`count` left out when it is 1).
@@ -49,10 +103,9 @@ fn push_line(out: &mut String, prefix: char, line: &str) {
 
 /// The hunks of a unified diff of `old` and `new`, with line counts.
 fn hunks(old: &str, new: &str) -> (String, u32, u32) {
-    let diff = line_diff(old, new);
-    let old_lines: Vec<&str> = old.split_inclusive('\n').collect();
-    let new_lines: Vec<&str> = new.split_inclusive('\n').collect();
-    let changes: Vec<imara_diff::Hunk> = diff.hunks().collect();
+    let changes = line_changes(old, new);
+    let old_lines = split_lines(old);
+    let new_lines = split_lines(new);
     let mut out = String::new();
     let mut i = 0;
     while i < changes.len() {
@@ -92,7 +145,8 @@ fn hunks(old: &str, new: &str) -> (String, u32, u32) {
         }
         i = j + 1;
     }
-    (out, diff.count_additions(), diff.count_removals())
+    let (ins, del) = count(&changes);
+    (out, ins, del)
 }
 
 /// What one side of a diff holds.
@@ -139,7 +193,7 @@ pub fn file_diff(old_path: &str, new_path: &str, old: Side<'_>, new: Side<'_>) -
         }
         (o, n) => (side_text(o), side_text(n)),
     };
-    if old_text == new_text {
+    if crate::bytes::eq(old_text.as_bytes(), new_text.as_bytes()) {
         return FileDiff {
             text: if old_path != new_path {
                 text

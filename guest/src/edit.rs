@@ -105,10 +105,11 @@ const MAX_COUNTED: usize = 1000;
 /// Start offsets of every occurrence, overlapping ones included (at most `MAX_COUNTED`).
 fn occurrences(hay: &str, needle: &str) -> Vec<usize> {
     let step = needle.chars().next().map_or(1, char::len_utf8);
+    let finder = memchr::memmem::Finder::new(needle.as_bytes());
     let mut out = Vec::new();
     let mut start = 0;
     while out.len() < MAX_COUNTED {
-        let Some(p) = hay[start..].find(needle) else {
+        let Some(p) = finder.find(&hay.as_bytes()[start..]) else {
             break;
         };
         out.push(start + p);

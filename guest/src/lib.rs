@@ -9,6 +9,7 @@ pub mod api;
 pub mod approval;
 pub mod audit;
 pub mod baseline;
+pub mod bytes;
 pub mod classify;
 pub mod diff;
 pub mod edit;

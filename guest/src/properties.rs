@@ -290,3 +290,61 @@ proptest! {
         prop_assert_eq!(key(&f), key(&r));
     }
 }
+
+/// Texts made of a few distinct lines, so that they share runs at the start, the end and
+/// in between, with and without a final line break.
+fn lines_text() -> impl Strategy<Value = String> {
+    (
+        proptest::collection::vec(
+            prop_oneof![Just("a"), Just("b"), Just("c"), Just(""), Just("a b")],
+            0..24,
+        ),
+        any::<bool>(),
+    )
+        .prop_map(|(lines, final_break)| {
+            let mut t = lines.join("\n");
+            if final_break && !t.is_empty() {
+                t.push('\n');
+            }
+            t
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    /// The diff a mutation reports, applied to the old text by `apply_patch`, gives the new
+    /// text, and its line counts are those of the diff's own `+` and `-` lines.
+    #[test]
+    fn reported_diffs_apply_back_to_the_new_text(old in lines_text(), new in lines_text()) {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("r");
+        fs::create_dir_all(&root).unwrap();
+        fs::write(root.join("f.txt"), &old).unwrap();
+        let s = Session::new(Fs::new(&root), Policy::from_json("").unwrap());
+        let planned = call_json(
+            &s,
+            &mut CallLog::default(),
+            "write_file",
+            &serde_json::json!({ "path": "f.txt", "content": new, "dry_run": true }).to_string(),
+        )
+        .unwrap();
+        let diff = planned["diff"].as_str().unwrap().to_string();
+        let plus = diff.lines().filter(|l| l.starts_with('+') && !l.starts_with("+++")).count();
+        let minus = diff.lines().filter(|l| l.starts_with('-') && !l.starts_with("---")).count();
+        prop_assert_eq!(planned["insertions"].as_u64(), Some(plus as u64));
+        prop_assert_eq!(planned["deletions"].as_u64(), Some(minus as u64));
+        if old != new {
+            call_json(
+                &s,
+                &mut CallLog::default(),
+                "apply_patch",
+                &serde_json::json!({ "patch": diff }).to_string(),
+            )
+            .map_err(|e| TestCaseError::fail(format!("{e}\n{diff}")))?;
+        } else {
+            prop_assert!(diff.is_empty());
+        }
+        prop_assert_eq!(fs::read_to_string(root.join("f.txt")).unwrap(), new);
+    }
+}

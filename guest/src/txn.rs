@@ -346,7 +346,7 @@ pub fn commit(
     // A change that changes nothing is no change.
     let changes: Vec<Change> = changes
         .into_iter()
-        .filter(|c| c.before != c.after)
+        .filter(|c| !crate::bytes::eq_opt(c.before.as_deref(), c.after.as_deref()))
         .collect();
     let mut diff = String::new();
     let mut files = Vec::with_capacity(changes.len());
@@ -566,7 +566,7 @@ fn write_and_commit(
     for c in changes {
         // Bytes compared directly: cheaper than hashing both sides of every file.
         let now_bytes = fs::read(s.fs.real(&c.target)).ok();
-        if now_bytes != c.before {
+        if !crate::bytes::eq_opt(now_bytes.as_deref(), c.before.as_deref()) {
             let now = now_bytes.as_deref().map(sha256_hex);
             cleanup(&temps);
             let mut e = ToolError::new(

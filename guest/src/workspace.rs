@@ -35,7 +35,7 @@ fn changed_files(s: &Session, filter: &[LogicalPath]) -> ToolResult<Vec<Changed>
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
             Err(e) => return Err(ToolError::io(&path, &e)),
         };
-        if before == now {
+        if crate::bytes::eq_opt(before.as_deref(), now.as_deref()) {
             continue;
         }
         let opaque = matches!(

@@ -105,6 +105,11 @@ impl Host for HostState {
         Some(read_dir(dir, &path))
     }
 
+    fn sha256(&mut self, data: Vec<u8>) -> Option<Vec<u8>> {
+        use sha2::Digest as _;
+        Some(sha2::Sha256::digest(&data).to_vec())
+    }
+
     fn read_file(&mut self, path: String, max_bytes: u64) -> Option<Result<Vec<u8>, String>> {
         let dir = self.repo_dir.as_ref()?;
         Some(read_file(dir, &path, max_bytes))

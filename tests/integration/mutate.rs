@@ -44,6 +44,45 @@ fn write_creates_replaces_and_reports_hashes_and_diff() {
     assert!(last.insertions >= 1 && last.deletions >= 1);
 }
 
+/// Large buffers are hashed by the host (`host-fs.sha256`); small ones in the component.
+/// Both must give the real sha256, and an edit with the large file's hash must succeed.
+#[test]
+fn large_and_small_files_report_the_same_hashes_as_sha256() {
+    let fx = Fixture::new();
+    let mut s = fx.session();
+    let big: String = (0..20_000).map(|i| format!("line {i}\n")).collect();
+    let v = call(
+        &mut s,
+        "write_file",
+        json!({ "path": "big.txt", "content": big, "mode": "create" }),
+    )
+    .unwrap();
+    assert_eq!(v["changes"][0]["sha256_after"], sha256(big.as_bytes()));
+    let edited = big.replacen("line 10000\n", "line ten thousand\n", 1);
+    let v = call(
+        &mut s,
+        "edit_file",
+        json!({ "path": "big.txt", "edits": [{ "old_text": "line 10000\n", "new_text": "line ten thousand\n" }], "expected_sha256": sha256(big.as_bytes()) }),
+    )
+    .unwrap();
+    assert_eq!(v["changes"][0]["sha256_before"], sha256(big.as_bytes()));
+    assert_eq!(v["changes"][0]["sha256_after"], sha256(edited.as_bytes()));
+    assert_eq!(read(&fx, "big.txt"), edited.as_bytes());
+    let diff = v["diff"].as_str().unwrap();
+    let changed: Vec<&str> = diff
+        .lines()
+        .filter(|l| l.starts_with("-line") || l.starts_with("+line"))
+        .collect();
+    assert_eq!(changed, ["-line 10000", "+line ten thousand"], "{diff}");
+    let e = call(
+        &mut s,
+        "edit_file",
+        json!({ "path": "big.txt", "edits": [{ "old_text": "line 1\n", "new_text": "x\n" }], "expected_sha256": sha256(big.as_bytes()) }),
+    )
+    .unwrap_err();
+    assert_eq!(file_tools_host::code_name(e.code), "WRITE_CONFLICT");
+}
+
 #[test]
 fn stale_writes_are_write_conflicts_with_the_current_hash() {
     let fx = Fixture::new();
