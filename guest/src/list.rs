@@ -52,6 +52,7 @@ pub fn list_dir(s: &Session, log: &mut CallLog, a: &ListDirArgs) -> ToolResult<L
         include_hidden: a.include_hidden.unwrap_or(false),
         respect_ignore: a.respect_ignore.unwrap_or(true),
         max_depth: a.max_depth.unwrap_or(1).clamp(1, 64) as usize,
+        shard: None,
     };
     let mut skips = Skips::default();
     let mut entries = Vec::new();
@@ -150,6 +151,7 @@ pub fn find_files(
         include_hidden: a.include_hidden.unwrap_or(false),
         respect_ignore: a.respect_ignore.unwrap_or(true),
         max_depth: usize::MAX,
+        shard: None,
     };
     let mut skips = Skips::default();
     let mut paths = Vec::new();

@@ -216,16 +216,6 @@ fn context_after(buf: &[u8], line_end: usize, n: u32) -> Vec<String> {
     out
 }
 
-/// Which shard a path belongs to (FNV-1a of the logical path).
-pub fn shard_of(path: &str, count: u32) -> u32 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in path.bytes() {
-        h ^= u64::from(b);
-        h = h.wrapping_mul(0x0100_0000_01b3);
-    }
-    (h % u64::from(count.max(1))) as u32
-}
-
 /// Searches the tree, or one file.
 ///
 /// # Errors
@@ -303,16 +293,11 @@ pub fn search_text(
         include_hidden: a.include_hidden.unwrap_or(false),
         respect_ignore: a.respect_ignore.unwrap_or(true),
         max_depth: usize::MAX,
+        shard: a.shard.map(|sh| (sh.index, sh.count)),
     };
     let mut walk_skips = Skips::default();
     let stopped = walk(&s.fs, &s.policy, &start, &opts, &mut walk_skips, |e| {
         let p = e.path.to_string();
-        // Every entry belongs to exactly one shard, so per-entry counts add up across shards.
-        if let Some(sh) = a.shard {
-            if shard_of(&p, sh.count) != sh.index {
-                return Flow::Continue;
-            }
-        }
         if e.ty != EntryType::File {
             if e.ty == EntryType::Symlink {
                 st.skips.add("symlink");
@@ -331,10 +316,8 @@ pub fn search_text(
             Flow::Continue
         }
     })?;
-    // Every shard walks the whole tree: only the first reports what the walk passed over.
-    if a.shard.is_none_or(|sh| sh.index == 0) {
-        st.skips.merge(&walk_skips);
-    }
+    // Each shard's walk counts only its own entries, so shards' counts add up.
+    st.skips.merge(&walk_skips);
     if stopped && !st.truncated {
         st.truncated = true;
     }
@@ -615,7 +598,7 @@ mod tests {
     #[test]
     fn shards_partition_paths() {
         let n = (0..1000)
-            .filter(|i| shard_of(&format!("f{i}"), 4) == 0)
+            .filter(|i| crate::walk::shard_of(&format!("f{i}"), 4) == 0)
             .count();
         assert!(n > 150 && n < 350, "{n}");
     }

@@ -25,6 +25,22 @@ pub struct WalkOptions {
     pub respect_ignore: bool,
     /// Deepest level visited: 1 is the start directory's own entries.
     pub max_depth: usize,
+    /// Visit only the entries of one shard, `(index, count)`: an entry belongs to shard
+    /// `shard_of(path) % count`. Directories of other shards are still entered (their
+    /// entries may belong here) but not visited; files of other shards are passed over
+    /// before any other work; each skipped entry is counted by its own shard only, so
+    /// the shards' counts add up to the whole walk's.
+    pub shard: Option<(u32, u32)>,
+}
+
+/// Which shard a path belongs to (FNV-1a of the logical path).
+pub fn shard_of(path: &str, count: u32) -> u32 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in path.bytes() {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    (h % u64::from(count.max(1))) as u32
 }
 
 /// One visited entry.
@@ -159,6 +175,8 @@ struct Pending {
     ty: EntryType,
     depth: usize,
     kind: Kind,
+    /// The entry belongs to this walk's shard (always, without sharding).
+    mine: bool,
     /// Scope of the directory holding the entry.
     scope: Rc<DirScope>,
     ignores: Option<Rc<IgnoreChain>>,
@@ -208,7 +226,7 @@ pub fn walk(
             depth: item.depth,
             kind: item.kind,
         };
-        if visit(&entry) == Flow::Stop {
+        if item.mine && visit(&entry) == Flow::Stop {
             return Ok(true);
         }
         if entry.ty == EntryType::Dir && entry.depth < opts.max_depth {
@@ -309,31 +327,48 @@ fn push_children(
         None
     };
     let mark = stack.len();
+    let owns = |path: &str| opts.shard.is_none_or(|(i, n)| shard_of(path, n) == i);
     for (name, ty) in children {
         let Ok(name) = name else {
-            skips.add("encoding");
+            // Unnamed entries have no path to shard by: the first shard counts them.
+            if opts.shard.is_none_or(|(i, _)| i == 0) {
+                skips.add("encoding");
+            }
             continue;
         };
-        if name == ".git" {
-            skips.add("git_internal");
-            continue;
-        }
         if is_temp_name(&name) || (dir.is_root() && name == crate::path::STATE_DIR_NAME) {
             continue;
         }
-        if !opts.include_hidden && name.starts_with('.') {
-            skips.add("hidden");
+        let path = dir.join(&name);
+        let mine = owns(path.as_str());
+        let is_dir = ty == EntryType::Dir;
+        let skip = if name == ".git" {
+            Some("git_internal")
+        } else if !opts.include_hidden && name.starts_with('.') {
+            Some("hidden")
+        } else {
+            None
+        };
+        if let Some(reason) = skip {
+            if mine {
+                skips.add(reason);
+            }
             continue;
         }
-        let path = dir.join(&name);
-        let is_dir = ty == EntryType::Dir;
+        if !mine && !is_dir {
+            continue;
+        }
         if opts.respect_ignore && is_ignored(&ignores, path.as_str(), is_dir) {
-            skips.add("ignored");
+            if mine {
+                skips.add("ignored");
+            }
             continue;
         }
         let kind = policy.kind_in(scope, &path, is_dir);
         if opts.respect_ignore && is_dir && kind == Kind::Generated {
-            skips.add("generated");
+            if mine {
+                skips.add("generated");
+            }
             continue;
         }
         if matches!(
@@ -341,7 +376,9 @@ fn push_children(
             Some("blocked" | "not_allowed")
         ) && !allow_dir_for_descent(policy, &path, is_dir)
         {
-            skips.add("policy");
+            if mine {
+                skips.add("policy");
+            }
             continue;
         }
         stack.push(Pending {
@@ -349,6 +386,7 @@ fn push_children(
             ty,
             depth,
             kind,
+            mine,
             scope: scope.clone(),
             ignores: ignores.clone(),
         });
@@ -418,6 +456,7 @@ mod tests {
             include_hidden: false,
             respect_ignore: true,
             max_depth: usize::MAX,
+            shard: None,
         }
     }
 
@@ -456,6 +495,7 @@ mod tests {
             include_hidden: true,
             respect_ignore: false,
             max_depth: usize::MAX,
+            shard: None,
         };
         let (got, skips) = names(&fsx, "", o);
         assert!(got.contains(&"debug.log".to_string()));
@@ -521,6 +561,7 @@ mod tests {
             include_hidden: true,
             respect_ignore: false,
             max_depth: usize::MAX,
+            shard: None,
         };
         let mut skips = Skips::default();
         let mut seen = Vec::new();
@@ -549,5 +590,44 @@ mod tests {
         assert_eq!(kind("cfg/private"), None);
         assert_eq!(kind("cfg/public/readme.txt"), Some(Kind::Doc));
         assert_eq!(skips.get("policy"), 1);
+    }
+
+    /// Sharded walks visit disjoint sets of entries whose union is the whole walk, and
+    /// their skip counts add up to the whole walk's.
+    #[test]
+    fn shards_partition_entries_and_skip_counts() {
+        let (_t, fsx) = setup();
+        let pol = Policy::from_json("").unwrap();
+        let run = |shard| {
+            let mut skips = Skips::default();
+            let mut out = Vec::new();
+            let o = WalkOptions { shard, ..opts() };
+            walk(&fsx, &pol, &LogicalPath::root(), &o, &mut skips, |e| {
+                out.push(e.path.to_string());
+                Flow::Continue
+            })
+            .unwrap();
+            (out, skips)
+        };
+        let (all, all_skips) = run(None);
+        for n in [2u32, 3, 5] {
+            let mut union = Vec::new();
+            let mut skips = Skips::default();
+            for i in 0..n {
+                let (got, sk) = run(Some((i, n)));
+                assert!(got.iter().all(|p| shard_of(p, n) == i), "{got:?}");
+                union.extend(got);
+                skips.merge(&sk);
+            }
+            union.sort();
+            let mut want = all.clone();
+            want.sort();
+            assert_eq!(union, want, "{n} shards");
+            assert_eq!(
+                skips.iter().collect::<Vec<_>>(),
+                all_skips.iter().collect::<Vec<_>>(),
+                "{n} shards"
+            );
+        }
     }
 }
