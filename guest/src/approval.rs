@@ -124,12 +124,13 @@ impl Approval {
     /// `INVALID_INPUT` for a malformed glob.
     pub fn new(rules: ApprovalRules) -> ToolResult<Self> {
         let security = if rules.security_sensitive {
-            Some(Globs::new(SECURITY_GLOBS)?)
+            Some(Globs::new_lazy(SECURITY_GLOBS, true)?)
         } else {
             None
         };
         Ok(Approval {
-            paths: Globs::new(&rules.paths)?,
+            // Compiled on first use; if that fails, every change needs approval.
+            paths: Globs::new_lazy(&rules.paths, true)?,
             security,
             rules,
         })

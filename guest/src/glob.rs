@@ -2,14 +2,20 @@
 //! `search_text` include and exclude): a glob without `/` matches the file name at any
 //! depth, a glob with `/` matches the whole logical path. `*` never crosses `/`; `**` does.
 
-use globset::{Candidate, GlobBuilder, GlobSet, GlobSetBuilder};
+use std::sync::OnceLock;
+
+use globset::{Candidate, Glob, GlobBuilder, GlobSet, GlobSetBuilder};
 
 use crate::error::{ToolError, ToolResult};
 
 /// A compiled set of globs.
 #[derive(Debug, Clone)]
 pub struct Globs {
-    set: GlobSet,
+    set: OnceLock<GlobSet>,
+    /// Parsed globs of a set built on first use ([`Globs::new_lazy`]).
+    pending: Vec<Glob>,
+    /// What a lazily built set answers if building it fails.
+    fallback: bool,
     len: usize,
 }
 
@@ -19,32 +25,30 @@ impl Globs {
     /// # Errors
     /// `INVALID_INPUT` naming the first malformed glob.
     pub fn new<S: AsRef<str>>(patterns: &[S]) -> ToolResult<Self> {
-        let mut b = GlobSetBuilder::new();
-        for p in patterns {
-            let p = p.as_ref();
-            let trimmed = p.trim_start_matches("./");
-            if trimmed.is_empty() {
-                return Err(ToolError::invalid(
-                    "an empty glob matches nothing; remove it",
-                ));
-            }
-            let full = if trimmed.contains('/') {
-                trimmed.trim_start_matches('/').to_string()
-            } else {
-                format!("**/{trimmed}")
-            };
-            let glob = GlobBuilder::new(&full)
-                .literal_separator(true)
-                .backslash_escape(true)
-                .build()
-                .map_err(|e| ToolError::invalid(format!("glob '{p}' is malformed: {e}")))?;
-            b.add(glob);
-        }
-        let set = b
-            .build()
+        let globs = parse(patterns)?;
+        let set = build(&globs)
             .map_err(|e| ToolError::invalid(format!("globs could not be compiled: {e}")))?;
         Ok(Globs {
-            set,
+            set: OnceLock::from(set),
+            pending: Vec::new(),
+            fallback: false,
+            len: patterns.len(),
+        })
+    }
+
+    /// Parses `patterns` now and compiles them on first use: for policy globs, which every
+    /// instance loads but many calls never consult (a fresh instance per call pays for
+    /// what it uses only). Should the compilation fail (only a set too large for the regex
+    /// engine's limits can), the set answers `fallback` for every path: `true` for a block
+    /// list, so that failure refuses rather than allows.
+    ///
+    /// # Errors
+    /// `INVALID_INPUT` naming the first malformed glob.
+    pub fn new_lazy<S: AsRef<str>>(patterns: &[S], fallback: bool) -> ToolResult<Self> {
+        Ok(Globs {
+            set: OnceLock::new(),
+            pending: parse(patterns)?,
+            fallback,
             len: patterns.len(),
         })
     }
@@ -52,8 +56,14 @@ impl Globs {
     /// Logical paths are UTF-8 with `/` separators already: matched as bytes, without the
     /// conversion through `Path` that costs a UTF-8 check per call on WASI.
     fn is_match(&self, path: &str) -> bool {
-        self.set
-            .is_match_candidate(&Candidate::from_bytes(path.as_bytes()))
+        let set = match self.set.get() {
+            Some(set) => set,
+            None => match build(&self.pending) {
+                Ok(set) => self.set.get_or_init(|| set),
+                Err(_) => return self.fallback,
+            },
+        };
+        set.is_match_candidate(&Candidate::from_bytes(path.as_bytes()))
     }
 
     pub fn is_empty(&self) -> bool {
@@ -83,6 +93,41 @@ impl Globs {
         }
         false
     }
+}
+
+/// Parses patterns with the one rule of this module: a glob without `/` matches the name
+/// at any depth.
+fn parse<S: AsRef<str>>(patterns: &[S]) -> ToolResult<Vec<Glob>> {
+    patterns
+        .iter()
+        .map(|p| {
+            let p = p.as_ref();
+            let trimmed = p.trim_start_matches("./");
+            if trimmed.is_empty() {
+                return Err(ToolError::invalid(
+                    "an empty glob matches nothing; remove it",
+                ));
+            }
+            let full = if trimmed.contains('/') {
+                trimmed.trim_start_matches('/').to_string()
+            } else {
+                format!("**/{trimmed}")
+            };
+            GlobBuilder::new(&full)
+                .literal_separator(true)
+                .backslash_escape(true)
+                .build()
+                .map_err(|e| ToolError::invalid(format!("glob '{p}' is malformed: {e}")))
+        })
+        .collect()
+}
+
+fn build(globs: &[Glob]) -> Result<GlobSet, globset::Error> {
+    let mut b = GlobSetBuilder::new();
+    for g in globs {
+        b.add(g.clone());
+    }
+    b.build()
 }
 
 #[cfg(test)]
@@ -126,5 +171,30 @@ mod tests {
         let g = Globs::new::<&str>(&[]).unwrap();
         assert!(!g.matches("a"));
         assert!(g.is_empty());
+    }
+
+    #[test]
+    fn lazy_sets_match_like_eager_ones_and_check_syntax_at_once() {
+        let pats = ["*.rs", "docs/**", "build"];
+        let eager = Globs::new(&pats).unwrap();
+        let lazy = Globs::new_lazy(&pats, false).unwrap();
+        for p in [
+            "a.rs",
+            "x/y.rs",
+            "docs/a/b",
+            "docs",
+            "src/build",
+            "build/x",
+            "a.rsx",
+        ] {
+            assert_eq!(eager.matches(p), lazy.matches(p), "{p}");
+            assert_eq!(
+                eager.matches_path_or_parent(p),
+                lazy.matches_path_or_parent(p),
+                "{p}"
+            );
+        }
+        assert!(Globs::new_lazy(&["a[b"], true).is_err());
+        assert!(!Globs::new_lazy::<&str>(&[], true).unwrap().matches("x"));
     }
 }

@@ -179,13 +179,20 @@ impl Policy {
         let overrides = config
             .overrides
             .iter()
-            .map(|o| Ok((Globs::new(std::slice::from_ref(&o.pattern))?, o.kind)))
+            .map(|o| {
+                Ok((
+                    Globs::new_lazy(std::slice::from_ref(&o.pattern), false)?,
+                    o.kind,
+                ))
+            })
             .collect::<ToolResult<Vec<_>>>()?;
         Ok(Policy {
-            read_allow: Globs::new(&config.read.allow)?,
-            read_block: Globs::new(&config.read.block)?,
-            write_allow: Globs::new(&config.write.allow)?,
-            write_block: Globs::new(&config.write.block)?,
+            // Compiled on first use; a list that cannot be compiled refuses (an allow
+            // list matching nothing, a block list matching everything).
+            read_allow: Globs::new_lazy(&config.read.allow, false)?,
+            read_block: Globs::new_lazy(&config.read.block, true)?,
+            write_allow: Globs::new_lazy(&config.write.allow, false)?,
+            write_block: Globs::new_lazy(&config.write.block, true)?,
             overrides,
             approval: Approval::new(config.approval.clone())?,
             config,

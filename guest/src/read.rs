@@ -61,7 +61,7 @@ pub fn read_file(s: &Session, log: &mut CallLog, a: &ReadFileArgs) -> ToolResult
         let mut buf = Vec::with_capacity(size as usize + 1);
         file.read_to_end(&mut buf)
             .map_err(|e| ToolError::io(&shown, &e))?;
-        col.feed(&buf, &shown)?;
+        col.feed_whole(&buf, &shown)?;
     } else {
         let mut buf = vec![0u8; CHUNK];
         loop {
@@ -145,6 +145,8 @@ struct Collector {
     max_lines: u32,
     max_bytes: usize,
     hasher: Sha256,
+    /// The digest of a file fed whole (hashed in one call, by the host when it offers).
+    digest: Option<String>,
     size: u64,
     /// Line that the next byte belongs to (from 1).
     line: u32,
@@ -169,6 +171,7 @@ impl Collector {
             max_lines,
             max_bytes,
             hasher: Sha256::new(),
+            digest: None,
             size: 0,
             line: 1,
             at_line_start: true,
@@ -186,6 +189,14 @@ impl Collector {
         }
     }
 
+    /// Feeds a whole file in one chunk.
+    fn feed_whole(&mut self, data: &[u8], shown: &str) -> ToolResult<()> {
+        if self.size == 0 && !looks_binary(data) {
+            self.digest = Some(crate::hash::sha256_hex(data));
+        }
+        self.feed(data, shown)
+    }
+
     fn feed(&mut self, mut chunk: &[u8], shown: &str) -> ToolResult<()> {
         if self.size == 0 {
             if looks_binary(chunk) {
@@ -195,7 +206,9 @@ impl Collector {
                 self.bom = true;
             }
         }
-        self.hasher.update(chunk);
+        if self.digest.is_none() {
+            self.hasher.update(chunk);
+        }
         let first = self.size == 0;
         self.size += chunk.len() as u64;
         if chunk.is_empty() {
@@ -216,6 +229,12 @@ impl Collector {
             chunk = &chunk[BOM.len()..];
         }
         while !chunk.is_empty() {
+            if self.stopped {
+                // Nothing more is taken: only the lines are counted, in one SIMD pass.
+                self.line += memchr::memchr_iter(b'\n', chunk).count() as u32;
+                self.at_line_start = chunk.last() == Some(&b'\n');
+                break;
+            }
             if self.at_line_start {
                 self.at_line_start = false;
                 self.taking =
@@ -314,7 +333,7 @@ impl Collector {
             end_line,
             total_lines,
             size: self.size,
-            sha256: hex(&self.hasher.finalize()),
+            sha256: self.digest.unwrap_or_else(|| hex(&self.hasher.finalize())),
             truncated,
             line_ending,
             bom: self.bom,
@@ -344,6 +363,35 @@ mod tests {
             c.feed(piece, "f").unwrap();
         }
         c.finish("f".into(), Kind::Text, false)
+    }
+
+    /// Fed whole or in pieces of any size, a file gives the same result, hash included.
+    #[test]
+    fn whole_and_chunked_feeds_agree_for_every_range() {
+        let content = b"one\r\ntwo\n\nfour has more\nfive\nsix";
+        for start in 1..8 {
+            for max_lines in 1..7 {
+                for max_bytes in [3, 9, 1000] {
+                    let mut whole = Collector::new(start, max_lines, max_bytes);
+                    whole.feed_whole(content, "f").unwrap();
+                    let whole = whole.finish("f".into(), Kind::Text, false);
+                    for size in [1, 2, 5, 64] {
+                        let mut c = Collector::new(start, max_lines, max_bytes);
+                        for piece in content.chunks(size) {
+                            c.feed(piece, "f").unwrap();
+                        }
+                        let r = c.finish("f".into(), Kind::Text, false);
+                        assert_eq!(
+                            (&r.content, r.end_line, r.total_lines, r.truncated, &r.sha256),
+                            (&whole.content, whole.end_line, whole.total_lines, whole.truncated, &whole.sha256),
+                            "start {start} max_lines {max_lines} max_bytes {max_bytes} pieces {size}"
+                        );
+                    }
+                    assert_eq!(whole.total_lines, 6);
+                    assert_eq!(whole.sha256, crate::hash::sha256_hex(content));
+                }
+            }
+        }
     }
 
     #[test]
