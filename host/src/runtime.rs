@@ -43,7 +43,7 @@ impl RuntimeBuilder {
     /// Turns fuel metering off: calls are then bounded by the wall-clock limit (epoch
     /// interruption) and memory limit only, and [`crate::Limits::fuel_per_call`] is not
     /// enforced. Metering instruments every block of the compiled component and costs
-    /// 8-18% on walks and searches (BENCHMARKS.md); embedders who need a deterministic compute bound
+    /// 10-30% on walks and searches (BENCHMARKS.md); embedders who need a deterministic compute bound
     /// keep it (the default).
     pub fn fuel_metering(mut self, on: bool) -> Self {
         self.unmetered = !on;
