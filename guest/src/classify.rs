@@ -299,7 +299,7 @@ pub fn classify_with(
 ) -> Kind {
     let mut marks = DirMarks::default();
     let mut dir = LogicalPath::root();
-    for part in path.parts().take(path.depth().saturating_sub(1)) {
+    for part in path.parent().parts() {
         dir = dir.join(part);
         marks = marks.enter(&dir, has_file);
     }

@@ -180,15 +180,6 @@ impl LogicalPath {
         self.s.split('/').filter(|p| !p.is_empty())
     }
 
-    /// How many components the path has (0 for the root).
-    pub fn depth(&self) -> usize {
-        if self.s.is_empty() {
-            0
-        } else {
-            memchr::memchr_iter(b'/', self.s.as_bytes()).count() + 1
-        }
-    }
-
     /// The last component, or `""` for the root.
     pub fn name(&self) -> &str {
         self.s.rsplit('/').next().unwrap_or("")
@@ -202,11 +193,6 @@ impl LogicalPath {
                 .rfind('/')
                 .map_or_else(String::new, |i| self.s[..i].to_string()),
         }
-    }
-
-    /// The parent's text, without allocating (`""` for the root and its entries).
-    pub fn parent_str(&self) -> &str {
-        self.s.rfind('/').map_or("", |i| &self.s[..i])
     }
 
     /// This path with one more component.

@@ -284,10 +284,7 @@ impl Policy {
     pub fn enter(&self, parent: &DirScope, dir: &LogicalPath) -> DirScope {
         let s = dir.as_str();
         DirScope {
-            marks: match &self.root {
-                Some(_) => parent.marks.enter(dir, &|p| self.has_file(p)),
-                None => parent.marks.enter(dir, &|_| true),
-            },
+            marks: parent.marks.enter(dir, &|p| self.has_file(p)),
             overrides: self
                 .overrides
                 .iter()
@@ -306,10 +303,7 @@ impl Policy {
                 return *kind;
             }
         }
-        match &self.root {
-            Some(_) => scope.marks.classify(path, is_dir, &|p| self.has_file(p)),
-            None => scope.marks.classify(path, is_dir, &|_| true),
-        }
+        scope.marks.classify(path, is_dir, &|p| self.has_file(p))
     }
 
     /// Why the agent may not read `path` of `kind`, if it may not.

@@ -50,7 +50,7 @@ pub fn compile(a: &SearchTextArgs, policy: &Policy) -> ToolResult<Matcher> {
     let folded = (!is_regex && case_insensitive && a.query.is_ascii())
         .then(|| memmem::Finder::new(&a.query.to_ascii_lowercase()).into_owned());
     let re = RegexBuilder::new(&pattern)
-        .case_insensitive(a.case_insensitive.unwrap_or(false))
+        .case_insensitive(case_insensitive)
         .multi_line(true)
         .crlf(true)
         .size_limit(limits.max_regex_bytes as usize)
@@ -270,13 +270,8 @@ pub fn search_text(
         let r = s.readable_path(&start)?;
         match r.resolved.entry_type() {
             Some(EntryType::File) => {
-                // A walk only yields entries the policy lets it read; a named file is
-                // checked here.
-                if s.policy.read_denial(&r.resolved.target, r.kind).is_some() {
-                    st.skips.add("policy");
-                } else {
-                    st.search_file(&r.resolved.target, &start.to_string(), r.kind);
-                }
+                // `readable_path` has applied the read policy, as the walk does below.
+                st.search_file(&r.resolved.target, &start.to_string(), r.kind);
                 return Ok(st.finish(log, output, max_matches, max_files));
             }
             Some(EntryType::Dir) => {}
@@ -297,7 +292,7 @@ pub fn search_text(
     };
     let mut walk_skips = Skips::default();
     let stopped = walk(&s.fs, &s.policy, &start, &opts, &mut walk_skips, |e| {
-        let p = e.path.to_string();
+        let p = e.path.as_str();
         if e.ty != EntryType::File {
             if e.ty == EntryType::Symlink {
                 st.skips.add("symlink");
@@ -306,10 +301,10 @@ pub fn search_text(
             }
             return Flow::Continue;
         }
-        if !include.is_empty() && !include.matches(&p) || exclude.matches(&p) {
+        if !include.is_empty() && !include.matches(p) || exclude.matches(p) {
             return Flow::Continue;
         }
-        st.search_file(&e.path, &p, e.kind);
+        st.search_file(&e.path, p, e.kind);
         if st.truncated {
             Flow::Stop
         } else {

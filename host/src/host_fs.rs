@@ -40,18 +40,22 @@ fn entry_type(ft: cap_std::fs::FileType) -> EntryType {
     }
 }
 
+/// An open refused with `O_NOFOLLOW` on a final symlink says so; other errors as they are.
+fn open_error(e: &std::io::Error, path: &str, wanted: &str) -> String {
+    if e.raw_os_error() == Some(rustix::io::Errno::LOOP.raw_os_error()) {
+        format!("'{path}' is a symlink, not {wanted}")
+    } else {
+        e.to_string()
+    }
+}
+
 fn read_dir(dir: &Dir, path: &str) -> Result<Vec<DirEntry>, String> {
     let rel = relative(path)?;
     // Opened without following a final symlink: a link to a directory is not listed
     // through (the component treats links as entries, never as directories).
     let sub = dir
         .open_dir_nofollow(rel)
-        .map_err(|e| match e.raw_os_error() {
-            Some(code) if code == rustix::io::Errno::LOOP.raw_os_error() => {
-                format!("'{path}' is a symlink, not a directory")
-            }
-            _ => e.to_string(),
-        })?;
+        .map_err(|e| open_error(&e, path, "a directory"))?;
     let mut out = Vec::new();
     for e in sub.entries().map_err(|e| e.to_string())? {
         let e = e.map_err(|e| e.to_string())?;
@@ -77,12 +81,7 @@ fn read_file(dir: &Dir, path: &str, max: u64) -> Result<Vec<u8>, String> {
     );
     let f = dir
         .open_with(rel, &opts)
-        .map_err(|e| match e.raw_os_error() {
-            Some(code) if code == rustix::io::Errno::LOOP.raw_os_error() => {
-                format!("'{path}' is a symlink, not a regular file")
-            }
-            _ => e.to_string(),
-        })?;
+        .map_err(|e| open_error(&e, path, "a regular file"))?;
     let meta = f.metadata().map_err(|e| e.to_string())?;
     if !meta.is_file() {
         return Err(format!("'{path}' is not a regular file"));
