@@ -248,30 +248,34 @@ proptest! {
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(1024))]
 
-    /// The case-folded fast path of case-insensitive literal searches finds exactly the
-    /// lines, columns and counts the regex finds.
+    /// Literal searches (exact, and ASCII case-folded) find exactly the lines, columns and
+    /// counts the regex finds, in texts long enough to cross the literal scan's blocks.
     #[test]
-    fn folded_literal_search_agrees_with_the_regex(
+    fn literal_search_agrees_with_the_regex(
         query in "[aAkKsS_\\-\\.]{1,4}",
+        ci in any::<bool>(),
+        ascii in any::<bool>(),
         text in proptest::collection::vec(
             prop_oneof![
                 Just("a"), Just("A"), Just("k"), Just("K"), Just("s"), Just("S"), Just("_"),
                 Just("-"), Just("."), Just("\n"), Just("\r\n"), Just("\u{212A}"), Just("\u{17F}"), Just(" ")
             ],
-            0..60,
+            0..300,
         ),
     ) {
         use crate::api::SearchTextArgs;
         use crate::search::{compile, search_buffer};
-        let buf = text.concat();
+        // Half the texts keep only their ASCII pieces, so the folding literal runs on long
+        // texts too (a non-ASCII text goes to the regex).
+        let buf: String = text.iter().filter(|t| !ascii || t.is_ascii()).copied().collect();
         let a = SearchTextArgs {
             query: query.clone(),
-            case_insensitive: Some(true),
+            case_insensitive: Some(ci),
             ..Default::default()
         };
         let pol = Policy::from_json("").unwrap();
         let fast = compile(&a, &pol).unwrap();
-        // The same query as a regex never takes the folded path.
+        // The same query as a regex never takes the literal path.
         let slow = compile(
             &SearchTextArgs {
                 query: regex::escape(&query),
@@ -281,11 +285,53 @@ proptest! {
             &pol,
         )
         .unwrap();
-        let f = search_buffer(&fast, "f", buf.as_bytes(), 1, 100, &mut Vec::new());
-        let r = search_buffer(&slow, "f", buf.as_bytes(), 1, 100, &mut Vec::new());
+        let f = search_buffer(&fast, "f", buf.as_bytes(), 1, 100);
+        let r = search_buffer(&slow, "f", buf.as_bytes(), 1, 100);
         prop_assert_eq!(f.count, r.count);
         let key = |m: &crate::search::FileMatches| {
             m.lines.iter().map(|l| (l.line, l.column, l.text.clone(), l.before.clone(), l.after.clone())).collect::<Vec<_>>()
+        };
+        prop_assert_eq!(key(&f), key(&r));
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(1024))]
+
+    /// Passing over files that lack one of a regex's required literals never changes what
+    /// a search finds.
+    #[test]
+    fn required_literals_never_change_regex_results(
+        pieces in proptest::collection::vec(
+            prop_oneof![
+                Just("ab"), Just("ba"), Just("a"), Just("b"), Just("[ab]"), Just("\\s"), Just("."),
+                Just("(ab|b)"), Just("(a)+"), Just("a*"), Just("b?"), Just("(ba){1,2}"), Just("x"),
+                Just("^"), Just("$"), Just("\\n"), Just("(?:xa)+")
+            ],
+            1..6,
+        ),
+        text in proptest::collection::vec(
+            prop_oneof![Just("a"), Just("b"), Just(" "), Just("\n"), Just("ab"), Just("x"), Just("\r\n")],
+            // Short texts, so that many lack one piece or another.
+            0..16,
+        ),
+    ) {
+        use crate::api::SearchTextArgs;
+        use crate::search::{compile, search_buffer};
+        let buf = text.concat();
+        let a = SearchTextArgs {
+            query: pieces.concat(),
+            regex: Some(true),
+            ..Default::default()
+        };
+        let pol = Policy::from_json("").unwrap();
+        let fast = compile(&a, &pol).unwrap();
+        let slow = compile(&a, &pol).unwrap().without_required();
+        let f = search_buffer(&fast, "f", buf.as_bytes(), 1, 100);
+        let r = search_buffer(&slow, "f", buf.as_bytes(), 1, 100);
+        prop_assert_eq!(f.count, r.count);
+        let key = |m: &crate::search::FileMatches| {
+            m.lines.iter().map(|l| (l.line, l.column, l.text.clone())).collect::<Vec<_>>()
         };
         prop_assert_eq!(key(&f), key(&r));
     }

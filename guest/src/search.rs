@@ -9,7 +9,6 @@
 use std::fs::File;
 use std::io::Read;
 
-use memchr::memmem;
 use regex::bytes::{Regex, RegexBuilder};
 
 use crate::api::{FileCount, SearchMatch, SearchOutput, SearchTextArgs, SearchTextResult};
@@ -18,6 +17,7 @@ use crate::classify::{looks_binary, Kind};
 use crate::error::{ToolError, ToolResult};
 use crate::fsx::EntryType;
 use crate::glob::Globs;
+use crate::literal::Literal;
 use crate::path::LogicalPath;
 use crate::policy::Policy;
 use crate::session::Session;
@@ -45,10 +45,13 @@ pub fn compile(a: &SearchTextArgs, policy: &Policy) -> ToolResult<Matcher> {
     };
     let limits = policy.limits();
     let case_insensitive = a.case_insensitive.unwrap_or(false);
-    // A case-insensitive literal in ASCII is searched in an ASCII-lowercased copy of each
-    // all-ASCII file with a plain substring search; the regex answers for other files.
-    let folded = (!is_regex && case_insensitive && a.query.is_ascii())
-        .then(|| memmem::Finder::new(&a.query.to_ascii_lowercase()).into_owned());
+    // Literals are found by our own substring search (`literal.rs`); a case-insensitive one
+    // only when ASCII, and the regex answers for files where Unicode folding differs.
+    let literal = if is_regex {
+        None
+    } else {
+        Literal::new(a.query.as_bytes(), case_insensitive)
+    };
     let re = RegexBuilder::new(&pattern)
         .case_insensitive(case_insensitive)
         .multi_line(true)
@@ -63,38 +66,94 @@ pub fn compile(a: &SearchTextArgs, policy: &Policy) -> ToolResult<Matcher> {
             )),
             other => ToolError::invalid(format!("the regex is malformed: {other}")),
         })?;
-    Ok(Matcher { re, folded })
+    let required = if is_regex && !case_insensitive {
+        required_literals(&pattern, limits.max_regex_nesting)
+    } else {
+        Vec::new()
+    };
+    Ok(Matcher {
+        re,
+        literal,
+        required,
+    })
+}
+
+/// At most this many required literals are checked per file.
+const MAX_REQUIRED: usize = 8;
+
+/// Literals that every match of a (case-sensitive) regex contains: those of its top-level
+/// sequence, looking into groups and repetitions of at least one. A file without one of
+/// them holds no match, and is passed over without running the regex; the common ones
+/// are found near the start of a file, so checking them costs little.
+fn required_literals(pattern: &str, nest_limit: u32) -> Vec<Literal> {
+    use regex_syntax::hir::{Hir, HirKind};
+    fn walk(h: &Hir, out: &mut Vec<Literal>) {
+        match h.kind() {
+            HirKind::Literal(l) => out.extend(Literal::new(&l.0, false)),
+            HirKind::Concat(subs) => subs.iter().for_each(|s| walk(s, out)),
+            HirKind::Capture(c) => walk(&c.sub, out),
+            HirKind::Repetition(r) if r.min >= 1 => walk(&r.sub, out),
+            _ => {}
+        }
+    }
+    // The same syntax settings as the regex itself (`regex::bytes` allows non-UTF-8).
+    let parsed = regex_syntax::ParserBuilder::new()
+        .multi_line(true)
+        .crlf(true)
+        .utf8(false)
+        .nest_limit(nest_limit)
+        .build()
+        .parse(pattern);
+    let mut out = Vec::new();
+    if let Ok(h) = parsed {
+        walk(&h, &mut out);
+    }
+    // Longest first: the longer a literal, the likelier it is to be rare.
+    out.sort_by_key(|l| std::cmp::Reverse(l.len()));
+    out.truncate(MAX_REQUIRED);
+    out
 }
 
 /// A compiled query.
 #[derive(Debug)]
 pub struct Matcher {
     re: Regex,
-    /// The ASCII-lowercased literal, when the query is a case-insensitive ASCII literal.
-    folded: Option<memmem::Finder<'static>>,
+    /// The query when it is a literal (and ASCII, if case-insensitive).
+    literal: Option<Literal>,
+    /// For a regex, literals every match contains.
+    required: Vec<Literal>,
 }
 
-/// Where a matcher looks: the file itself, or its ASCII-lowercased copy.
-enum Hay<'a> {
-    Regex(&'a Regex, &'a [u8]),
-    Folded(&'a memmem::Finder<'static>, &'a [u8]),
+impl Matcher {
+    /// The same matcher without the required-literal check (for differential tests).
+    #[cfg(test)]
+    pub(crate) fn without_required(mut self) -> Self {
+        self.required.clear();
+        self
+    }
 }
 
-impl Hay<'_> {
-    fn find_at(&self, pos: usize) -> Option<(usize, usize)> {
+/// What finds matches in one buffer: the regex, or the literal.
+enum Finder<'a> {
+    Regex(&'a Regex),
+    Literal(&'a Literal),
+}
+
+impl Finder<'_> {
+    fn find_at(&self, buf: &[u8], pos: usize) -> Option<(usize, usize)> {
         match self {
-            Hay::Regex(re, buf) => re.find_at(buf, pos).map(|m| (m.start(), m.end())),
-            Hay::Folded(f, buf) => f
+            Finder::Regex(re) => re.find_at(buf, pos).map(|m| (m.start(), m.end())),
+            Finder::Literal(l) => l
                 .find(buf.get(pos..)?)
-                .map(|i| (pos + i, pos + i + f.needle().len())),
+                .map(|i| (pos + i, pos + i + l.len())),
         }
     }
 
-    /// The column of the first match inside `line` (a range of the buffer).
-    fn find_in(&self, ls: usize, le: usize) -> Option<usize> {
+    /// The column of the first match inside `line`.
+    fn find_in(&self, line: &[u8]) -> Option<usize> {
         match self {
-            Hay::Regex(re, buf) => re.find(&buf[ls..le]).map(|m| m.start()),
-            Hay::Folded(f, buf) => f.find(&buf[ls..le]),
+            Finder::Regex(re) => re.find(line).map(|m| m.start()),
+            Finder::Literal(l) => l.find(line),
         }
     }
 }
@@ -107,21 +166,22 @@ pub struct FileMatches {
 }
 
 /// Searches one buffer. `want` is how many match records to build (0 for counting only).
-/// `scratch` is reused between calls for the lowercased copy of case-insensitive searches.
 pub fn search_buffer(
     m: &Matcher,
     path: &str,
     buf: &[u8],
     context: u32,
     want: usize,
-    scratch: &mut Vec<u8>,
 ) -> FileMatches {
-    // In an all-ASCII file, ASCII case folding is all the case folding there is (the
-    // non-ASCII forms that fold to ASCII letters, such as the Kelvin sign, need non-ASCII
-    // bytes), so the lowercased copy gives exactly the regex's matches.
-    let hay = match &m.folded {
-        Some(f) if ascii_lowercase_into(buf, scratch) => Hay::Folded(f, scratch),
-        _ => Hay::Regex(&m.re, buf),
+    if m.required.iter().any(|l| l.find(buf).is_none()) {
+        return FileMatches {
+            count: 0,
+            lines: Vec::new(),
+        };
+    }
+    let hay = match &m.literal {
+        Some(l) if l.answers_for(buf) => Finder::Literal(l),
+        _ => Finder::Regex(&m.re),
     };
     let mut count = 0u32;
     let mut lines = Vec::new();
@@ -129,7 +189,7 @@ pub fn search_buffer(
     let mut line_no = 1u32;
     let mut counted_to = 0usize;
     while pos <= buf.len() {
-        let Some((start, end)) = hay.find_at(pos) else {
+        let Some((start, end)) = hay.find_at(buf, pos) else {
             break;
         };
         if start == buf.len() && buf.last().is_none_or(|&b| b == b'\n') {
@@ -141,7 +201,7 @@ pub fn search_buffer(
         let col = if end <= le {
             Some(start - ls)
         } else {
-            hay.find_in(ls, le)
+            hay.find_in(&buf[ls..le])
         };
         if let Some(col) = col {
             count += 1;
@@ -161,20 +221,6 @@ pub fn search_buffer(
         pos = le + 1;
     }
     FileMatches { count, lines }
-}
-
-/// `dst` becomes `src` with ASCII letters lowercased; false (and `dst` unusable) when
-/// `src` is not all ASCII. One flat loop, which the compiler turns into SIMD (`simd128` in
-/// the component), checking for non-ASCII bytes on the way.
-fn ascii_lowercase_into(src: &[u8], dst: &mut Vec<u8>) -> bool {
-    dst.clear();
-    dst.extend_from_slice(src);
-    let mut seen = 0u8;
-    for c in dst.iter_mut() {
-        seen |= *c;
-        *c |= u8::from(c.wrapping_sub(b'A') < 26) << 5;
-    }
-    seen < 0x80
 }
 
 fn line_text(line: &[u8]) -> String {
@@ -264,7 +310,6 @@ pub fn search_text(
         skips: Skips::default(),
         bytes: 0,
         buf: Vec::new(),
-        scratch: Vec::new(),
     };
     if !start.is_root() {
         let r = s.readable_path(&start)?;
@@ -333,7 +378,6 @@ struct State<'a> {
     skips: Skips,
     bytes: u64,
     buf: Vec<u8>,
-    scratch: Vec<u8>,
 }
 
 impl State<'_> {
@@ -368,14 +412,7 @@ impl State<'_> {
         self.searched += 1;
         self.bytes += self.buf.len() as u64;
         let room = self.want.saturating_sub(self.matches.len());
-        let fm = search_buffer(
-            self.re,
-            shown,
-            &self.buf,
-            self.context,
-            room,
-            &mut self.scratch,
-        );
+        let fm = search_buffer(self.re, shown, &self.buf, self.context, room);
         if fm.count == 0 {
             return;
         }
@@ -454,7 +491,7 @@ mod tests {
     #[test]
     fn one_record_per_line_with_columns_and_numbers() {
         let buf = b"foo foo\nbar\nxfoo\n";
-        let m = search_buffer(&re("foo", false, false), "f", buf, 0, 10, &mut Vec::new());
+        let m = search_buffer(&re("foo", false, false), "f", buf, 0, 10);
         assert_eq!(m.count, 2);
         assert_eq!((m.lines[0].line, m.lines[0].column), (1, 1));
         assert_eq!(
@@ -466,7 +503,7 @@ mod tests {
     #[test]
     fn anchors_work_per_line_and_before_crlf() {
         let buf = b"a1\r\nb2\r\na3\r\n";
-        let m = search_buffer(&re("^a\\d$", true, false), "f", buf, 0, 10, &mut Vec::new());
+        let m = search_buffer(&re("^a\\d$", true, false), "f", buf, 0, 10);
         assert_eq!(m.count, 2);
         assert_eq!(m.lines[1].line, 3);
         assert_eq!(m.lines[1].text, "a3");
@@ -476,64 +513,35 @@ mod tests {
     fn matches_never_span_lines() {
         let buf = b"foo\nbar\n";
         assert_eq!(
-            search_buffer(
-                &re("foo\\s+bar", true, false),
-                "f",
-                buf,
-                0,
-                10,
-                &mut Vec::new()
-            )
-            .count,
+            search_buffer(&re("foo\\s+bar", true, false), "f", buf, 0, 10).count,
             0
         );
         let buf = b"x foo\nfoo  bar\n";
-        let m = search_buffer(
-            &re("foo\\s+bar", true, false),
-            "f",
-            buf,
-            0,
-            10,
-            &mut Vec::new(),
-        );
+        let m = search_buffer(&re("foo\\s+bar", true, false), "f", buf, 0, 10);
         assert_eq!((m.count, m.lines[0].line), (1, 2));
     }
 
     #[test]
     fn context_and_case() {
         let buf = b"l1\nl2\nHIT\nl4\n";
-        let m = search_buffer(&re("hit", false, true), "f", buf, 2, 10, &mut Vec::new());
+        let m = search_buffer(&re("hit", false, true), "f", buf, 2, 10);
         assert_eq!(m.lines[0].before, ["l1", "l2"]);
         assert_eq!(m.lines[0].after, ["l4"]);
         assert_eq!(
-            search_buffer(&re("hit", false, false), "f", buf, 0, 10, &mut Vec::new()).count,
+            search_buffer(&re("hit", false, false), "f", buf, 0, 10).count,
             0
         );
     }
 
     #[test]
     fn counting_without_records() {
-        let m = search_buffer(
-            &re("a", false, false),
-            "f",
-            b"a\na\na",
-            0,
-            0,
-            &mut Vec::new(),
-        );
+        let m = search_buffer(&re("a", false, false), "f", b"a\na\na", 0, 0);
         assert_eq!((m.count, m.lines.len()), (3, 0));
     }
 
     #[test]
     fn literal_metacharacters_are_literal() {
-        let m = search_buffer(
-            &re("a.b(", false, false),
-            "f",
-            b"axb(\na.b(\n",
-            0,
-            10,
-            &mut Vec::new(),
-        );
+        let m = search_buffer(&re("a.b(", false, false), "f", b"axb(\na.b(\n", 0, 10);
         assert_eq!((m.count, m.lines[0].line), (1, 2));
     }
 
@@ -567,9 +575,9 @@ mod tests {
     #[test]
     fn case_insensitive_literals_fold_ascii_and_still_see_unicode_forms() {
         let m = re("Mutex_Lock", false, true);
-        assert!(m.folded.is_some());
+        assert!(m.literal.as_ref().is_some_and(Literal::folds));
         let buf = b"mutex_lock(a);\nMUTEX_LOCK\nmutex-lock\nx MuTeX_lOcK y mutex_lock\n";
-        let got = search_buffer(&m, "f", buf, 0, 10, &mut Vec::new());
+        let got = search_buffer(&m, "f", buf, 0, 10);
         assert_eq!(got.count, 3);
         assert_eq!(
             got.lines
@@ -580,14 +588,44 @@ mod tests {
         );
         // The Kelvin sign folds to 'k': a file with it is searched by the regex.
         let kelvin = "mutex_loc\u{212A}\n".as_bytes();
-        assert_eq!(
-            search_buffer(&m, "f", kelvin, 0, 10, &mut Vec::new()).count,
-            1
-        );
-        // Regexes and non-ASCII literals never take the folded path.
-        assert!(re("a.b", true, true).folded.is_none());
-        assert!(re("é", false, true).folded.is_none());
-        assert!(re("ab", false, false).folded.is_none());
+        assert_eq!(search_buffer(&m, "f", kelvin, 0, 10).count, 1);
+        // Regexes and non-ASCII case-insensitive literals go to the regex.
+        assert!(re("a.b", true, true).literal.is_none());
+        assert!(re("é", false, true).literal.is_none());
+        assert!(re("é", false, false).literal.is_some());
+    }
+
+    #[test]
+    fn required_literals_come_from_the_top_level_sequence() {
+        let lits = |p: &str| -> Vec<String> {
+            required_literals(p, 50)
+                .iter()
+                .map(|l| String::from_utf8_lossy(l.needle()).into_owned())
+                .collect()
+        };
+        assert_eq!(lits(r"static\s+int\s+\w+_probe"), ["static", "_probe", "int"]);
+        assert_eq!(lits(r"(foo)+bar"), ["foo", "bar"]);
+        assert_eq!(lits(r"(?:foo){2}x?bar"), ["foo", "bar"]);
+        assert_eq!(lits(r"(foo)*bar"), ["bar"]);
+        assert_eq!(lits(r"foo|bar"), Vec::<String>::new());
+        assert_eq!(lits(r"[A-Z]{4}_[0-9]{3}"), ["_"]);
+        assert_eq!(lits(r"(?i)static"), Vec::<String>::new());
+        assert_eq!(lits(r"^caf\u{e9}$"), ["caf\u{e9}"]);
+    }
+
+    #[test]
+    fn only_two_non_ascii_characters_fold_to_ascii_letters() {
+        // The folding literal relies on this for files that are not all ASCII.
+        let mut found = Vec::new();
+        for letter in b'a'..=b'z' {
+            let re = Regex::new(&format!("(?i)^{}$", letter as char)).unwrap();
+            for c in (0x80u32..0x11_0000).filter_map(char::from_u32) {
+                if re.is_match(c.to_string().as_bytes()) {
+                    found.push((letter as char, c));
+                }
+            }
+        }
+        assert_eq!(found, [('k', '\u{212A}'), ('s', '\u{17F}')]);
     }
 
     #[test]

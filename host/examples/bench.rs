@@ -50,6 +50,9 @@ fn session(rt: &Runtime, repo: &Path, writable: bool) -> Session {
     builder(rt, repo, writable).build().expect("session")
 }
 
+/// Rounds of the interleaved search and walk measurements.
+const ROUNDS: usize = 5;
+
 /// Which sections to run: all, or those named in `FILE_TOOLS_BENCH` (comma-separated:
 /// search, walk, ops, overhead).
 fn wanted(section: &str) -> bool {
@@ -67,6 +70,24 @@ fn best<T>(n: usize, mut f: impl FnMut() -> T) -> (Duration, T) {
         out = Some(r);
     }
     (best, out.expect("n > 0"))
+}
+
+/// Runs every contender once per round, `rounds` times, interleaved so that a burst of
+/// noise on a shared machine falls on all of them alike rather than on one; keeps each
+/// contender's fastest run and its answer (a count, for the correctness gate).
+fn interleaved<const K: usize>(
+    rounds: usize,
+    mut contenders: [&mut dyn FnMut() -> u64; K],
+) -> [(Duration, u64); K] {
+    let mut out = [(Duration::MAX, 0); K];
+    for _ in 0..rounds {
+        for (f, o) in contenders.iter_mut().zip(out.iter_mut()) {
+            let t = Instant::now();
+            o.1 = f();
+            o.0 = o.0.min(t.elapsed());
+        }
+    }
+    out
 }
 
 fn ms(d: Duration) -> String {
@@ -209,7 +230,7 @@ fn search_rows(
     unmetered: &mut Session,
     cores: usize,
 ) {
-    println!("\n## Search over the whole tree (best of 3)\n");
+    println!("\n## Search over the whole tree (best of {ROUNDS}, interleaved)\n");
     println!("One instance: `component` uses the host's batched reads (`host-fs.read-file`, `read-dir`) and fuel metering (the default); `WASI only` is the same with the batched reads turned off; `unmetered` is a runtime with fuel metering off (`RuntimeBuilder::fuel_metering(false)`: wall-clock and memory limits only). `{cores} shards, unmetered` runs {cores} unmetered instances in parallel threads, one shard of the tree each (`ShardedSearch`).\n");
     println!("| query | component | WASI only | unmetered | native guest | rg -j1 | component / rg -j1 | unmetered / rg -j1 | {cores} shards, unmetered | rg -j{cores} | shards / rg -j{cores} | gate (lines) |");
     println!("|---|---|---|---|---|---|---|---|---|---|---|---|");
@@ -228,29 +249,27 @@ fn search_rows(
     let mut sharded = ShardedSearch::new(&builder(free, linux, false), cores).expect("shards");
     for (name, q, regex, ci) in queries {
         let args = search_args(q, regex, ci);
-        let (tc, rc) = best(3, || s.search_text(&args).expect("search"));
-        let (tw, rw) = best(3, || wasi_only.search_text(&args).expect("search"));
-        let (tu, ru) = best(3, || unmetered.search_text(&args).expect("search"));
-        let (tp, rp) = best(3, || sharded.search(&args).expect("sharded search"));
         let nargs: file_tools_guest::api::SearchTextArgs = serde_json::from_value(json!({
             "query": q, "regex": regex, "case_insensitive": ci, "output": "count"
         }))
         .expect("args");
-        let (tn, rn) = best(3, || {
-            file_tools_guest::search::search_text(&native, &mut Default::default(), &nargs)
-                .expect("native search")
-        });
-        let (t1, r1) = best(3, || rg_count(linux, q, regex, ci, Some(1)));
-        let (ta, _) = best(3, || rg_count(linux, q, regex, ci, None));
-        let ok = [
-            rc.total_matches,
-            rw.total_matches,
-            ru.total_matches,
-            rp.total_matches,
-            rn.total_matches,
-        ]
-        .iter()
-        .all(|n| *n == r1.0);
+        let [(tc, nc), (tw, nw), (tu, nu), (tp, np), (tn, nn), (t1, n1), (ta, _)] = interleaved(
+            ROUNDS,
+            [
+                &mut || s.search_text(&args).expect("search").total_matches,
+                &mut || wasi_only.search_text(&args).expect("search").total_matches,
+                &mut || unmetered.search_text(&args).expect("search").total_matches,
+                &mut || sharded.search(&args).expect("sharded search").total_matches,
+                &mut || {
+                    file_tools_guest::search::search_text(&native, &mut Default::default(), &nargs)
+                        .expect("native search")
+                        .total_matches
+                },
+                &mut || rg_count(linux, q, regex, ci, Some(1)).0,
+                &mut || rg_count(linux, q, regex, ci, None).0,
+            ],
+        );
+        let ok = [nc, nw, nu, np, nn].iter().all(|n| *n == n1);
         println!(
             "| {name} `{q}` | {} | {} | {} | {} | {} | {:.2}x | {:.2}x | {} | {} | {:.2}x | {} ({} / rg {}) |",
             ms(tc),
@@ -264,8 +283,8 @@ fn search_rows(
             ms(ta),
             tp.as_secs_f64() / ta.as_secs_f64(),
             gate(ok),
-            rc.total_matches,
-            r1.0,
+            nc,
+            n1,
         );
     }
 }
@@ -277,18 +296,38 @@ fn walk_rows(
     unmetered: &mut Session,
     cores: usize,
 ) {
-    println!("\n## Walk with ignore rules (best of 3)\n");
+    println!("\n## Walk with ignore rules (best of {ROUNDS}, interleaved)\n");
     let find = r#"{"patterns":["*"],"max_results":10000000}"#;
-    let (tw, w) = best(3, || s.call("find_files", find).expect("find"));
-    let (tww, ww) = best(3, || wasi_only.call("find_files", find).expect("find"));
-    let (twu, wu) = best(3, || unmetered.call("find_files", find).expect("find"));
     let native = native_session(linux);
     let nargs: file_tools_guest::api::FindFilesArgs =
         serde_json::from_str(find).expect("find args");
-    let (twn, _) = best(3, || {
-        file_tools_guest::list::find_files(&native, &mut Default::default(), &nargs)
-            .expect("native find")
-    });
+    let (mut w, mut ww, mut wu) = (json!(null), json!(null), json!(null));
+    let listed = |v: &serde_json::Value| v["paths"].as_array().map_or(0, |a| a.len() as u64);
+    let [(tw, _), (tww, _), (twu, _), (twn, _), (t1, n1), (ta, _)] = interleaved(
+        ROUNDS,
+        [
+            &mut || {
+                w = s.call("find_files", find).expect("find");
+                listed(&w)
+            },
+            &mut || {
+                ww = wasi_only.call("find_files", find).expect("find");
+                listed(&ww)
+            },
+            &mut || {
+                wu = unmetered.call("find_files", find).expect("find");
+                listed(&wu)
+            },
+            &mut || {
+                file_tools_guest::list::find_files(&native, &mut Default::default(), &nargs)
+                    .expect("native find")
+                    .paths
+                    .len() as u64
+            },
+            &mut || rg_files(linux, Some(1)),
+            &mut || rg_files(linux, None),
+        ],
+    );
     let paths: Vec<&str> = w["paths"]
         .as_array()
         .into_iter()
@@ -303,8 +342,6 @@ fn walk_rows(
             std::fs::symlink_metadata(linux.join(p)).is_ok_and(|m| m.file_type().is_symlink())
         })
         .count() as u64;
-    let (t1, n1) = best(3, || rg_files(linux, Some(1)));
-    let (ta, _) = best(3, || rg_files(linux, None));
     println!("| walk | component find_files | WASI only | unmetered | native guest | rg --files -j1 | rg --files -j{cores} | component / rg -j1 | unmetered / rg -j1 | gate |");
     println!("|---|---|---|---|---|---|---|---|---|---|");
     println!(

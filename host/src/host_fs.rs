@@ -86,10 +86,24 @@ fn read_file(dir: &Dir, path: &str, max: u64) -> Result<Vec<u8>, String> {
     if !meta.is_file() {
         return Err(format!("'{path}' is not a regular file"));
     }
-    let mut buf = Vec::with_capacity(meta.len().min(max) as usize + 1);
-    f.take(max)
-        .read_to_end(&mut buf)
-        .map_err(|e| e.to_string())?;
+    // The size fstat reported is read straight into the vector's spare room (no zero fill),
+    // and no read past it to see the end: the answer is the file as of the fstat, up to
+    // `max`. A file that reports no size (some special filesystems do) is read to its end.
+    let size = meta.len().min(max) as usize;
+    let mut buf: Vec<u8> = Vec::with_capacity(size);
+    while buf.len() < size {
+        match rustix::io::read(&f, rustix::buffer::spare_capacity(&mut buf)) {
+            Ok(0) => break,
+            Ok(_) => {}
+            Err(rustix::io::Errno::INTR) => {}
+            Err(e) => return Err(std::io::Error::from(e).to_string()),
+        }
+    }
+    if meta.len() == 0 {
+        f.take(max)
+            .read_to_end(&mut buf)
+            .map_err(|e| e.to_string())?;
+    }
     Ok(buf)
 }
 
@@ -138,6 +152,12 @@ mod tests {
         let (t, dir) = repo();
         assert_eq!(read_file(&dir, "sub/a.txt", 100).unwrap(), b"inside\n");
         assert_eq!(read_file(&dir, "sub/a.txt", 3).unwrap(), b"ins");
+        std::fs::write(t.path().join("repo/sub/empty"), "").unwrap();
+        assert_eq!(read_file(&dir, "sub/empty", 100).unwrap(), b"");
+        let big: Vec<u8> = (0..300_000u32).map(|i| (i % 251) as u8).collect();
+        std::fs::write(t.path().join("repo/sub/big"), &big).unwrap();
+        assert_eq!(read_file(&dir, "sub/big", 1 << 20).unwrap(), big);
+        assert_eq!(read_file(&dir, "sub/big", 1000).unwrap(), &big[..1000]);
         for path in [
             "up",
             "alias",

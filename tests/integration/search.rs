@@ -347,3 +347,65 @@ fn sharded_parallel_search_matches_one_session() {
         assert!(!k(&a).is_empty());
     }
 }
+
+#[test]
+fn literal_scan_finds_every_offset_in_the_component() {
+    // The component's literal search runs on `simd128` vectors, the native unit tests on
+    // portable lanes: needles at every offset across several 16- and 64-byte steps, after
+    // filler full of near misses (the needle's own bytes, never the whole needle).
+    let fx = Fixture::new();
+    let needle = "EXPORT_SYMBOL_GPL";
+    let offsets = 0..150usize;
+    for at in offsets.clone() {
+        let filler: String = "EXPORT_SYMBOL_GP".chars().cycle().take(at).collect();
+        let text =
+            format!("{filler}{needle} EXPORT_SYMBOL_GPX\nexport_symbol_gpl\nEXPORT_SYMBOL\n");
+        fx.write(&format!("scan/f{at:03}.txt"), text.as_bytes());
+    }
+    // The long s folds to 's' under Unicode case folding.
+    fx.write("scan/long_s.txt", "export_\u{17F}ymbol_gpl\n".as_bytes());
+    let mut s = fx.session();
+    let columns = |v: &Value| -> Vec<(String, u64, u64)> {
+        v["matches"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| {
+                let path = m["path"].as_str().unwrap().to_string();
+                (
+                    path,
+                    m["line"].as_u64().unwrap(),
+                    m["column"].as_u64().unwrap(),
+                )
+            })
+            .collect()
+    };
+    let exact = call(
+        &mut s,
+        "search_text",
+        json!({ "query": needle, "path": "scan", "max_matches": 1000 }),
+    )
+    .unwrap();
+    let want: Vec<(String, u64, u64)> = offsets
+        .clone()
+        .map(|at| (format!("scan/f{at:03}.txt"), 1, at as u64 + 1))
+        .collect();
+    assert_eq!(columns(&exact), want);
+    let folded = call(
+        &mut s,
+        "search_text",
+        json!({ "query": "Export_Symbol_GPL", "path": "scan", "case_insensitive": true, "max_matches": 1000 }),
+    )
+    .unwrap();
+    let mut want: Vec<(String, u64, u64)> = offsets
+        .flat_map(|at| {
+            let p = format!("scan/f{at:03}.txt");
+            [(p.clone(), 1, at as u64 + 1), (p, 2, 1)]
+        })
+        .collect();
+    want.push(("scan/long_s.txt".into(), 1, 1));
+    want.sort();
+    let mut got = columns(&folded);
+    got.sort();
+    assert_eq!(got, want);
+}

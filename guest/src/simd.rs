@@ -1,0 +1,189 @@
+//! Sixteen bytes at a time: WebAssembly `simd128` vectors in the component, two 64-bit
+//! words elsewhere (native builds and their tests).
+//! The compiler alone does not turn byte reductions and lane masks into `simd128` (it
+//! loads the bytes one by one), so the hot loops that need them are written with these.
+
+/// Sixteen bytes.
+#[derive(Clone, Copy, Debug)]
+pub struct Lanes(Inner);
+
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+type Inner = core::arch::wasm32::v128;
+#[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
+type Inner = [u64; 2];
+
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+mod imp {
+    use super::Lanes;
+    use core::arch::wasm32 as w;
+
+    impl Lanes {
+        /// The bytes of `a` (one unaligned vector load once compiled).
+        #[inline(always)]
+        pub fn load(a: &[u8; 16]) -> Lanes {
+            Lanes(w::u8x16(
+                a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10], a[11], a[12],
+                a[13], a[14], a[15],
+            ))
+        }
+        /// `b` in every lane.
+        #[inline(always)]
+        pub fn splat(b: u8) -> Lanes {
+            Lanes(w::u8x16_splat(b))
+        }
+        /// 0xFF where the lanes are equal, else 0.
+        #[inline(always)]
+        pub fn eq(self, o: Lanes) -> Lanes {
+            Lanes(w::u8x16_eq(self.0, o.0))
+        }
+        #[inline(always)]
+        pub fn or(self, o: Lanes) -> Lanes {
+            Lanes(w::v128_or(self.0, o.0))
+        }
+        #[inline(always)]
+        pub fn and(self, o: Lanes) -> Lanes {
+            Lanes(w::v128_and(self.0, o.0))
+        }
+        #[inline(always)]
+        pub fn xor(self, o: Lanes) -> Lanes {
+            Lanes(w::v128_xor(self.0, o.0))
+        }
+        /// Whether any bit is set.
+        #[inline(always)]
+        pub fn any(self) -> bool {
+            w::v128_any_true(self.0)
+        }
+        /// The top bit of each lane, lane 0 in bit 0.
+        #[inline(always)]
+        pub fn top_bits(self) -> u16 {
+            w::u8x16_bitmask(self.0)
+        }
+    }
+}
+
+#[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
+mod imp {
+    //! Two 64-bit words per vector, lanes little-endian, worked on with word arithmetic:
+    //! `eq` sets the top bit of each equal lane (the other bits are zero), which is all
+    //! `and`, `or`, `any` and `top_bits` look at.
+    use super::Lanes;
+
+    const LOW7: u64 = 0x7F7F_7F7F_7F7F_7F7F;
+    const TOPS: u64 = 0x8080_8080_8080_8080;
+
+    #[inline(always)]
+    fn map2(a: [u64; 2], b: [u64; 2], f: impl Fn(u64, u64) -> u64) -> Lanes {
+        Lanes([f(a[0], b[0]), f(a[1], b[1])])
+    }
+
+    /// The top bit of each zero byte of `x` (exact: no borrow crosses a byte).
+    #[inline(always)]
+    fn zero_bytes(x: u64) -> u64 {
+        !(((x & LOW7) + LOW7) | x) & TOPS
+    }
+
+    /// The top bits of the eight bytes of `x`, byte 0 in bit 0.
+    #[inline(always)]
+    fn gather(x: u64) -> u16 {
+        // Byte k's bit lands on bit 56 + k; the partial products never overlap.
+        ((((x >> 7) & 0x0101_0101_0101_0101).wrapping_mul(0x0102_0408_1020_4080)) >> 56) as u16
+    }
+
+    impl Lanes {
+        /// The bytes of `a`.
+        #[inline(always)]
+        pub fn load(a: &[u8; 16]) -> Lanes {
+            let (lo, hi) = a.split_at(8);
+            let word = |h: &[u8]| u64::from_le_bytes(h.try_into().unwrap_or([0; 8]));
+            Lanes([word(lo), word(hi)])
+        }
+        /// `b` in every lane.
+        #[inline(always)]
+        pub fn splat(b: u8) -> Lanes {
+            Lanes([u64::from_ne_bytes([b; 8]); 2])
+        }
+        /// The top bit set where the lanes are equal, zero elsewhere.
+        #[inline(always)]
+        pub fn eq(self, o: Lanes) -> Lanes {
+            map2(self.0, o.0, |a, b| zero_bytes(a ^ b))
+        }
+        #[inline(always)]
+        pub fn or(self, o: Lanes) -> Lanes {
+            map2(self.0, o.0, |a, b| a | b)
+        }
+        #[inline(always)]
+        pub fn and(self, o: Lanes) -> Lanes {
+            map2(self.0, o.0, |a, b| a & b)
+        }
+        #[inline(always)]
+        pub fn xor(self, o: Lanes) -> Lanes {
+            map2(self.0, o.0, |a, b| a ^ b)
+        }
+        /// Whether any bit is set.
+        #[inline(always)]
+        pub fn any(self) -> bool {
+            self.0[0] | self.0[1] != 0
+        }
+        /// The top bit of each lane, lane 0 in bit 0.
+        #[inline(always)]
+        pub fn top_bits(self) -> u16 {
+            gather(self.0[0]) | gather(self.0[1]) << 8
+        }
+    }
+}
+
+/// The `k`-th 16 bytes of a 64-byte block.
+#[inline(always)]
+pub fn quarter(block: &[u8; 64], k: usize) -> &[u8; 16] {
+    let (q, _) = block[k * 16..]
+        .split_first_chunk::<16>()
+        .unwrap_or((&[0; 16], &[]));
+    q
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lane_operations() {
+        let a: [u8; 16] = core::array::from_fn(|i| i as u8 * 17);
+        let v = Lanes::load(&a);
+        assert_eq!(v.eq(Lanes::splat(34)).top_bits(), 1 << 2);
+        assert_eq!(v.eq(Lanes::splat(1)).top_bits(), 0);
+        assert!(!v.eq(Lanes::splat(1)).any());
+        assert!(v.xor(Lanes::splat(0)).any());
+        assert!(!v.xor(v).any());
+        // Lanes 8.. hold 136 and up: their top bits are set.
+        assert_eq!(v.top_bits(), 0xFF00);
+        assert_eq!(v.or(Lanes::splat(0x80)).top_bits(), 0xFFFF);
+        assert_eq!(v.and(Lanes::splat(0x7F)).top_bits(), 0);
+        let block: [u8; 64] = core::array::from_fn(|i| i as u8);
+        assert_eq!(quarter(&block, 3)[0], 48);
+    }
+
+    #[test]
+    fn equality_masks_agree_with_bytewise_comparison() {
+        // Every pair of byte values, in every lane, with other lanes unequal or equal.
+        for x in 0..=255u8 {
+            let mut a = [0u8; 16];
+            for (i, b) in a.iter_mut().enumerate() {
+                *b = x.wrapping_add(i as u8 * 37);
+            }
+            for y in 0..=255u8 {
+                let want = a
+                    .iter()
+                    .enumerate()
+                    .fold(0u16, |m, (i, &b)| m | u16::from(b == y) << i);
+                let e = Lanes::load(&a).eq(Lanes::splat(y));
+                assert_eq!(e.top_bits(), want, "{x} {y}");
+                assert_eq!(e.any(), want != 0);
+                let high = a
+                    .iter()
+                    .enumerate()
+                    .fold(0u16, |m, (i, &b)| m | u16::from(b >> 7) << i);
+                assert_eq!(Lanes::load(&a).top_bits(), high);
+            }
+        }
+    }
+}
