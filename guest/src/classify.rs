@@ -112,61 +112,61 @@ const VENDORED_DIRS: &[&str] = &[
 ];
 
 const SECRET_NAMES: &[&str] = &[
+    ".dockercfg",
     ".env",
-    "id_rsa",
+    ".git-credentials",
+    ".htpasswd",
+    ".netrc",
+    ".npmrc",
+    ".pypirc",
+    "_netrc",
+    "credentials",
+    "credentials.json",
     "id_dsa",
     "id_ecdsa",
     "id_ed25519",
-    "secrets.yml",
-    "secrets.yaml",
+    "id_rsa",
+    "master.key",
     "secrets.json",
     "secrets.toml",
-    ".netrc",
-    "_netrc",
-    ".npmrc",
-    ".pypirc",
-    ".git-credentials",
-    ".htpasswd",
-    "credentials",
-    "credentials.json",
+    "secrets.yaml",
+    "secrets.yml",
     "service-account.json",
-    ".dockercfg",
     "terraform.tfstate",
     "terraform.tfstate.backup",
-    "master.key",
     "wp-config.php",
 ];
 
 const SECRET_EXTS: &[&str] = &[
-    "pem", "key", "p12", "pfx", "jks", "keystore", "ppk", "kdbx", "tfstate", "tfvars", "gpg",
-    "age", "p8", "der",
+    "age", "der", "gpg", "jks", "kdbx", "key", "keystore", "p12", "p8", "pem", "pfx", "ppk",
+    "tfstate", "tfvars",
 ];
 
 const LOCKFILES: &[&str] = &[
     "Cargo.lock",
-    "package-lock.json",
-    "npm-shrinkwrap.json",
-    "yarn.lock",
-    "pnpm-lock.yaml",
-    "bun.lockb",
-    "bun.lock",
-    "poetry.lock",
-    "Pipfile.lock",
-    "uv.lock",
-    "pdm.lock",
     "Gemfile.lock",
-    "composer.lock",
-    "go.sum",
-    "mix.lock",
-    "flake.lock",
-    "packages.lock.json",
-    "gradle.lockfile",
-    "pubspec.lock",
-    "Podfile.lock",
     "Package.resolved",
+    "Pipfile.lock",
+    "Podfile.lock",
+    "bun.lock",
+    "bun.lockb",
+    "cabal.project.freeze",
+    "composer.lock",
     "conan.lock",
     "deno.lock",
-    "cabal.project.freeze",
+    "flake.lock",
+    "go.sum",
+    "gradle.lockfile",
+    "mix.lock",
+    "npm-shrinkwrap.json",
+    "package-lock.json",
+    "packages.lock.json",
+    "pdm.lock",
+    "pnpm-lock.yaml",
+    "poetry.lock",
+    "pubspec.lock",
+    "uv.lock",
+    "yarn.lock",
 ];
 
 const GENERATED_SUFFIXES: &[&str] = &[
@@ -185,102 +185,102 @@ const GENERATED_SUFFIXES: &[&str] = &[
 ];
 
 const BINARY_EXTS: &[&str] = &[
-    "png", "jpg", "jpeg", "gif", "bmp", "ico", "webp", "tif", "tiff", "psd", "pdf", "zip", "gz",
-    "tgz", "bz2", "xz", "zst", "7z", "rar", "jar", "war", "ear", "class", "o", "obj", "a", "lib",
-    "so", "dylib", "dll", "exe", "bin", "wasm", "pyc", "pyo", "woff", "woff2", "ttf", "otf", "eot",
-    "mp3", "mp4", "m4a", "mov", "avi", "mkv", "wav", "ogg", "flac", "sqlite", "sqlite3", "db",
-    "dat", "iso", "dmg", "deb", "rpm", "whl", "cwasm", "rlib", "lockb",
+    "7z", "a", "avi", "bin", "bmp", "bz2", "class", "cwasm", "dat", "db", "deb", "dll", "dmg",
+    "dylib", "ear", "eot", "exe", "flac", "gif", "gz", "ico", "iso", "jar", "jpeg", "jpg", "lib",
+    "lockb", "m4a", "mkv", "mov", "mp3", "mp4", "o", "obj", "ogg", "otf", "pdf", "png", "psd",
+    "pyc", "pyo", "rar", "rlib", "rpm", "so", "sqlite", "sqlite3", "tgz", "tif", "tiff", "ttf",
+    "war", "wasm", "wav", "webp", "whl", "woff", "woff2", "xz", "zip", "zst",
 ];
 
 const SOURCE_EXTS: &[&str] = &[
-    "rs", "c", "h", "cc", "cpp", "cxx", "hpp", "hh", "hxx", "go", "py", "pyi", "js", "mjs", "cjs",
-    "ts", "mts", "cts", "tsx", "jsx", "java", "kt", "kts", "scala", "swift", "m", "mm", "rb",
-    "php", "cs", "fs", "vb", "sh", "bash", "zsh", "fish", "ps1", "pl", "pm", "lua", "hs", "ml",
-    "mli", "ex", "exs", "erl", "hrl", "clj", "cljs", "dart", "r", "jl", "sql", "vue", "svelte",
-    "css", "scss", "sass", "less", "html", "htm", "zig", "nim", "v", "sv", "vhd", "asm", "s", "S",
-    "proto", "graphql", "wit", "wat", "el", "lisp", "scm", "groovy", "tf", "sol", "cu", "f90",
-    "pas", "d", "cmake", "mk", "awk", "bzl", "star", "nix", "elm", "purs",
+    "asm", "awk", "bash", "bzl", "c", "cc", "cjs", "clj", "cljs", "cmake", "cpp", "cs", "css",
+    "cts", "cu", "cxx", "d", "dart", "el", "elm", "erl", "ex", "exs", "f90", "fish", "fs", "go",
+    "graphql", "groovy", "h", "hh", "hpp", "hrl", "hs", "htm", "html", "hxx", "java", "jl", "js",
+    "jsx", "kt", "kts", "less", "lisp", "lua", "m", "mjs", "mk", "ml", "mli", "mm", "mts", "nim",
+    "nix", "pas", "php", "pl", "pm", "proto", "ps1", "purs", "py", "pyi", "r", "rb", "rs", "s",
+    "sass", "scala", "scm", "scss", "sh", "sol", "sql", "star", "sv", "svelte", "swift", "tf",
+    "ts", "tsx", "v", "vb", "vhd", "vue", "wat", "wit", "zig", "zsh",
 ];
 
 const CONFIG_EXTS: &[&str] = &[
-    "toml",
-    "yaml",
-    "yml",
-    "json",
-    "jsonc",
-    "json5",
-    "xml",
-    "ini",
     "cfg",
     "conf",
     "config",
-    "properties",
-    "gradle",
-    "plist",
+    "csproj",
     "editorconfig",
     "env_example",
-    "lock_example",
-    "csproj",
-    "sln",
-    "props",
-    "targets",
+    "gradle",
     "hcl",
+    "ini",
+    "json",
+    "json5",
+    "jsonc",
+    "lock_example",
     "nomad",
+    "plist",
+    "properties",
+    "props",
+    "sln",
+    "targets",
+    "toml",
+    "xml",
+    "yaml",
+    "yml",
 ];
 
 const CONFIG_NAMES: &[&str] = &[
-    "Makefile",
-    "makefile",
-    "GNUmakefile",
-    "Dockerfile",
-    "Containerfile",
-    "CMakeLists.txt",
-    "Jenkinsfile",
-    "Vagrantfile",
-    "Procfile",
-    "Gemfile",
-    "Rakefile",
-    "Pipfile",
+    ".babelrc",
+    ".dockerignore",
+    ".editorconfig",
+    ".eslintrc",
+    ".gitattributes",
+    ".gitignore",
+    ".gitmodules",
+    ".ignore",
+    ".prettierrc",
     "BUILD",
     "BUILD.bazel",
-    "WORKSPACE",
-    "Kconfig",
-    "Kbuild",
-    ".gitignore",
-    ".gitattributes",
-    ".gitmodules",
-    ".dockerignore",
-    ".ignore",
-    ".editorconfig",
-    ".prettierrc",
-    ".eslintrc",
-    ".babelrc",
-    "justfile",
+    "CMakeLists.txt",
+    "Containerfile",
+    "Dockerfile",
+    "GNUmakefile",
+    "Gemfile",
+    "Jenkinsfile",
     "Justfile",
-    "go.mod",
+    "Kbuild",
+    "Kconfig",
+    "Makefile",
+    "Pipfile",
+    "Procfile",
+    "Rakefile",
+    "Vagrantfile",
+    "WORKSPACE",
     "build.rs",
+    "go.mod",
+    "justfile",
+    "makefile",
     "rust-toolchain",
 ];
 
 const DOC_EXTS: &[&str] = &[
-    "md", "markdown", "rst", "txt", "adoc", "asciidoc", "org", "tex", "rtf", "man",
+    "adoc", "asciidoc", "man", "markdown", "md", "org", "rst", "rtf", "tex", "txt",
 ];
 
 const DOC_NAMES: &[&str] = &[
-    "README",
-    "LICENSE",
-    "LICENCE",
-    "COPYING",
+    "AUTHORS",
     "CHANGELOG",
     "CHANGES",
-    "NEWS",
-    "AUTHORS",
     "CONTRIBUTING",
-    "NOTICE",
-    "MAINTAINERS",
+    "COPYING",
     "CREDITS",
-    "TODO",
     "INSTALL",
+    "LICENCE",
+    "LICENSE",
+    "MAINTAINERS",
+    "NEWS",
+    "NOTICE",
+    "README",
+    "TODO",
 ];
 
 /// Classifies a logical path by name alone. Directories whose name is build output only in
@@ -369,53 +369,82 @@ fn is_generated_dir(dir: &LogicalPath, has_file: &dyn Fn(&LogicalPath) -> bool) 
     })
 }
 
+/// Whether `table` (sorted, see the test) holds `key`.
+fn listed(table: &[&str], key: &[u8]) -> bool {
+    table.binary_search_by(|e| e.as_bytes().cmp(key)).is_ok()
+}
+
+/// `s` with ASCII letters lowercased, in `buf`; `None` when longer than `buf`, and so
+/// longer than every table entry looked up with it.
+fn folded<'b>(s: &str, buf: &'b mut [u8; 16], upper: bool) -> Option<&'b [u8]> {
+    let out = buf.get_mut(..s.len())?;
+    out.copy_from_slice(s.as_bytes());
+    if upper {
+        out.make_ascii_uppercase();
+    } else {
+        out.make_ascii_lowercase();
+    }
+    Some(out)
+}
+
+/// Whether `s` starts with `prefix` (lowercase), ignoring ASCII case.
+fn starts_with_folded(s: &str, prefix: &str) -> bool {
+    s.as_bytes()
+        .get(..prefix.len())
+        .is_some_and(|h| h.eq_ignore_ascii_case(prefix.as_bytes()))
+}
+
 fn is_secret_name(name: &str) -> bool {
-    if SECRET_NAMES.contains(&name) || name.starts_with(".env.") {
+    if listed(SECRET_NAMES, name.as_bytes()) || name.starts_with(".env.") {
         return true;
     }
-    let lower = name.to_ascii_lowercase();
     // Private SSH keys under other names (id_rsa_work, deploy_key) and their public halves
     // are told apart by the ".pub" ending.
-    if (lower.starts_with("id_rsa")
-        || lower.starts_with("id_ed25519")
-        || lower.starts_with("id_ecdsa"))
-        && !lower.ends_with(".pub")
+    let pubkey = name.len() >= 4 && name.as_bytes()[name.len() - 4..].eq_ignore_ascii_case(b".pub");
+    if ["id_rsa", "id_ed25519", "id_ecdsa"]
+        .iter()
+        .any(|p| starts_with_folded(name, p))
+        && !pubkey
     {
         return true;
     }
-    extension(&lower).is_some_and(|e| SECRET_EXTS.contains(&e))
+    let mut buf = [0; 16];
+    extension(name)
+        .and_then(|e| folded(e, &mut buf, false))
+        .is_some_and(|e| listed(SECRET_EXTS, e))
 }
 
 fn classify_name(name: &str) -> Kind {
-    if LOCKFILES.contains(&name) {
+    let exact = name.as_bytes();
+    if listed(LOCKFILES, exact) {
         return Kind::Lockfile;
     }
     if GENERATED_SUFFIXES.iter().any(|s| name.ends_with(s)) {
         return Kind::Generated;
     }
-    if CONFIG_NAMES.contains(&name) {
+    if listed(CONFIG_NAMES, exact) {
         return Kind::Config;
     }
-    let stem_upper = name.split('.').next().unwrap_or("").to_ascii_uppercase();
-    if DOC_NAMES.contains(&stem_upper.as_str()) {
+    let mut buf = [0; 16];
+    let stem = name.split('.').next().unwrap_or("");
+    if folded(stem, &mut buf, true).is_some_and(|s| listed(DOC_NAMES, s)) {
         return Kind::Doc;
     }
     let Some(ext) = extension(name) else {
         return Kind::Text;
     };
-    let lower = ext.to_ascii_lowercase();
-    let ext_l = lower.as_str();
-    if BINARY_EXTS.contains(&ext_l) {
-        Kind::Binary
-    } else if SOURCE_EXTS.contains(&ext) || SOURCE_EXTS.contains(&ext_l) {
-        Kind::Source
-    } else if CONFIG_EXTS.contains(&ext_l) {
-        Kind::Config
-    } else if DOC_EXTS.contains(&ext_l) {
-        Kind::Doc
-    } else {
-        Kind::Text
-    }
+    let Some(ext) = folded(ext, &mut buf, false) else {
+        return Kind::Text;
+    };
+    [
+        (BINARY_EXTS, Kind::Binary),
+        (SOURCE_EXTS, Kind::Source),
+        (CONFIG_EXTS, Kind::Config),
+        (DOC_EXTS, Kind::Doc),
+    ]
+    .into_iter()
+    .find(|(table, _)| listed(table, ext))
+    .map_or(Kind::Text, |(_, k)| k)
 }
 
 fn extension(name: &str) -> Option<&str> {
@@ -441,6 +470,113 @@ mod tests {
 
     fn kind(p: &str) -> Kind {
         classify(&LogicalPath::parse(p).unwrap(), false)
+    }
+
+    #[test]
+    fn lookup_tables_are_sorted_and_fit_the_folding_buffer() {
+        for t in [
+            SECRET_NAMES,
+            SECRET_EXTS,
+            LOCKFILES,
+            BINARY_EXTS,
+            SOURCE_EXTS,
+            CONFIG_EXTS,
+            CONFIG_NAMES,
+            DOC_EXTS,
+            DOC_NAMES,
+        ] {
+            assert!(t.windows(2).all(|w| w[0].as_bytes() < w[1].as_bytes()), "{t:?}");
+        }
+        for t in [SECRET_EXTS, BINARY_EXTS, SOURCE_EXTS, CONFIG_EXTS, DOC_EXTS] {
+            assert!(t.iter().all(|e| e.len() <= 16 && *e == e.to_ascii_lowercase()));
+        }
+        assert!(DOC_NAMES.iter().all(|e| e.len() <= 16 && *e == e.to_ascii_uppercase()));
+    }
+
+    /// The plain reading of the precedence rules, with linear scans and lowercased copies:
+    /// the oracle for the table lookups.
+    fn reference_kind(name: &str) -> Kind {
+        let lower = name.to_ascii_lowercase();
+        let ext_l = extension(&lower);
+        let secret = SECRET_NAMES.contains(&name)
+            || name.starts_with(".env.")
+            || (lower.starts_with("id_rsa")
+                || lower.starts_with("id_ed25519")
+                || lower.starts_with("id_ecdsa"))
+                && !lower.ends_with(".pub")
+            || ext_l.is_some_and(|e| SECRET_EXTS.contains(&e));
+        if secret {
+            return Kind::Secret;
+        }
+        if LOCKFILES.contains(&name) {
+            return Kind::Lockfile;
+        }
+        if GENERATED_SUFFIXES.iter().any(|s| name.ends_with(s)) {
+            return Kind::Generated;
+        }
+        if CONFIG_NAMES.contains(&name) {
+            return Kind::Config;
+        }
+        let stem_upper = name.split('.').next().unwrap_or("").to_ascii_uppercase();
+        if DOC_NAMES.contains(&stem_upper.as_str()) {
+            return Kind::Doc;
+        }
+        let Some(e) = ext_l else { return Kind::Text };
+        if BINARY_EXTS.contains(&e) {
+            Kind::Binary
+        } else if SOURCE_EXTS.contains(&e) {
+            Kind::Source
+        } else if CONFIG_EXTS.contains(&e) {
+            Kind::Config
+        } else if DOC_EXTS.contains(&e) {
+            Kind::Doc
+        } else {
+            Kind::Text
+        }
+    }
+
+    #[test]
+    fn table_lookups_agree_with_the_plain_rules() {
+        // Every table entry as a name, a stem and an extension, in three cases, joined with
+        // each other and with near misses.
+        let mut pieces: Vec<String> = [
+            SECRET_NAMES,
+            SECRET_EXTS,
+            LOCKFILES,
+            BINARY_EXTS,
+            SOURCE_EXTS,
+            CONFIG_EXTS,
+            CONFIG_NAMES,
+            DOC_EXTS,
+            DOC_NAMES,
+            GENERATED_SUFFIXES,
+        ]
+        .iter()
+        .flat_map(|t| t.iter())
+        .flat_map(|e| [e.to_string(), e.to_ascii_uppercase(), e.to_ascii_lowercase()])
+        .collect();
+        pieces.extend(
+            ["", "x", "id_rsa_work", "deploy.pub", "README", "a.b.c", "verylongextension17"]
+                .map(String::from),
+        );
+        let mut checked = 0;
+        for stem in &pieces {
+            for ext in pieces.iter().step_by(3) {
+                for name in [stem.clone(), format!("{stem}.{ext}"), format!("{stem}{ext}")] {
+                    if name.is_empty() {
+                        continue;
+                    }
+                    let got = if is_secret_name(&name) {
+                        Kind::Secret
+                    } else {
+                        classify_name(&name)
+                    };
+                    assert_eq!(got, reference_kind(&name), "{name}");
+                    checked += 1;
+                }
+            }
+        }
+        assert!(checked > 100_000, "{checked}");
     }
 
     #[test]

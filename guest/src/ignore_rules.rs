@@ -80,12 +80,14 @@ impl IgnoreRules {
     /// What the rules say about `rel`, a path relative to their directory.
     pub fn matched(&self, rel: &str, is_dir: bool) -> Verdict {
         let cand = Candidate::from_bytes(rel.as_bytes());
+        // Most paths match no rule: a yes/no match (which stops early, and runs the regex
+        // part of the set without tracking every pattern) settles those; only a path that
+        // matches asks which rules did.
+        if !self.set.is_match_candidate(&cand) {
+            return Verdict::None;
+        }
         if self.simple {
-            return if self.set.is_match_candidate(&cand) {
-                Verdict::Ignore
-            } else {
-                Verdict::None
-            };
+            return Verdict::Ignore;
         }
         let mut hits = self.scratch.borrow_mut();
         self.set.matches_candidate_into(&cand, &mut hits);

@@ -603,7 +603,10 @@ mod tests {
                 .map(|l| String::from_utf8_lossy(l.needle()).into_owned())
                 .collect()
         };
-        assert_eq!(lits(r"static\s+int\s+\w+_probe"), ["static", "_probe", "int"]);
+        assert_eq!(
+            lits(r"static\s+int\s+\w+_probe"),
+            ["static", "_probe", "int"]
+        );
         assert_eq!(lits(r"(foo)+bar"), ["foo", "bar"]);
         assert_eq!(lits(r"(?:foo){2}x?bar"), ["foo", "bar"]);
         assert_eq!(lits(r"(foo)*bar"), ["bar"]);
