@@ -485,12 +485,19 @@ mod tests {
             DOC_EXTS,
             DOC_NAMES,
         ] {
-            assert!(t.windows(2).all(|w| w[0].as_bytes() < w[1].as_bytes()), "{t:?}");
+            assert!(
+                t.windows(2).all(|w| w[0].as_bytes() < w[1].as_bytes()),
+                "{t:?}"
+            );
         }
         for t in [SECRET_EXTS, BINARY_EXTS, SOURCE_EXTS, CONFIG_EXTS, DOC_EXTS] {
-            assert!(t.iter().all(|e| e.len() <= 16 && *e == e.to_ascii_lowercase()));
+            assert!(t
+                .iter()
+                .all(|e| e.len() <= 16 && *e == e.to_ascii_lowercase()));
         }
-        assert!(DOC_NAMES.iter().all(|e| e.len() <= 16 && *e == e.to_ascii_uppercase()));
+        assert!(DOC_NAMES
+            .iter()
+            .all(|e| e.len() <= 16 && *e == e.to_ascii_uppercase()));
     }
 
     /// The plain reading of the precedence rules, with linear scans and lowercased copies:
@@ -553,16 +560,34 @@ mod tests {
         ]
         .iter()
         .flat_map(|t| t.iter())
-        .flat_map(|e| [e.to_string(), e.to_ascii_uppercase(), e.to_ascii_lowercase()])
+        .flat_map(|e| {
+            [
+                e.to_string(),
+                e.to_ascii_uppercase(),
+                e.to_ascii_lowercase(),
+            ]
+        })
         .collect();
         pieces.extend(
-            ["", "x", "id_rsa_work", "deploy.pub", "README", "a.b.c", "verylongextension17"]
-                .map(String::from),
+            [
+                "",
+                "x",
+                "id_rsa_work",
+                "deploy.pub",
+                "README",
+                "a.b.c",
+                "verylongextension17",
+            ]
+            .map(String::from),
         );
         let mut checked = 0;
         for stem in &pieces {
             for ext in pieces.iter().step_by(3) {
-                for name in [stem.clone(), format!("{stem}.{ext}"), format!("{stem}{ext}")] {
+                for name in [
+                    stem.clone(),
+                    format!("{stem}.{ext}"),
+                    format!("{stem}{ext}"),
+                ] {
                     if name.is_empty() {
                         continue;
                     }
