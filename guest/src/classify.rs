@@ -472,19 +472,22 @@ mod tests {
         classify(&LogicalPath::parse(p).unwrap(), false)
     }
 
+    /// The tables `classify_name` and `is_secret_name` binary-search.
+    const SEARCHED: [&[&str]; 9] = [
+        SECRET_NAMES,
+        SECRET_EXTS,
+        LOCKFILES,
+        BINARY_EXTS,
+        SOURCE_EXTS,
+        CONFIG_EXTS,
+        CONFIG_NAMES,
+        DOC_EXTS,
+        DOC_NAMES,
+    ];
+
     #[test]
     fn lookup_tables_are_sorted_and_fit_the_folding_buffer() {
-        for t in [
-            SECRET_NAMES,
-            SECRET_EXTS,
-            LOCKFILES,
-            BINARY_EXTS,
-            SOURCE_EXTS,
-            CONFIG_EXTS,
-            CONFIG_NAMES,
-            DOC_EXTS,
-            DOC_NAMES,
-        ] {
+        for t in SEARCHED {
             assert!(
                 t.windows(2).all(|w| w[0].as_bytes() < w[1].as_bytes()),
                 "{t:?}"
@@ -546,28 +549,18 @@ mod tests {
     fn table_lookups_agree_with_the_plain_rules() {
         // Every table entry as a name, a stem and an extension, in three cases, joined with
         // each other and with near misses.
-        let mut pieces: Vec<String> = [
-            SECRET_NAMES,
-            SECRET_EXTS,
-            LOCKFILES,
-            BINARY_EXTS,
-            SOURCE_EXTS,
-            CONFIG_EXTS,
-            CONFIG_NAMES,
-            DOC_EXTS,
-            DOC_NAMES,
-            GENERATED_SUFFIXES,
-        ]
-        .iter()
-        .flat_map(|t| t.iter())
-        .flat_map(|e| {
-            [
-                e.to_string(),
-                e.to_ascii_uppercase(),
-                e.to_ascii_lowercase(),
-            ]
-        })
-        .collect();
+        let mut pieces: Vec<String> = SEARCHED
+            .iter()
+            .chain([&GENERATED_SUFFIXES])
+            .flat_map(|t| t.iter())
+            .flat_map(|e| {
+                [
+                    e.to_string(),
+                    e.to_ascii_uppercase(),
+                    e.to_ascii_lowercase(),
+                ]
+            })
+            .collect();
         pieces.extend(
             [
                 "",
