@@ -264,7 +264,7 @@ proptest! {
         ),
     ) {
         use crate::api::SearchTextArgs;
-        use crate::search::{compile, search_buffer};
+        use crate::search::compile;
         // Half the texts keep only their ASCII pieces, so the folding literal runs on long
         // texts too (a non-ASCII text goes to the regex).
         let buf: String = text.iter().filter(|t| !ascii || t.is_ascii()).copied().collect();
@@ -285,13 +285,7 @@ proptest! {
             &pol,
         )
         .unwrap();
-        let f = search_buffer(&fast, "f", buf.as_bytes(), 1, 100);
-        let r = search_buffer(&slow, "f", buf.as_bytes(), 1, 100);
-        prop_assert_eq!(f.count, r.count);
-        let key = |m: &crate::search::FileMatches| {
-            m.lines.iter().map(|l| (l.line, l.column, l.text.clone(), l.before.clone(), l.after.clone())).collect::<Vec<_>>()
-        };
-        prop_assert_eq!(key(&f), key(&r));
+        same_search_results(&fast, &slow, buf.as_bytes())?;
     }
 }
 
@@ -317,7 +311,7 @@ proptest! {
         ),
     ) {
         use crate::api::SearchTextArgs;
-        use crate::search::{compile, search_buffer};
+        use crate::search::compile;
         let buf = text.concat();
         let a = SearchTextArgs {
             query: pieces.concat(),
@@ -327,14 +321,37 @@ proptest! {
         let pol = Policy::from_json("").unwrap();
         let fast = compile(&a, &pol).unwrap();
         let slow = compile(&a, &pol).unwrap().without_required();
-        let f = search_buffer(&fast, "f", buf.as_bytes(), 1, 100);
-        let r = search_buffer(&slow, "f", buf.as_bytes(), 1, 100);
-        prop_assert_eq!(f.count, r.count);
-        let key = |m: &crate::search::FileMatches| {
-            m.lines.iter().map(|l| (l.line, l.column, l.text.clone())).collect::<Vec<_>>()
-        };
-        prop_assert_eq!(key(&f), key(&r));
+        same_search_results(&fast, &slow, buf.as_bytes())?;
     }
+}
+
+/// Both matchers find the same count and the same lines (number, column, text and one
+/// line of context either side) in `buf`.
+fn same_search_results(
+    fast: &crate::search::Matcher,
+    slow: &crate::search::Matcher,
+    buf: &[u8],
+) -> Result<(), TestCaseError> {
+    use crate::search::{search_buffer, FileMatches};
+    let f = search_buffer(fast, "f", buf, 1, 100);
+    let r = search_buffer(slow, "f", buf, 1, 100);
+    prop_assert_eq!(f.count, r.count);
+    let key = |m: &FileMatches| {
+        m.lines
+            .iter()
+            .map(|l| {
+                (
+                    l.line,
+                    l.column,
+                    l.text.clone(),
+                    l.before.clone(),
+                    l.after.clone(),
+                )
+            })
+            .collect::<Vec<_>>()
+    };
+    prop_assert_eq!(key(&f), key(&r));
+    Ok(())
 }
 
 /// Texts made of a few distinct lines, so that they share runs at the start, the end and
