@@ -159,7 +159,7 @@ mod tests {
         for x in 0..=255u8 {
             let mut a = [0u8; 16];
             for (i, b) in a.iter_mut().enumerate() {
-                *b = x.wrapping_add(i as u8 * 37);
+                *b = x.wrapping_add((i as u8).wrapping_mul(37));
             }
             for y in 0..=255u8 {
                 let want = a
