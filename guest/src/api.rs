@@ -353,6 +353,11 @@ pub struct EditFileArgs {
 pub struct ApplyPatchArgs {
     /// A unified diff (one or many files, git headers allowed) or a "*** Begin Patch" envelope.
     pub patch: String,
+    /// Current sha256 of files the patch changes, as you last read them (path to sha256):
+    /// checked for every file named here; needed for a delete, for an add or rename onto
+    /// an existing file, and for every changed file when the policy requires hashes.
+    #[serde(default)]
+    pub expected_sha256s: std::collections::BTreeMap<String, String>,
     /// Check and return the result without writing (default false).
     pub dry_run: Option<bool>,
 }

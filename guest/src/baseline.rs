@@ -11,7 +11,7 @@
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use serde::{Deserialize, Serialize};
 
@@ -34,13 +34,15 @@ struct Index {
 /// Entries and blobs of a baseline kept in memory.
 type MemoryBaseline = (BTreeMap<String, Entry>, BTreeMap<String, Vec<u8>>);
 
-/// Baselines kept in memory when there is no state directory.
-static MEMORY: Mutex<Option<MemoryBaseline>> = Mutex::new(None);
+/// A baseline kept in memory when there is no state directory: owned by the session (one
+/// per component instance), shared by its clones.
+pub type Memory = Arc<Mutex<Option<MemoryBaseline>>>;
 
 /// The baseline of one session.
 #[derive(Debug)]
-pub struct Baseline {
+pub struct Baseline<'a> {
     dir: Option<PathBuf>,
+    memory: &'a Memory,
 }
 
 fn state_err(what: &str, e: impl std::fmt::Display) -> ToolError {
@@ -50,10 +52,12 @@ fn state_err(what: &str, e: impl std::fmt::Display) -> ToolError {
     )
 }
 
-impl Baseline {
-    pub fn new(dir: Option<&Path>) -> Self {
+impl<'a> Baseline<'a> {
+    /// The baseline in `dir`, or in `memory` when there is no state directory.
+    pub fn new(dir: Option<&Path>, memory: &'a Memory) -> Self {
         Baseline {
             dir: dir.map(Path::to_path_buf),
+            memory,
         }
     }
 
@@ -63,7 +67,8 @@ impl Baseline {
     /// `IO_ERROR` when the index cannot be read or parsed.
     pub fn entries(&self) -> ToolResult<BTreeMap<String, Entry>> {
         match &self.dir {
-            None => Ok(MEMORY
+            None => Ok(self
+                .memory
                 .lock()
                 .map_err(|e| state_err("read", e))?
                 .as_ref()
@@ -83,7 +88,7 @@ impl Baseline {
         };
         match &self.dir {
             None => {
-                let mem = MEMORY.lock().map_err(|e| state_err("read", e))?;
+                let mem = self.memory.lock().map_err(|e| state_err("read", e))?;
                 let blob = mem.as_ref().and_then(|m| m.1.get(sha).cloned());
                 blob.map(Some)
                     .ok_or_else(|| state_err("read", "blob missing"))
@@ -101,7 +106,7 @@ impl Baseline {
     pub fn record(&self, originals: &[(String, Option<&[u8]>)]) -> ToolResult<()> {
         match &self.dir {
             None => {
-                let mut guard = MEMORY.lock().map_err(|e| state_err("written", e))?;
+                let mut guard = self.memory.lock().map_err(|e| state_err("written", e))?;
                 let (entries, blobs) = guard.get_or_insert_with(Default::default);
                 for (path, content) in originals {
                     if entries.contains_key(path) {
@@ -189,7 +194,8 @@ mod tests {
     #[test]
     fn first_record_wins_and_survives_reopening() {
         let tmp = tempfile::tempdir().unwrap();
-        let b = Baseline::new(Some(tmp.path()));
+        let memory = Memory::default();
+        let b = Baseline::new(Some(tmp.path()), &memory);
         b.record(&[
             ("a.txt".into(), Some(b"v1".as_slice())),
             ("new.txt".into(), None),
@@ -197,7 +203,7 @@ mod tests {
         .unwrap();
         b.record(&[("a.txt".into(), Some(b"v2".as_slice()))])
             .unwrap();
-        let again = Baseline::new(Some(tmp.path()));
+        let again = Baseline::new(Some(tmp.path()), &memory);
         let e = again.entries().unwrap();
         assert_eq!(e.len(), 2);
         assert_eq!(

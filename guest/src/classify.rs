@@ -111,14 +111,19 @@ const VENDORED_DIRS: &[&str] = &[
     "thirdparty",
 ];
 
+/// Secret file names, lowercase (names are folded before the lookup).
 const SECRET_NAMES: &[&str] = &[
+    ".boto",
     ".dockercfg",
     ".env",
+    ".envrc",
     ".git-credentials",
     ".htpasswd",
     ".netrc",
     ".npmrc",
+    ".pgpass",
     ".pypirc",
+    ".s3cfg",
     "_netrc",
     "credentials",
     "credentials.json",
@@ -126,6 +131,7 @@ const SECRET_NAMES: &[&str] = &[
     "id_ecdsa",
     "id_ed25519",
     "id_rsa",
+    "kubeconfig",
     "master.key",
     "secrets.json",
     "secrets.toml",
@@ -136,6 +142,37 @@ const SECRET_NAMES: &[&str] = &[
     "terraform.tfstate.backup",
     "wp-config.php",
 ];
+
+/// Endings of backups and editor copies: a copy of a secret is a secret.
+const COPY_SUFFIXES: &[&str] = &[
+    ".backup", ".bak", ".old", ".orig", ".save", ".swo", ".swp", ".tmp", "~",
+];
+
+/// `.env` files meant to be committed: examples, not secrets.
+const ENV_TEMPLATES: &[&str] = &[".env.example", ".env.sample", ".env.template"];
+
+/// Name stems of credential and secret files, and the endings they are secrets with.
+const SECRET_STEMS: &[&str] = &["credential", "credentials", "secrets"];
+const SECRET_STEM_EXTS: &[&str] = &[
+    "",
+    "cfg",
+    "conf",
+    "env",
+    "ini",
+    "json",
+    "properties",
+    "toml",
+    "txt",
+    "xml",
+    "yaml",
+    "yml",
+];
+
+/// Name prefixes of private SSH keys (their public halves end in `.pub`).
+const KEY_PREFIXES: &[&str] = &["id_dsa", "id_ecdsa", "id_ed25519", "id_rsa", "id_xmss"];
+
+/// Secret files known by their directory and name (both lowercase).
+const SECRET_PATHS: &[(&str, &str)] = &[(".docker", "config.json"), (".kube", "config")];
 
 const SECRET_EXTS: &[&str] = &[
     "age", "der", "gpg", "jks", "kdbx", "key", "keystore", "p12", "p8", "pem", "pfx", "ppk",
@@ -320,7 +357,7 @@ impl DirMarks {
     pub fn enter(self, dir: &LogicalPath, has_file: &dyn Fn(&LogicalPath) -> bool) -> DirMarks {
         let name = dir.name();
         DirMarks {
-            git: self.git || name == ".git",
+            git: self.git || is_git_name(name),
             generated: self.generated || is_generated_dir(dir, has_file),
             vendored: self.vendored || VENDORED_DIRS.contains(&name),
         }
@@ -335,10 +372,10 @@ impl DirMarks {
         has_file: &dyn Fn(&LogicalPath) -> bool,
     ) -> Kind {
         let name = path.name();
-        if self.git || name == ".git" {
+        if self.git || is_git_name(name) {
             return Kind::GitInternal;
         }
-        if !is_dir && is_secret_name(name) {
+        if !is_dir && (is_secret_name(name) || is_secret_path(path)) {
             return Kind::Secret;
         }
         if self.generated || (is_dir && is_generated_dir(path, has_file)) {
@@ -387,31 +424,77 @@ fn folded<'b>(s: &str, buf: &'b mut [u8; 16], upper: bool) -> Option<&'b [u8]> {
     Some(out)
 }
 
-/// Whether `s` starts with `prefix` (lowercase), ignoring ASCII case.
-fn starts_with_folded(s: &str, prefix: &str) -> bool {
-    s.as_bytes()
-        .get(..prefix.len())
-        .is_some_and(|h| h.eq_ignore_ascii_case(prefix.as_bytes()))
+/// Whether `name` is `.git` in any case (on a case-insensitive file system `.GIT` is it).
+pub fn is_git_name(name: &str) -> bool {
+    name.eq_ignore_ascii_case(".git")
 }
 
-fn is_secret_name(name: &str) -> bool {
-    if listed(SECRET_NAMES, name.as_bytes()) || name.starts_with(".env.") {
+/// Whether a file called `name` holds secrets, by name alone, in any case: the names and
+/// endings listed above, the `.env` family, private keys, credential files, and backups
+/// or editor copies of any of them.
+pub fn is_secret_name(name: &str) -> bool {
+    let lower = if name.bytes().any(|b| b.is_ascii_uppercase()) {
+        std::borrow::Cow::Owned(name.to_ascii_lowercase())
+    } else {
+        std::borrow::Cow::Borrowed(name)
+    };
+    let mut base: &str = &lower;
+    if is_secret_base(base) {
         return true;
     }
-    // Private SSH keys under other names (id_rsa_work, deploy_key) and their public halves
-    // are told apart by the ".pub" ending.
-    let pubkey = name.len() >= 4 && name.as_bytes()[name.len() - 4..].eq_ignore_ascii_case(b".pub");
-    if ["id_rsa", "id_ed25519", "id_ecdsa"]
-        .iter()
-        .any(|p| starts_with_folded(name, p))
-        && !pubkey
+    // `server.pem.bak`, `.env~`, `.id_rsa.swp` (an editor's swap file of `id_rsa`).
+    while let Some(stripped) = COPY_SUFFIXES.iter().find_map(|s| base.strip_suffix(s)) {
+        if stripped.is_empty() {
+            return false;
+        }
+        if is_secret_base(stripped)
+            || stripped
+                .strip_prefix('.')
+                .is_some_and(|s| !s.is_empty() && is_secret_base(s))
+        {
+            return true;
+        }
+        base = stripped;
+    }
+    false
+}
+
+/// [`is_secret_name`] for a lowercase name that is not itself a copy.
+fn is_secret_base(n: &str) -> bool {
+    if listed(SECRET_NAMES, n.as_bytes()) {
+        return true;
+    }
+    if ENV_TEMPLATES.contains(&n) {
+        return false;
+    }
+    if n.starts_with(".env.")
+        || n.starts_with(".env_")
+        || n.starts_with(".env-")
+        || (n.len() > 4 && n.ends_with(".env"))
     {
         return true;
     }
-    let mut buf = [0; 16];
-    extension(name)
-        .and_then(|e| folded(e, &mut buf, false))
-        .is_some_and(|e| listed(SECRET_EXTS, e))
+    if !n.ends_with(".pub")
+        && (KEY_PREFIXES.iter().any(|p| n.starts_with(p))
+            || n.contains("deploy_key")
+            || n.contains("deploy-key"))
+    {
+        return true;
+    }
+    let (stem, ext) = n.split_once('.').unwrap_or((n, ""));
+    if SECRET_STEMS.contains(&stem) && SECRET_STEM_EXTS.contains(&ext) {
+        return true;
+    }
+    extension(n).is_some_and(|e| listed(SECRET_EXTS, e.as_bytes()))
+}
+
+/// Whether `path` is a secret by its directory and name (`.docker/config.json`).
+fn is_secret_path(path: &LogicalPath) -> bool {
+    let parent = path.parent();
+    let dir = parent.name();
+    SECRET_PATHS
+        .iter()
+        .any(|(d, n)| dir.eq_ignore_ascii_case(d) && path.name().eq_ignore_ascii_case(n))
 }
 
 fn classify_name(name: &str) -> Kind {
@@ -493,6 +576,7 @@ mod tests {
                 "{t:?}"
             );
         }
+        assert!(SECRET_NAMES.iter().all(|e| *e == e.to_ascii_lowercase()));
         for t in [SECRET_EXTS, BINARY_EXTS, SOURCE_EXTS, CONFIG_EXTS, DOC_EXTS] {
             assert!(t
                 .iter()
@@ -508,14 +592,11 @@ mod tests {
     fn reference_kind(name: &str) -> Kind {
         let lower = name.to_ascii_lowercase();
         let ext_l = extension(&lower);
-        let secret = SECRET_NAMES.contains(&name)
-            || name.starts_with(".env.")
-            || (lower.starts_with("id_rsa")
-                || lower.starts_with("id_ed25519")
-                || lower.starts_with("id_ecdsa"))
-                && !lower.ends_with(".pub")
+        // Only the table lookups are the subject here; the secret rules have their own
+        // tests, with a linear scan standing in for the sorted table.
+        let plain_secret_table = SECRET_NAMES.contains(&lower.as_str())
             || ext_l.is_some_and(|e| SECRET_EXTS.contains(&e));
-        if secret {
+        if plain_secret_table || is_secret_name(name) {
             return Kind::Secret;
         }
         if LOCKFILES.contains(&name) {
@@ -617,6 +698,75 @@ mod tests {
         }
         assert_eq!(kind("id_rsa.pub"), Kind::Text);
         assert_eq!(kind("keys.rs"), Kind::Source);
+    }
+
+    /// Every spelling an attacker or a careless commit might use, and their look-alikes
+    /// that must stay readable.
+    #[test]
+    fn secrets_are_recognised_in_any_case_family_and_copy() {
+        for p in [
+            ".ENV",
+            ".Env.Production",
+            ".envrc",
+            ".env_local",
+            ".env-staging",
+            "prod.env",
+            "config/Staging.ENV",
+            "SECRETS.YAML",
+            "secrets.yml",
+            "Credentials",
+            "credentials.ini",
+            ".aws/credentials",
+            ".docker/config.json",
+            ".kube/config",
+            ".NETRC",
+            "_netrc",
+            ".npmrc",
+            ".pypirc",
+            ".git-credentials",
+            ".pgpass",
+            "kubeconfig",
+            "server.pem.bak",
+            "server.PEM.orig",
+            "tls.key~",
+            ".env.swp",
+            ".id_rsa.swp",
+            "id_rsa.bak",
+            "id_dsa",
+            "deploy_key",
+            "github-deploy-key",
+            "release.keystore",
+            "cert.P12",
+            "cert.pfx",
+            "app.JKS",
+        ] {
+            assert_eq!(kind(p), Kind::Secret, "{p}");
+        }
+        for (p, k) in [
+            (".env.example", Kind::Text),
+            (".env.sample", Kind::Text),
+            (".env.template", Kind::Text),
+            ("id_rsa.pub", Kind::Text),
+            ("deploy_key.pub", Kind::Text),
+            ("secret.rs", Kind::Source),
+            ("secret.txt", Kind::Doc),
+            ("credentials.rs", Kind::Source),
+            ("environment.rs", Kind::Source),
+            ("docker/config.json", Kind::Config),
+            ("kube/config", Kind::Text),
+            ("envelope.txt", Kind::Doc),
+            ("notes.bak", Kind::Text),
+            (".bak", Kind::Text),
+        ] {
+            assert_eq!(kind(p), k, "{p}");
+        }
+    }
+
+    #[test]
+    fn git_internals_in_any_case() {
+        assert_eq!(kind(".GIT/config"), Kind::GitInternal);
+        assert_eq!(kind("sub/.Git/hooks/pre-commit"), Kind::GitInternal);
+        assert_eq!(kind(".gitignore"), Kind::Config);
     }
 
     #[test]

@@ -12,6 +12,7 @@ use crate::classify::Kind;
 use crate::error::{ErrorCode, ToolError, ToolResult};
 use crate::fsx::{EntryType, Fs};
 use crate::policy::{Policy, POLICY_ENV};
+use crate::port::Dir;
 use crate::session::Session;
 use crate::tools::{self, run_call};
 
@@ -93,6 +94,56 @@ struct Component;
 
 export!(Component);
 
+/// Where the repository root and the state directory come from.
+const ROOT_ENV: &str = "FILE_TOOLS_ROOT";
+const STATE_ENV: &str = "FILE_TOOLS_STATE";
+const STATE_DEFAULT: &str = "/.file-tools-state";
+
+/// The repository root and whether the state directory is mounted, from the preopens the
+/// host gave: the one named by `FILE_TOOLS_ROOT`, else the one named `/`, else the only
+/// one that is not the state directory. The state directory counts only when it is a
+/// preopen of its own: a directory of that name inside the repository is never state.
+fn preopens() -> ToolResult<(Dir, Option<std::path::PathBuf>)> {
+    let state_name = std::env::var(STATE_ENV).unwrap_or_else(|_| STATE_DEFAULT.to_string());
+    let wanted = std::env::var(ROOT_ENV).ok();
+    let dirs = wasip2::filesystem::preopens::get_directories();
+    let names: Vec<String> = dirs.iter().map(|(_, n)| n.clone()).collect();
+    let has_state = names.contains(&state_name);
+    let candidates: Vec<usize> = (0..dirs.len())
+        .filter(|&i| names[i] != state_name)
+        .collect();
+    let pick = match &wanted {
+        Some(w) => names.iter().position(|n| n == w),
+        None => names
+            .iter()
+            .position(|n| n == "/")
+            .or_else(|| (candidates.len() == 1).then(|| candidates[0])),
+    };
+    let Some(i) = pick else {
+        return Err(ToolError::new(
+            ErrorCode::InvalidInput,
+            format!(
+                "no repository directory: {}; the host saw these preopens: {}",
+                match &wanted {
+                    Some(w) => format!("{ROOT_ENV} names '{w}', which is not one of them"),
+                    None => format!("set {ROOT_ENV} to the one that is the repository"),
+                },
+                if names.is_empty() {
+                    "none".to_string()
+                } else {
+                    names.join(", ")
+                }
+            ),
+        ));
+    };
+    let root = dirs.into_iter().nth(i).map(|(d, _)| d);
+    let root = root.ok_or_else(|| ToolError::new(ErrorCode::Internal, "preopen vanished"))?;
+    Ok((
+        Dir::from_descriptor(root),
+        has_state.then(|| std::path::PathBuf::from(state_name)),
+    ))
+}
+
 /// The instance's session, built on first use.
 fn session() -> &'static ToolResult<Session> {
     static SESSION: OnceLock<ToolResult<Session>> = OnceLock::new();
@@ -101,14 +152,12 @@ fn session() -> &'static ToolResult<Session> {
         #[cfg(not(feature = "standalone"))]
         crate::approval::set_approver(approve);
         let json = std::env::var(POLICY_ENV).unwrap_or_default();
-        let state = std::path::Path::new("/").join(crate::path::STATE_DIR_NAME);
-        Policy::from_json(&json).map(|p| {
-            let s = Session::new(Fs::new("/"), p);
-            if state.is_dir() {
-                s.with_state_dir(state)
-            } else {
-                s
-            }
+        let policy = Policy::from_json(&json)?;
+        let (root, state) = preopens()?;
+        let s = Session::new(Fs::new(root), policy);
+        Ok(match state {
+            Some(dir) => s.with_state_dir(dir),
+            None => s,
         })
     })
 }
@@ -193,7 +242,14 @@ impl wx::Guest for Component {
     }
 
     fn describe() -> Result<String, wt::ToolError> {
-        run_call(session(), "describe", |s, _| Ok(tools::describe(s))).map_err(Conv::conv)
+        match session() {
+            Ok(_) => run_call(session(), "describe", |s, _| Ok(tools::describe(&s.policy)))
+                .map_err(Conv::conv),
+            // No repository mounted (a host listing the tools): the policy alone decides.
+            Err(_) => Policy::from_json(&std::env::var(POLICY_ENV).unwrap_or_default())
+                .map(|p| tools::describe(&p))
+                .map_err(Conv::conv),
+        }
     }
 
     fn call(tool: String, args_json: String) -> Result<String, wt::ToolError> {
@@ -262,7 +318,19 @@ args!(wx::SearchTextArgs => SearchTextArgs {
 args!(wx::WriteFileArgs => WriteFileArgs { path, content, mode, expected_sha256, dry_run });
 args!(wx::Edit => Edit { old_text, new_text, replace_all });
 args!(wx::EditFileArgs => EditFileArgs { path, edits, expected_sha256, dry_run });
-args!(wx::ApplyPatchArgs => ApplyPatchArgs { patch, dry_run });
+impl Conv<api::ApplyPatchArgs> for wx::ApplyPatchArgs {
+    fn conv(self) -> api::ApplyPatchArgs {
+        api::ApplyPatchArgs {
+            patch: self.patch,
+            expected_sha256s: self
+                .expected_sha256s
+                .into_iter()
+                .map(|p| (p.path, p.sha256))
+                .collect(),
+            dry_run: self.dry_run,
+        }
+    }
+}
 args!(wx::AppendFileArgs => AppendFileArgs { path, content, expected_sha256, dry_run });
 args!(wx::DeleteFileArgs => DeleteFileArgs { path, expected_sha256, dry_run });
 args!(wx::MoveFileArgs => MoveFileArgs { from, to, expected_sha256, destination_sha256, dry_run });

@@ -1,19 +1,23 @@
-//! The file-system layer: maps logical paths onto the real tree below a root and resolves
-//! symlinks itself, so that a link is judged by where it leads.
+//! The file-system layer above the port: logical paths over the held root directory, with
+//! symlinks resolved by file-tools itself so that a link is judged by where it leads.
 //!
-//! In the component the root is `/`, the host's preopen of the repository; natively (in
-//! unit tests) it is any directory. Symlinks are resolved component by component: a link
-//! with an absolute target, or one whose target climbs above the root, is refused with
-//! `PATH_REJECTED`, and more than 40 links in one path is refused as a loop.
+//! In the component the root is the host's preopen of the repository; natively (in unit
+//! tests) it is any directory. Resolution walks one component at a time from held
+//! directory handles (`port`): a link with an absolute target, or one whose target climbs
+//! above the root, is refused with `PATH_REJECTED`, more than 40 links in one path is
+//! refused as a loop, and a path that reaches a reserved name is refused. The result holds
+//! the directory that contains the final name, so a tool acts on exactly what was checked.
 
-use std::fs::{self, Metadata};
-use std::path::{Path, PathBuf};
+use std::collections::HashSet;
+use std::fs;
+use std::sync::{Arc, Mutex};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 
 use crate::error::{ErrorCode, ToolError, ToolResult};
 use crate::path::LogicalPath;
+use crate::port::{Dir, FileId, Stat};
 
 /// Most symlinks followed while resolving one path.
 pub const MAX_LINK_HOPS: usize = 40;
@@ -50,9 +54,13 @@ pub struct Resolved {
     /// Where it leads after following every symlink (equal to `requested` without links).
     pub target: LogicalPath,
     /// Metadata of the target, or `None` when nothing exists there.
-    pub meta: Option<Metadata>,
+    pub meta: Option<Stat>,
     /// True when at least one symlink was followed.
     pub via_link: bool,
+    /// The held directory that contains the target's last component (`None` for the root,
+    /// and for a path whose parent does not exist yet). Opening `target.name()` in it
+    /// reaches exactly what was looked at, whatever happens to the names above it.
+    pub parent: Option<Arc<Dir>>,
 }
 
 impl Resolved {
@@ -70,14 +78,14 @@ impl Resolved {
 
     /// The target's type, if it exists.
     pub fn entry_type(&self) -> Option<EntryType> {
-        self.meta.as_ref().map(|m| EntryType::of(m.file_type()))
+        self.meta.map(|m| m.ty)
     }
 
     /// Refuses anything but an existing regular file.
     ///
     /// # Errors
     /// `NOT_FOUND` (also for a dangling link) or `NOT_A_FILE`.
-    pub fn require_file(&self) -> ToolResult<&Metadata> {
+    pub fn require_file(&self) -> ToolResult<&Stat> {
         let shown = self.requested.to_string();
         match &self.meta {
             None if self.via_link => Err(ToolError::new(
@@ -105,62 +113,165 @@ impl Resolved {
             .with_path(shown)),
         }
     }
+
+    /// Reads the target, a regular file, up to `max` bytes through the held parent, and
+    /// checks that what was opened is still a regular file.
+    ///
+    /// # Errors
+    /// `NOT_FOUND`, `NOT_A_FILE`, `IO_ERROR`.
+    pub fn read(&self, max: u64) -> ToolResult<(Vec<u8>, Stat)> {
+        self.require_file()?;
+        let shown = self.requested.to_string();
+        let parent = self
+            .parent
+            .as_ref()
+            .ok_or_else(|| self.not_a_file_error())?;
+        parent
+            .read_file(self.target.name(), max)
+            .map_err(|e| ToolError::io(&shown, &e))
+    }
 }
 
-/// The tree below one root.
+/// The tree below one root, reached only through the port.
 #[derive(Debug, Clone)]
 pub struct Fs {
-    root: PathBuf,
+    root: Arc<Dir>,
+    /// Identities of every directory seen named `.git`: a directory reached
+    /// under another name with one of these identities was swapped in, and is refused.
+    git_dirs: Arc<Mutex<HashSet<FileId>>>,
 }
 
 impl Fs {
-    pub fn new(root: impl Into<PathBuf>) -> Self {
-        Fs { root: root.into() }
+    /// The tree below `root`, whose own `.git` (if any) is remembered at once.
+    pub fn new(root: Dir) -> Self {
+        let fs = Fs {
+            root: Arc::new(root),
+            git_dirs: Arc::default(),
+        };
+        fs.note_git_dirs(&fs.root);
+        fs
     }
 
-    /// The directory the logical root maps to.
-    pub fn root(&self) -> &Path {
+    /// The tree below a native directory (unit tests, native embedders).
+    ///
+    /// # Errors
+    /// When the directory cannot be opened.
+    #[cfg(not(target_os = "wasi"))]
+    pub fn open(path: impl AsRef<std::path::Path>) -> std::io::Result<Self> {
+        Dir::open_ambient(path.as_ref()).map(Fs::new)
+    }
+
+    /// The root directory's handle.
+    pub fn root(&self) -> &Arc<Dir> {
         &self.root
     }
 
-    /// The real path of a logical path (no resolution).
-    pub fn real(&self, p: &LogicalPath) -> PathBuf {
-        if p.is_root() {
-            self.root.clone()
-        } else {
-            self.root.join(p.as_str())
+    /// Remembers the identity of `dir`'s `.git`, when it is a directory. (A case-insensitive
+    /// file system finds `.GIT` by this name too; on others git itself uses only `.git`.)
+    pub fn note_git_dirs(&self, dir: &Dir) {
+        if let Ok(Some(st)) = dir.stat_at(".git") {
+            if st.is_dir() {
+                if let (Ok(id), Ok(mut set)) = (dir.id_at(".git"), self.git_dirs.lock()) {
+                    set.insert(id);
+                }
+            }
         }
     }
 
-    /// Resolves every symlink in `p`, refusing any that leaves the root.
+    /// Whether `dir` is a directory that was seen named `.git`.
+    pub fn is_git_dir(&self, dir: &Dir) -> bool {
+        let Ok(id) = dir.id() else { return false };
+        self.git_dirs.lock().is_ok_and(|s| s.contains(&id))
+    }
+
+    /// Whether `dir`, opened by `name`, is a directory seen named `.git` reached under
+    /// another name (a `.git` reached by its own name is classified by that name).
+    pub fn swapped_git(&self, name: &str, dir: &Dir) -> bool {
+        !crate::classify::is_git_name(name) && self.is_git_dir(dir)
+    }
+
+    /// Opens the directory `dir` one component at a time from the root; a symlink, a file
+    /// or a special file on the way is refused, as is a directory seen named `.git`.
     ///
     /// # Errors
-    /// `PATH_REJECTED` for an escaping, absolute or looping link; `NOT_FOUND` when a
-    /// parent is not a directory; `IO_ERROR` when the file system fails.
+    /// The port's error for the first component that is not a plain directory.
+    pub fn open_dir(&self, dir: &LogicalPath) -> std::io::Result<Arc<Dir>> {
+        let mut cur = self.root.clone();
+        for part in dir.parts() {
+            let next = cur.open_dir(part)?;
+            if self.swapped_git(part, &next) {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::PermissionDenied,
+                    format!("'{part}' is a .git directory under another name"),
+                ));
+            }
+            cur = Arc::new(next);
+        }
+        Ok(cur)
+    }
+
+    /// Looks at the entry `p` without following any symlink on the way (a link anywhere
+    /// answers `None`, as does a missing entry).
+    pub fn stat_nofollow(&self, p: &LogicalPath) -> Option<Stat> {
+        if p.is_root() {
+            return self.root.stat().ok();
+        }
+        let dir = self.open_dir(&p.parent()).ok()?;
+        dir.stat_at(p.name()).ok().flatten()
+    }
+
+    /// The content of the regular file `p` (up to `max` bytes), reached without following
+    /// any symlink: `Ok(None)` when nothing is there.
+    ///
+    /// # Errors
+    /// When a component on the way, or `p` itself, is not a plain directory or regular file,
+    /// or the system fails.
+    pub fn read_nofollow(&self, p: &LogicalPath, max: u64) -> std::io::Result<Option<Vec<u8>>> {
+        let dir = match self.open_dir(&p.parent()) {
+            Ok(d) => d,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(e),
+        };
+        match dir.stat_at(p.name())? {
+            None => Ok(None),
+            Some(_) => dir.read_file(p.name(), max).map(|(d, _)| Some(d)),
+        }
+    }
+
+    /// Resolves every symlink in `p`, one component at a time from the root, refusing any
+    /// link that leaves the root and any path that reaches a name file-tools reserves.
+    ///
+    /// # Errors
+    /// `PATH_REJECTED` for an escaping, absolute or looping link or a reserved name;
+    /// `NOT_FOUND` when a parent is not a directory; `IO_ERROR` when the file system fails.
     pub fn resolve(&self, p: &LogicalPath) -> ToolResult<Resolved> {
+        p.check_reserved()?;
         let shown = p.to_string();
+        let io = |e: &std::io::Error| ToolError::io(&shown, e);
         let mut pending: Vec<String> = p.parts().rev().map(str::to_string).collect();
         let mut done: Vec<String> = Vec::with_capacity(pending.len());
+        // dirs[i] is the held directory of done[..i].
+        let mut dirs: Vec<Arc<Dir>> = vec![self.root.clone()];
         let mut hops = 0usize;
-        let mut meta: Option<Metadata> = None;
+        let mut meta: Option<Stat> = None;
         while let Some(name) = pending.pop() {
-            done.push(name);
-            let real = self.real_parts(&done);
-            let m = match fs::symlink_metadata(&real) {
-                Ok(m) => m,
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                    // Nothing here: what remains is a path that does not exist yet.
-                    done.extend(pending.drain(..).rev());
-                    return Ok(Resolved {
-                        requested: p.clone(),
-                        target: LogicalPath::from_parts(&done),
-                        meta: None,
-                        via_link: hops > 0,
-                    });
-                }
-                Err(e) => return Err(ToolError::io(&shown, &e)),
+            let cur = dirs.last().unwrap_or(&self.root).clone();
+            let Some(st) = cur.stat_at(&name).map_err(|e| io(&e))? else {
+                // Nothing here: what remains is a path that does not exist yet.
+                let parent = pending.is_empty().then_some(cur);
+                done.push(name);
+                done.extend(pending.drain(..).rev());
+                let target = LogicalPath::from_parts(&done);
+                target.check_reserved()?;
+                return Ok(Resolved {
+                    requested: p.clone(),
+                    target,
+                    meta: None,
+                    via_link: hops > 0,
+                    parent,
+                });
             };
-            if m.file_type().is_symlink() {
+            if st.ty == EntryType::Symlink {
                 hops += 1;
                 if hops > MAX_LINK_HOPS {
                     return Err(ToolError::new(
@@ -171,32 +282,36 @@ impl Fs {
                     )
                     .with_path(shown));
                 }
-                let link_text = fs::read_link(&real).map_err(|e| match e.kind() {
+                let link_text = cur.read_link(&name).map_err(|e| match e.kind() {
                     // The sandbox refuses to even read an absolute link's text.
                     std::io::ErrorKind::PermissionDenied => ToolError::new(
                         ErrorCode::PathRejected,
                         format!("'{shown}' goes through a symlink with an absolute target, which is refused"),
                     )
                     .with_path(shown.clone()),
-                    _ => ToolError::io(&shown, &e),
+                    _ => io(&e),
                 })?;
-                done.pop();
                 let target = link_target(&done, &link_text).ok_or_else(|| {
                     ToolError::new(
                         ErrorCode::PathRejected,
                         format!(
-                            "'{shown}' is a symlink to '{}', which leads outside the repository",
-                            link_text.display()
+                            "'{shown}' is a symlink to '{link_text}', which leads outside the repository"
                         ),
                     )
                     .with_path(shown.clone())
                 })?;
                 done.clear();
+                dirs.truncate(1);
                 pending.extend(target.into_iter().rev());
                 meta = None;
                 continue;
             }
-            if !pending.is_empty() && !m.is_dir() {
+            done.push(name);
+            if pending.is_empty() {
+                meta = Some(st);
+                continue;
+            }
+            if !st.is_dir() {
                 return Err(ToolError::new(
                     ErrorCode::NotFound,
                     format!(
@@ -206,33 +321,42 @@ impl Fs {
                 )
                 .with_path(shown));
             }
-            meta = Some(m);
+            let name = done.last().map_or("", String::as_str);
+            let next = cur.open_dir(name).map_err(|e| io(&e))?;
+            if self.swapped_git(name, &next) {
+                return Err(ToolError::new(
+                    ErrorCode::PathRejected,
+                    format!(
+                        "'{shown}' changed while it was resolved: '{}' is now a .git directory",
+                        done.join("/")
+                    ),
+                )
+                .with_path(shown));
+            }
+            dirs.push(Arc::new(next));
         }
-        if done.is_empty() {
+        let target = LogicalPath::from_parts(&done);
+        target.check_reserved()?;
+        let parent = if done.is_empty() {
             // Only the root remains: links that lead back to the root itself.
-            meta = Some(fs::metadata(&self.root).map_err(|e| ToolError::io(&shown, &e))?);
-        }
+            meta = Some(self.root.stat().map_err(|e| io(&e))?);
+            None
+        } else {
+            dirs.get(done.len() - 1).cloned()
+        };
         Ok(Resolved {
             requested: p.clone(),
-            target: LogicalPath::from_parts(&done),
+            target,
             meta,
             via_link: hops > 0,
+            parent,
         })
-    }
-
-    fn real_parts(&self, parts: &[String]) -> PathBuf {
-        let mut out = self.root.clone();
-        for part in parts {
-            out.push(part);
-        }
-        out
     }
 }
 
 /// Joins a link's text onto the directory that holds it, as logical components.
 /// `None` when the text is absolute or climbs above the root.
-fn link_target(dir: &[String], link: &Path) -> Option<Vec<String>> {
-    let text = link.to_str()?;
+fn link_target(dir: &[String], text: &str) -> Option<Vec<String>> {
     if text.starts_with('/') || text.is_empty() {
         return None;
     }
@@ -277,9 +401,9 @@ fn civil_from_days(z: i64) -> (i64, u32, u32) {
     (y, m, d)
 }
 
-/// The modification time of metadata, formatted.
-pub fn modified(m: &Metadata) -> Option<String> {
-    m.modified().ok().and_then(rfc3339)
+/// The modification time of an entry, formatted.
+pub fn modified(m: &Stat) -> Option<String> {
+    m.modified.and_then(rfc3339)
 }
 
 #[cfg(test)]
@@ -300,11 +424,11 @@ mod tests {
     fn link_targets_stay_inside_or_are_refused() {
         let dir = vec!["a".to_string(), "b".to_string()];
         assert_eq!(
-            link_target(&dir, Path::new("../c")),
+            link_target(&dir, "../c"),
             Some(vec!["a".into(), "c".into()])
         );
-        assert_eq!(link_target(&dir, Path::new("../../../x")), None);
-        assert_eq!(link_target(&dir, Path::new("/etc/passwd")), None);
+        assert_eq!(link_target(&dir, "../../../x"), None);
+        assert_eq!(link_target(&dir, "/etc/passwd"), None);
     }
 
     #[cfg(unix)]
@@ -322,7 +446,7 @@ mod tests {
         symlink("loop2", root.join("loop1")).unwrap();
         symlink("loop1", root.join("loop2")).unwrap();
         symlink("missing", root.join("dangling")).unwrap();
-        let fsx = Fs::new(&root);
+        let fsx = Fs::open(&root).unwrap();
         let r = fsx.resolve(&LogicalPath::parse("link").unwrap()).unwrap();
         assert_eq!(r.target.to_string(), "src/a.txt");
         assert!(r.via_link && r.require_file().is_ok());

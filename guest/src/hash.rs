@@ -18,39 +18,26 @@ pub fn sha256_hex(data: &[u8]) -> String {
     hex(&Sha256::digest(data))
 }
 
-/// The sha256 and size of a file: read whole when it is at most 1 MiB, else streamed in
-/// 1 MiB chunks.
+/// The sha256 and size of an opened file: read whole when it is under 1 MiB, else
+/// streamed in 1 MiB chunks.
 ///
 /// # Errors
-/// Any error of opening or reading the file.
-pub fn sha256_file(path: &std::path::Path) -> std::io::Result<(String, u64)> {
-    use std::io::Read;
+/// Any error of reading the file.
+pub fn sha256_file(f: &crate::port::File) -> std::io::Result<(String, u64)> {
     const CHUNK: usize = 1 << 20;
-    let mut f = std::fs::File::open(path)?;
-    let size = f.metadata().map(|m| m.len()).unwrap_or(u64::MAX);
-    if size < CHUNK as u64 {
-        // One buffer the size of the file (one more byte to see growth), no 1 MiB one.
-        let mut buf = Vec::with_capacity(size as usize + 1);
-        (&mut f).take(CHUNK as u64).read_to_end(&mut buf)?;
-        if buf.len() < CHUNK {
-            return Ok((sha256_hex(&buf), buf.len() as u64));
-        }
-        // It grew past the chunk size meanwhile: hash what was read and go on streaming.
-        return stream(f, Sha256::new_with_prefix(&buf), buf.len() as u64);
+    let first = f.read_at(0, CHUNK)?;
+    if first.len() < CHUNK {
+        return Ok((sha256_hex(&first), first.len() as u64));
     }
-    stream(f, Sha256::new(), 0)
-}
-
-fn stream(mut f: std::fs::File, mut h: Sha256, mut total: u64) -> std::io::Result<(String, u64)> {
-    use std::io::Read;
-    let mut buf = vec![0u8; 1 << 20];
+    let mut h = Sha256::new_with_prefix(&first);
+    let mut total = first.len() as u64;
     loop {
-        let n = f.read(&mut buf)?;
-        if n == 0 {
+        let chunk = f.read_at(total, CHUNK)?;
+        if chunk.is_empty() {
             break;
         }
-        h.update(&buf[..n]);
-        total += n as u64;
+        h.update(&chunk);
+        total += chunk.len() as u64;
     }
     Ok((hex(&h.finalize()), total))
 }
@@ -99,10 +86,12 @@ mod tests {
             3 << 20,
         ] {
             let data: Vec<u8> = (0..size).map(|i| (i % 253) as u8).collect();
-            let p = dir.path().join(format!("f{size}"));
-            std::fs::write(&p, &data).unwrap();
+            let name = format!("f{size}");
+            std::fs::write(dir.path().join(&name), &data).unwrap();
+            let root = crate::port::Dir::open_ambient(dir.path()).unwrap();
+            let (file, _) = root.open_file(&name).unwrap();
             assert_eq!(
-                sha256_file(&p).unwrap(),
+                sha256_file(&file).unwrap(),
                 (sha256_hex(&data), size as u64),
                 "{size}"
             );

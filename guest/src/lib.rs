@@ -27,6 +27,7 @@ pub mod mutate;
 pub mod patch;
 pub mod path;
 pub mod policy;
+pub mod port;
 #[cfg(test)]
 mod properties;
 pub mod read;

@@ -1,8 +1,6 @@
 //! `list_dir`, `find_files` and `file_info`: what is in the tree, without reading content
 //! (except `file_info`'s sha256 of a readable file).
 
-use std::fs;
-
 use crate::api::{
     DirEntry, FileInfoArgs, FileInfoResult, FindFilesArgs, FindFilesResult, ListDirArgs,
     ListDirResult,
@@ -57,12 +55,13 @@ pub fn list_dir(s: &Session, log: &mut CallLog, a: &ListDirArgs) -> ToolResult<L
     let mut skips = Skips::default();
     let mut entries = Vec::new();
     let mut truncated = false;
+    let mut parents = ParentCache::default();
     walk(&s.fs, &s.policy, &start, &opts, &mut skips, |e| {
         if entries.len() >= max {
             truncated = true;
             return Flow::Stop;
         }
-        entries.push(describe_entry(s, &e.path, e.ty, e.kind));
+        entries.push(describe_entry(s, &mut parents, &e.path, e.ty, e.kind));
         Flow::Continue
     })?;
     log.paths_read.push(start.to_string());
@@ -94,9 +93,31 @@ pub fn list_dir(s: &Session, log: &mut CallLog, a: &ListDirArgs) -> ToolResult<L
     })
 }
 
-/// Builds one entry with its size and time (one `stat` per entry).
-fn describe_entry(s: &Session, path: &LogicalPath, ty: EntryType, kind: Kind) -> DirEntry {
-    let meta = fs::symlink_metadata(s.fs.real(path)).ok();
+/// The held directory of the entries last described: a walk visits siblings together, so
+/// each directory is opened once.
+#[derive(Default)]
+struct ParentCache(Option<(LogicalPath, std::sync::Arc<crate::port::Dir>)>);
+
+impl ParentCache {
+    fn stat(&mut self, s: &Session, path: &LogicalPath) -> Option<crate::port::Stat> {
+        let parent = path.parent();
+        if self.0.as_ref().is_none_or(|(p, _)| *p != parent) {
+            self.0 = s.fs.open_dir(&parent).ok().map(|d| (parent, d));
+        }
+        let (_, dir) = self.0.as_ref()?;
+        dir.stat_at(path.name()).ok().flatten()
+    }
+}
+
+/// Builds one entry with its size and time (one `stat` per entry). A secret shows its
+/// name, type and kind only.
+fn describe_entry(
+    s: &Session,
+    parents: &mut ParentCache,
+    path: &LogicalPath,
+    ty: EntryType,
+    kind: Kind,
+) -> DirEntry {
     let (kind, target) = if ty == EntryType::Symlink {
         match s.fs.resolve(path) {
             Ok(r) => {
@@ -111,12 +132,17 @@ fn describe_entry(s: &Session, path: &LogicalPath, ty: EntryType, kind: Kind) ->
     } else {
         (kind, None)
     };
+    let meta = if kind == Kind::Secret {
+        None
+    } else {
+        parents.stat(s, path)
+    };
     DirEntry {
         path: path.to_string(),
         ty,
         kind,
         size: if ty == EntryType::File {
-            meta.as_ref().map_or(0, |m| m.len())
+            meta.as_ref().map_or(0, |m| m.size)
         } else {
             0
         },
@@ -220,13 +246,18 @@ pub fn file_info(s: &Session, log: &mut CallLog, a: &FileInfoArgs) -> ToolResult
     let ty = if r.via_link {
         EntryType::Symlink
     } else {
-        EntryType::of(meta.file_type())
+        meta.ty
     };
+    // A secret's size and time are derived from its content: never shown.
+    let secret = kind == Kind::Secret;
+    let size = if is_dir || secret { 0 } else { meta.size };
     let mut sha256 = None;
-    let hashable = meta.len() <= s.policy.limits().max_hash_bytes;
+    let hashable = meta.size <= s.policy.limits().max_hash_bytes;
     if read_denial.is_none() && meta.is_file() && hashable {
-        let (digest, bytes) =
-            sha256_file(&s.fs.real(&r.target)).map_err(|e| ToolError::io(&shown, &e))?;
+        let parent = r.parent.as_ref().ok_or_else(|| r.not_a_file_error())?;
+        let io = |e: std::io::Error| ToolError::io(&shown, &e);
+        let (file, _) = parent.open_file(r.target.name()).map_err(io)?;
+        let (digest, bytes) = sha256_file(&file).map_err(io)?;
         log.read(&shown, bytes);
         sha256 = Some(digest);
     } else {
@@ -242,7 +273,7 @@ pub fn file_info(s: &Session, log: &mut CallLog, a: &FileInfoArgs) -> ToolResult
             EntryType::Other => "special file",
         },
         kind.as_str(),
-        meta.len(),
+        size,
         if readable { "readable" } else { "not readable" },
         if write_denial.is_none() {
             ", writable"
@@ -257,8 +288,8 @@ pub fn file_info(s: &Session, log: &mut CallLog, a: &FileInfoArgs) -> ToolResult
         path: shown,
         ty,
         kind,
-        size: if is_dir { 0 } else { meta.len() },
-        modified: modified(meta),
+        size,
+        modified: if secret { None } else { modified(meta) },
         sha256,
         target: r.via_link.then(|| r.target.to_string()),
         readable,
@@ -287,7 +318,10 @@ mod tests {
             std::fs::create_dir_all(f.parent().unwrap()).unwrap();
             std::fs::write(f, "x").unwrap();
         }
-        let s = Session::new(Fs::new(tmp.path()), Policy::from_json("").unwrap());
+        let s = Session::new(
+            Fs::open(tmp.path()).unwrap(),
+            Policy::from_json("").unwrap(),
+        );
         let k = s
             .policy
             .kind_of(&LogicalPath::parse("drivers/target").unwrap(), true);

@@ -111,7 +111,10 @@ pub fn delete_file(
 ) -> ToolResult<MutationResult> {
     let requested = crate::path::LogicalPath::parse(&a.path)?;
     let shown = requested.to_string();
-    if std::fs::symlink_metadata(s.fs.real(&requested)).is_ok_and(|m| m.file_type().is_symlink()) {
+    if s.fs
+        .stat_nofollow(&requested)
+        .is_some_and(|m| m.ty == crate::fsx::EntryType::Symlink)
+    {
         return Err(ToolError::new(
             ErrorCode::NotAFile,
             format!("'{shown}' is a symlink; delete_file removes regular files only"),
@@ -170,12 +173,14 @@ pub fn move_file(s: &Session, log: &mut CallLog, a: &MoveFileArgs) -> ToolResult
         (Some(d), Some(expected)) => check_expected(s, &to_shown, Some(d), Some(expected))?,
         (None, _) => {}
     }
+    let mode_from = from.target.clone();
     let mut src = Change::new(from.target, from_shown.clone(), Some(content.clone()), None);
     src.label = Some("move_from");
     let overwrite = dest_before.is_some();
     src.quiet = !overwrite;
     let mut dst = Change::new(to.target, to_shown, dest_before, Some(content.clone()));
     dst.label = Some("move_to");
+    dst.mode_from = Some(mode_from);
     if !overwrite {
         dst.renamed_from = Some((from_shown, content));
     }

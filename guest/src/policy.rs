@@ -156,7 +156,7 @@ pub struct DirScope {
 pub struct Policy {
     pub config: PolicyConfig,
     /// The tree classification looks into for build files; name-only when absent.
-    root: Option<std::path::PathBuf>,
+    fs: Option<crate::fsx::Fs>,
     /// Answers of `root` lookups, by logical path.
     seen: std::sync::Arc<std::sync::Mutex<std::collections::HashMap<String, bool>>>,
     read_allow: Globs,
@@ -196,7 +196,7 @@ impl Policy {
             overrides,
             approval: Approval::new(config.approval.clone())?,
             config,
-            root: None,
+            fs: None,
             seen: Default::default(),
         })
     }
@@ -217,14 +217,14 @@ impl Policy {
         Policy::new(config)
     }
 
-    /// Lets classification look for build files below `root` (see `classify_with`).
-    pub fn with_root(mut self, root: &std::path::Path) -> Self {
-        self.root = Some(root.to_path_buf());
+    /// Lets classification look for build files in `fs` (see `classify_with`).
+    pub fn with_fs(mut self, fs: &crate::fsx::Fs) -> Self {
+        self.fs = Some(fs.clone());
         self
     }
 
     fn has_file(&self, p: &LogicalPath) -> bool {
-        let Some(root) = &self.root else { return true };
+        let Some(fs) = &self.fs else { return true };
         let key = p.to_string();
         if let Some(&v) = self
             .seen
@@ -235,8 +235,7 @@ impl Policy {
         {
             return v;
         }
-        let real = root.join(p.as_str());
-        let v = std::fs::symlink_metadata(real).is_ok_and(|m| m.is_file());
+        let v = fs.stat_nofollow(p).is_some_and(|m| m.is_file());
         if let Ok(mut m) = self.seen.lock() {
             if m.len() > 100_000 {
                 m.clear();

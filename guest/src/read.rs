@@ -5,9 +5,6 @@
 //! way one pass computes the sha256, the line count, the line-ending style and the lines
 //! asked for.
 
-use std::fs::File;
-use std::io::Read;
-
 use sha2::{Digest, Sha256};
 
 use crate::api::{
@@ -36,7 +33,7 @@ pub fn read_file(s: &Session, log: &mut CallLog, a: &ReadFileArgs) -> ToolResult
         return Err(binary_error(&shown));
     }
     let limits = s.policy.limits();
-    let size = meta.len();
+    let size = meta.size;
     let ranged = a.start_line.is_some() || a.max_lines.is_some();
     if !ranged && size > limits.max_whole_read_bytes {
         return Err(ToolError::new(
@@ -55,21 +52,28 @@ pub fn read_file(s: &Session, log: &mut CallLog, a: &ReadFileArgs) -> ToolResult
         Policy::clamp(a.max_lines, limits.max_read_lines, limits.max_read_lines),
         Policy::clamp(a.max_bytes, limits.max_read_bytes, limits.max_read_bytes) as usize,
     );
-    let real = s.fs.real(&r.resolved.target);
-    let mut file = File::open(&real).map_err(|e| ToolError::io(&shown, &e))?;
     if size <= limits.max_whole_read_bytes {
-        let mut buf = Vec::with_capacity(size as usize + 1);
-        file.read_to_end(&mut buf)
-            .map_err(|e| ToolError::io(&shown, &e))?;
+        let buf = read_whole(&r.resolved, size, &shown)?;
         col.feed_whole(&buf, &shown)?;
     } else {
-        let mut buf = vec![0u8; CHUNK];
+        let parent = r
+            .resolved
+            .parent
+            .as_ref()
+            .ok_or_else(|| r.resolved.not_a_file_error())?;
+        let (file, _) = parent
+            .open_file(r.resolved.target.name())
+            .map_err(|e| ToolError::io(&shown, &e))?;
+        let mut offset = 0u64;
         loop {
-            let n = file.read(&mut buf).map_err(|e| ToolError::io(&shown, &e))?;
-            if n == 0 {
+            let chunk = file
+                .read_at(offset, CHUNK)
+                .map_err(|e| ToolError::io(&shown, &e))?;
+            if chunk.is_empty() {
                 break;
             }
-            col.feed(&buf[..n], &shown)?;
+            offset += chunk.len() as u64;
+            col.feed(&chunk, &shown)?;
         }
     }
     log.read(&shown, col.size);
@@ -129,6 +133,19 @@ pub fn read_many(s: &Session, log: &mut CallLog, a: &ReadManyArgs) -> ToolResult
     }
     let summary = format!("read {ok} of {} files", files.len());
     Ok(ReadManyResult { files, summary })
+}
+
+/// A whole regular file of about `size` bytes, read through the held directory that
+/// resolution checked (not by name again, which a concurrent rename could redirect).
+///
+/// # Errors
+/// `NOT_FOUND`, `NOT_A_FILE`, `IO_ERROR`.
+pub fn read_whole(r: &crate::fsx::Resolved, size: u64, shown: &str) -> ToolResult<Vec<u8>> {
+    // Room past the size seen, so a file that grew meanwhile is not silently cut.
+    let max = size.saturating_add(1 << 16);
+    r.read(max)
+        .map(|(data, _)| data)
+        .map_err(|e| e.with_path(shown))
 }
 
 fn binary_error(shown: &str) -> ToolError {

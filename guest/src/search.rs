@@ -6,9 +6,6 @@
 //! that would run past the end of its line is checked again against that line alone, so
 //! results are the same as a line-by-line search.
 
-use std::fs::File;
-use std::io::Read;
-
 use regex::bytes::{Regex, RegexBuilder};
 
 use crate::api::{FileCount, SearchMatch, SearchOutput, SearchTextArgs, SearchTextResult};
@@ -310,6 +307,7 @@ pub fn search_text(
         skips: Skips::default(),
         bytes: 0,
         buf: Vec::new(),
+        parent: None,
     };
     if !start.is_root() {
         let r = s.readable_path(&start)?;
@@ -378,9 +376,26 @@ struct State<'a> {
     skips: Skips,
     bytes: u64,
     buf: Vec<u8>,
+    /// The held directory of the files last read without the host's batched reads.
+    parent: Option<(LogicalPath, std::sync::Arc<crate::port::Dir>)>,
 }
 
 impl State<'_> {
+    /// Reads up to `max` bytes of `path` into the buffer through its held parent directory
+    /// (kept open while the walk visits its siblings).
+    fn read_through_port(&mut self, path: &LogicalPath, max: u64) -> std::io::Result<usize> {
+        let parent = path.parent();
+        if self.parent.as_ref().is_none_or(|(p, _)| *p != parent) {
+            self.parent = Some((parent.clone(), self.s.fs.open_dir(&parent)?));
+        }
+        let Some((_, dir)) = &self.parent else {
+            return Err(std::io::ErrorKind::NotFound.into());
+        };
+        let (data, _) = dir.read_file(path.name(), max)?;
+        self.buf = data;
+        Ok(self.buf.len())
+    }
+
     fn search_file(&mut self, real_path: &LogicalPath, shown: &str, kind: Kind) {
         match kind {
             Kind::Secret => return self.skips.add("secret"),
@@ -395,11 +410,7 @@ impl State<'_> {
                 Ok(self.buf.len())
             }
             Some(Err(e)) => Err(e),
-            None => {
-                self.buf.clear();
-                File::open(self.s.fs.real(real_path))
-                    .and_then(|mut f| (&mut f).take(limit + 1).read_to_end(&mut self.buf))
-            }
+            None => self.read_through_port(real_path, limit + 1),
         };
         match read {
             Ok(n) if n as u64 > limit => return self.skips.add("too_large"),

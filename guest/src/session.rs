@@ -12,8 +12,11 @@ use crate::policy::Policy;
 pub struct Session {
     pub fs: Fs,
     pub policy: Policy,
-    /// The private state directory (session baseline), when the host provides one.
+    /// The private state directory (session baseline), when the host provides one. Only
+    /// ever a directory the host mounted for this purpose, never one in the repository.
     pub state_dir: Option<std::path::PathBuf>,
+    /// The baseline kept in memory when there is no state directory.
+    pub memory: crate::baseline::Memory,
 }
 
 /// A path that passed the guard, was resolved, and that the policy lets the agent read.
@@ -26,11 +29,12 @@ pub struct Readable {
 
 impl Session {
     pub fn new(fs: Fs, policy: Policy) -> Self {
-        let policy = policy.with_root(fs.root());
+        let policy = policy.with_fs(&fs);
         Session {
             fs,
             policy,
             state_dir: None,
+            memory: Default::default(),
         }
     }
 

@@ -19,6 +19,7 @@ use crate::api::{
 };
 use crate::audit::{AuditEvent, CallLog};
 use crate::error::{ErrorCode, ToolError, ToolResult};
+use crate::policy::Policy;
 use crate::session::Session;
 use crate::{edit, list, mutate, patch, read, search, workspace};
 
@@ -201,17 +202,17 @@ pub fn find(name: &str) -> Option<&'static ToolSpec> {
 }
 
 /// The tools a session offers: mutation tools are left out when it is read-only.
-pub fn offered(session: &Session) -> impl Iterator<Item = &'static ToolSpec> {
-    let read_only = session.policy.config.read_only;
-    let moves = session.policy.config.allow_move;
+pub fn offered(policy: &Policy) -> impl Iterator<Item = &'static ToolSpec> {
+    let read_only = policy.config.read_only;
+    let moves = policy.config.allow_move;
     TOOLS
         .iter()
         .filter(move |t| !(read_only && t.mutates) && (moves || t.name != "move_file"))
 }
 
 /// `describe` as a JSON array.
-pub fn describe(session: &Session) -> String {
-    Value::Array(offered(session).map(ToolSpec::describe).collect()).to_string()
+pub fn describe(policy: &Policy) -> String {
+    Value::Array(offered(policy).map(ToolSpec::describe).collect()).to_string()
 }
 
 /// Calls a tool by name with JSON arguments.
@@ -297,7 +298,7 @@ mod tests {
     use crate::policy::Policy;
 
     fn session(root: &std::path::Path, policy: &str) -> Session {
-        Session::new(Fs::new(root), Policy::from_json(policy).unwrap())
+        Session::new(Fs::open(root).unwrap(), Policy::from_json(policy).unwrap())
     }
 
     #[test]
@@ -347,7 +348,8 @@ mod tests {
     fn describe_offers_mutations_only_to_writable_sessions() {
         let tmp = tempfile::tempdir().unwrap();
         let names = |policy: &str| -> Vec<String> {
-            let v: Value = serde_json::from_str(&describe(&session(tmp.path(), policy))).unwrap();
+            let v: Value =
+                serde_json::from_str(&describe(&session(tmp.path(), policy).policy)).unwrap();
             v.as_array()
                 .unwrap()
                 .iter()
@@ -376,8 +378,10 @@ mod tests {
     #[test]
     fn describe_lists_every_read_tool() {
         let tmp = tempfile::tempdir().unwrap();
-        let v: Value =
-            serde_json::from_str(&describe(&session(tmp.path(), r#"{"read_only":true}"#))).unwrap();
+        let v: Value = serde_json::from_str(&describe(
+            &session(tmp.path(), r#"{"read_only":true}"#).policy,
+        ))
+        .unwrap();
         let names: Vec<&str> = v
             .as_array()
             .unwrap()

@@ -4,16 +4,21 @@
 //!    content, compute new content, all in memory;
 //! 2. **baseline**: record the original content of paths the session changes for the first
 //!    time (for `diff_workspace` and `revert`);
-//! 3. **prepare**: write every new content to a temporary file beside its target and flush
-//!    it, then check each target's sha256 once more;
-//! 4. **commit**: rename each temporary file over its target (atomic per file) and remove
-//!    deleted files. If a step fails, files already committed are put back and every
-//!    temporary file is removed: a failed call leaves the tree as it was.
+//! 3. **prepare**: open each target's directory one component at a time from the root
+//!    (refusing symlinks and any directory seen named `.git`, creating what is missing),
+//!    write every new content to a temporary file created exclusively in that held
+//!    directory and flush it, then check each target's content once more through it;
+//! 4. **commit**: rename each temporary file over its target within the held directory
+//!    (atomic per file) and remove deleted files. If a step fails, files already committed
+//!    are put back, every temporary file is removed, and so is every directory the call
+//!    created: a failed call leaves the tree as it was.
+//!
+//! Because every step acts through held directory handles, a directory renamed, swapped
+//! for a symlink or exchanged with `.git` while the call runs cannot redirect a write.
 
-use std::fs::{self, File, Metadata};
-use std::io::Write;
-use std::path::PathBuf;
+use std::fs;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 use crate::api::{FileChange, MutationResult};
 use crate::approval::{self, ApprovalRequest};
@@ -24,6 +29,7 @@ use crate::diff::{bound, file_diff, FileDiff, Side};
 use crate::error::{ErrorCode, ToolError, ToolResult};
 use crate::hash::{is_sha256, sha256_hex};
 use crate::path::{LogicalPath, TEMP_MARKER};
+use crate::port::{Dir, Stat};
 use crate::session::Session;
 
 /// A path that may be written: guarded, resolved, classified and allowed by the policy.
@@ -34,8 +40,10 @@ pub struct Writable {
     /// Where the content really lives (after inside symlinks).
     pub target: LogicalPath,
     /// Metadata of the existing file, or `None` when it does not exist yet.
-    pub meta: Option<Metadata>,
+    pub meta: Option<Stat>,
     pub kind: Kind,
+    /// The held directory holding the target, when it exists.
+    pub parent: Option<Arc<Dir>>,
 }
 
 impl Writable {
@@ -48,8 +56,16 @@ impl Writable {
     /// # Errors
     /// `IO_ERROR` when it cannot be read.
     pub fn read(&self, s: &Session) -> ToolResult<Vec<u8>> {
-        fs::read(s.fs.real(&self.target))
-            .map_err(|e| ToolError::io(&self.requested.to_string(), &e))
+        let shown = self.requested.to_string();
+        let max = s.policy.limits().max_write_bytes.saturating_add(1);
+        // Through the held directory resolution checked, never by name again.
+        let parent = self.parent.as_ref().ok_or_else(|| {
+            ToolError::io(&shown, &std::io::Error::from(std::io::ErrorKind::NotFound))
+        })?;
+        parent
+            .read_file(self.target.name(), max)
+            .map(|(data, _)| data)
+            .map_err(|e| ToolError::io(&shown, &e))
     }
 }
 
@@ -74,7 +90,9 @@ pub fn writable_path(s: &Session, requested: LogicalPath) -> ToolResult<Writable
     let r = s.fs.resolve(&requested)?;
     let final_is_link = r.via_link
         && r.meta.is_none()
-        && fs::symlink_metadata(s.fs.real(&requested)).is_ok_and(|m| m.file_type().is_symlink());
+        && s.fs
+            .stat_nofollow(&requested)
+            .is_some_and(|m| m.ty == crate::fsx::EntryType::Symlink);
     if final_is_link {
         return Err(ToolError::new(
             ErrorCode::PathRejected,
@@ -105,17 +123,17 @@ pub fn writable_path(s: &Session, requested: LogicalPath) -> ToolResult<Writable
     s.policy.check_write(&r.target, kind)?;
     r.target.check_reserved()?;
     let max = s.policy.limits().max_write_bytes;
-    if let Some(m) = r.meta.as_ref().filter(|m| m.len() > max) {
+    if let Some(m) = r.meta.as_ref().filter(|m| m.size > max) {
         return Err(ToolError::new(
             ErrorCode::FileTooLarge,
             format!(
                 "'{shown}' is {} bytes, over the {max} byte limit for files the tools change",
-                m.len()
+                m.size
             ),
         )
         .with_path(shown));
     }
-    if r.meta.is_some() && !s.policy.config.allow_hardlinks && link_count(s, &r.target) > 1 {
+    if r.meta.is_some_and(|m| m.nlink > 1) && !s.policy.config.allow_hardlinks {
         return Err(ToolError::denied(
             &shown,
             "hardlinked",
@@ -127,36 +145,8 @@ pub fn writable_path(s: &Session, requested: LogicalPath) -> ToolResult<Writable
         target: r.target,
         meta: r.meta,
         kind,
+        parent: r.parent,
     })
-}
-
-/// How many names the file has.
-#[cfg(target_os = "wasi")]
-fn link_count(s: &Session, p: &LogicalPath) -> u64 {
-    use wasip2::filesystem::types::PathFlags;
-    let _ = s;
-    thread_local! {
-        static ROOT: Option<wasip2::filesystem::types::Descriptor> = wasip2::filesystem::preopens::get_directories()
-            .into_iter()
-            .find(|(_, name)| name == "/")
-            .map(|(d, _)| d);
-    }
-    ROOT.with(|root| {
-        root.as_ref()
-            .and_then(|d| d.stat_at(PathFlags::empty(), &p.to_string()).ok())
-            .map_or(1, |st| st.link_count)
-    })
-}
-
-#[cfg(unix)]
-fn link_count(s: &Session, p: &LogicalPath) -> u64 {
-    use std::os::unix::fs::MetadataExt;
-    fs::symlink_metadata(s.fs.real(p)).map_or(1, |m| m.nlink())
-}
-
-#[cfg(not(any(unix, target_os = "wasi")))]
-fn link_count(_s: &Session, _p: &LogicalPath) -> u64 {
-    1
 }
 
 /// Checks `expected` (when given, or when the policy requires it) against `current`.
@@ -240,6 +230,8 @@ pub struct Change {
     pub renamed_from: Option<(String, Vec<u8>)>,
     /// The old end of a move: its diff is part of the new end's rename.
     pub quiet: bool,
+    /// Where a new file takes its permission bits from (the source of a move).
+    pub mode_from: Option<LogicalPath>,
 }
 
 impl Change {
@@ -259,6 +251,7 @@ impl Change {
             label: None,
             renamed_from: None,
             quiet: false,
+            mode_from: None,
         }
     }
 
@@ -449,21 +442,82 @@ fn summarize(files: &[FileChange], ins: u32, del: u32, dry_run: bool, cut: bool)
     )
 }
 
-fn temp_path(s: &Session, target: &LogicalPath) -> PathBuf {
-    let real = s.fs.real(target);
-    let name = format!(".{}{TEMP_MARKER}{}", target.name(), temp_suffix());
-    real.with_file_name(name)
+fn temp_name(target: &LogicalPath) -> String {
+    format!(".{}{TEMP_MARKER}{}", target.name(), temp_suffix())
 }
 
-fn write_temp(path: &PathBuf, data: &[u8]) -> std::io::Result<()> {
-    let mut f = File::options().write(true).create_new(true).open(path)?;
-    f.write_all(data)?;
-    f.sync_all()
+/// The held directories from the root down to `dir` (`chain[0]` is the root, the last is
+/// `dir` itself), opened one component at a time. With `create`, missing directories are
+/// made and noted in `created`, so that a failed call can remove them again.
+///
+/// # Errors
+/// `PATH_REJECTED` when a component is a symlink or a directory seen named `.git` (the tree
+/// changed under the call), `NOT_A_FILE` when it is not a directory, `IO_ERROR`.
+fn open_chain(
+    s: &Session,
+    dir: &LogicalPath,
+    create: bool,
+    created: &mut Vec<(Arc<Dir>, String)>,
+) -> ToolResult<Vec<Arc<Dir>>> {
+    let shown = dir.to_string();
+    let mut chain = vec![s.fs.root().clone()];
+    for part in dir.parts() {
+        let cur = chain.last().unwrap_or(s.fs.root()).clone();
+        s.fs.note_git_dirs(&cur);
+        if create
+            && cur
+                .stat_at(part)
+                .map_err(|e| ToolError::io(&shown, &e))?
+                .is_none()
+        {
+            match cur.mkdir(part) {
+                Ok(()) => created.push((cur.clone(), part.to_string())),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+                Err(e) => return Err(ToolError::io(&shown, &e)),
+            }
+        }
+        let next = cur.open_dir(part).map_err(|e| changed_under(&shown, &e))?;
+        if s.fs.swapped_git(part, &next) {
+            return Err(ToolError::new(
+                ErrorCode::PathRejected,
+                format!("'{shown}' changed while the call ran: '{part}' is now a .git directory; nothing was written"),
+            )
+            .with_path(shown));
+        }
+        chain.push(Arc::new(next));
+    }
+    Ok(chain)
+}
+
+/// The error for a directory on the way that is no longer a plain directory.
+fn changed_under(shown: &str, e: &std::io::Error) -> ToolError {
+    match e.kind() {
+        std::io::ErrorKind::NotFound => ToolError::io(shown, e),
+        std::io::ErrorKind::PermissionDenied | std::io::ErrorKind::Other => ToolError::io(shown, e),
+        _ => ToolError::new(
+            ErrorCode::PathRejected,
+            format!("'{shown}' changed while the call ran ({e}); nothing was written"),
+        )
+        .with_path(shown),
+    }
+}
+
+/// The content of `name` in `dir` now: `Ok(None)` when nothing is there, `Err(())` when
+/// something other than a readable regular file is.
+fn current(dir: &Dir, name: &str, max: u64) -> Result<Option<Vec<u8>>, ()> {
+    match dir.stat_at(name) {
+        Ok(None) => Ok(None),
+        Ok(Some(st)) if st.is_file() => dir
+            .read_file(name, max)
+            .map(|(d, _)| Some(d))
+            .map_err(|_| ()),
+        _ => Err(()),
+    }
 }
 
 /// Steps 2 to 4.
 fn apply(s: &Session, changes: &[Change]) -> ToolResult<()> {
-    let baseline = Baseline::new(s.state_dir.as_deref());
+    let baseline = Baseline::new(s.state_dir.as_deref(), &s.memory);
     let originals: Vec<(String, Option<&[u8]>)> = changes
         .iter()
         .map(|c| (c.target.to_string(), c.before.as_deref()))
@@ -474,17 +528,17 @@ fn apply(s: &Session, changes: &[Change]) -> ToolResult<()> {
     // that a session after a crash can remove what a killed process left behind.
     let journal = s.state_dir.as_ref().map(|d| d.join(JOURNAL));
     if let Some(j) = &journal {
-        recover(j);
+        recover(s, j);
     }
-    let planned: Vec<Option<PathBuf>> = changes
+    let planned: Vec<Option<String>> = changes
         .iter()
-        .map(|c| c.after.as_ref().map(|_| temp_path(s, &c.target)))
+        .map(|c| c.after.as_ref().map(|_| temp_name(&c.target)))
         .collect();
     if let Some(j) = &journal {
-        let names: Vec<String> = planned
+        let names: Vec<String> = changes
             .iter()
-            .flatten()
-            .map(|p| p.to_string_lossy().into_owned())
+            .zip(&planned)
+            .filter_map(|(c, t)| t.as_ref().map(|t| c.target.parent().join(t).to_string()))
             .collect();
         let json = serde_json::to_vec(&names).unwrap_or_default();
         fs::write(j, json).map_err(|e| {
@@ -494,7 +548,14 @@ fn apply(s: &Session, changes: &[Change]) -> ToolResult<()> {
             )
         })?;
     }
-    let result = write_and_commit(s, changes, &planned);
+    let mut created = Vec::new();
+    let result = write_and_commit(s, changes, &planned, &mut created);
+    if result.is_err() {
+        // Directories this call made, deepest first; any that is not empty stays.
+        for (dir, name) in created.iter().rev() {
+            let _ = dir.rmdir(name);
+        }
+    }
     if let Some(j) = &journal {
         let _ = fs::remove_file(j);
     }
@@ -505,17 +566,22 @@ fn apply(s: &Session, changes: &[Change]) -> ToolResult<()> {
 const JOURNAL: &str = "pending-temps.json";
 
 /// Removes temporary files a killed process left behind (only names of file-tools' own
-/// temporary files are ever removed), then the journal.
-fn recover(journal: &std::path::Path) {
+/// temporary files, through their directory opened without following links), then the
+/// journal.
+fn recover(s: &Session, journal: &std::path::Path) {
     let Ok(bytes) = fs::read(journal) else { return };
     let names: Vec<String> = serde_json::from_slice(&bytes).unwrap_or_default();
     for n in names {
-        let p = PathBuf::from(n);
-        if p.file_name()
-            .and_then(|f| f.to_str())
-            .is_some_and(crate::path::is_temp_name)
-        {
-            let _ = fs::remove_file(p);
+        // The parent is an ordinary path; the name, which path parsing refuses as reserved,
+        // must be one of file-tools' temporary names.
+        let (parent, name) = n.rsplit_once('/').unwrap_or(("", n.as_str()));
+        let Ok(parent) = LogicalPath::parse_dir(parent) else {
+            continue;
+        };
+        if crate::path::is_temp_name(name) {
+            if let Ok(dir) = s.fs.open_dir(&parent) {
+                let _ = dir.unlink(name);
+            }
         }
     }
     let _ = fs::remove_file(journal);
@@ -525,49 +591,55 @@ fn recover(journal: &std::path::Path) {
 fn write_and_commit(
     s: &Session,
     changes: &[Change],
-    planned: &[Option<PathBuf>],
+    planned: &[Option<String>],
+    created: &mut Vec<(Arc<Dir>, String)>,
 ) -> ToolResult<()> {
-    let mut temps: Vec<Option<PathBuf>> = Vec::with_capacity(changes.len());
-    let cleanup = |temps: &[Option<PathBuf>]| {
-        for t in temps.iter().flatten() {
-            let _ = fs::remove_file(t);
+    let mut temps: Vec<Option<(Arc<Dir>, String)>> = Vec::with_capacity(changes.len());
+    let mut chains: Vec<Vec<Arc<Dir>>> = Vec::with_capacity(changes.len());
+    let cleanup = |temps: &[Option<(Arc<Dir>, String)>]| {
+        for (dir, name) in temps.iter().flatten() {
+            let _ = dir.unlink(name);
         }
     };
     for (c, tmp) in changes.iter().zip(planned) {
+        let chain = match open_chain(s, &c.target.parent(), c.after.is_some(), created) {
+            Ok(chain) => chain,
+            Err(e) => {
+                cleanup(&temps);
+                return Err(e.with_path(&c.shown));
+            }
+        };
+        let dir = chain.last().unwrap_or(s.fs.root()).clone();
+        chains.push(chain);
         let (Some(after), Some(tmp)) = (&c.after, tmp) else {
             temps.push(None);
             continue;
         };
-        let tmp = tmp.clone();
-        let real = s.fs.real(&c.target);
-        if let Some(dir) = real.parent() {
-            if let Err(e) = fs::create_dir_all(dir) {
-                cleanup(&temps);
-                return Err(ToolError::io(&c.shown, &e));
-            }
-        }
-        if let Err(e) = write_temp(&tmp, after) {
-            let _ = fs::remove_file(&tmp);
+        if let Err(e) = dir.create_new(tmp, after) {
             cleanup(&temps);
             return Err(ToolError::io(&c.shown, &e));
         }
+        // A replaced file keeps its permission bits, a moved one takes its source's
+        // (WASI cannot set them itself).
+        let tmp_logical = c.target.parent().join(tmp);
         if c.before.is_some() {
-            // A replaced file keeps its permission bits (WASI cannot set them itself).
-            let tmp_logical = c
-                .target
-                .parent()
-                .join(tmp.file_name().and_then(|n| n.to_str()).unwrap_or_default());
             crate::modes::copy_mode(&c.target, &tmp_logical);
+        } else if let Some(from) = &c.mode_from {
+            crate::modes::copy_mode(from, &tmp_logical);
         }
-        temps.push(Some(tmp));
+        temps.push(Some((dir, tmp.clone())));
     }
     crate::fault::point("commit");
-    // The last check before anything becomes visible: every file is still as planned.
-    for c in changes {
-        // Bytes compared directly: cheaper than hashing both sides of every file.
-        let now_bytes = fs::read(s.fs.real(&c.target)).ok();
-        if !crate::bytes::eq_opt(now_bytes.as_deref(), c.before.as_deref()) {
-            let now = now_bytes.as_deref().map(sha256_hex);
+    // The last check before anything becomes visible: every file is still as planned,
+    // looked at through the very directory the rename will act in.
+    let max = s.policy.limits().max_write_bytes.saturating_add(1);
+    for (c, chain) in changes.iter().zip(&chains) {
+        let dir = chain.last().unwrap_or(s.fs.root());
+        let now = current(dir, c.target.name(), max);
+        let same = now
+            .as_ref()
+            .is_ok_and(|n| crate::bytes::eq_opt(n.as_deref(), c.before.as_deref()));
+        if !same {
             cleanup(&temps);
             let mut e = ToolError::new(
                 ErrorCode::WriteConflict,
@@ -577,60 +649,70 @@ fn write_and_commit(
                 ),
             )
             .with_path(&c.shown);
-            if let Some(now) = now {
-                e = e.with_detail("current_sha256", now);
+            if let Ok(Some(now)) = now {
+                e = e.with_detail("current_sha256", sha256_hex(&now));
             }
             return Err(e);
         }
     }
     let mut done: Vec<usize> = Vec::with_capacity(changes.len());
     for (i, c) in changes.iter().enumerate() {
-        let real = s.fs.real(&c.target);
+        let dir = chains[i].last().unwrap_or(s.fs.root());
+        let name = c.target.name();
         let result = match &temps[i] {
-            Some(tmp) => fs::rename(tmp, &real),
-            None => fs::remove_file(&real),
+            Some((_, tmp)) => dir.rename(tmp, name),
+            None => dir.unlink(name),
         };
         if let Err(e) = result {
-            rollback(s, changes, &done);
+            rollback(changes, &chains, &done);
             cleanup(&temps[i..]);
             return Err(ToolError::io(&c.shown, &e));
         }
         done.push(i);
     }
-    for c in changes.iter().filter(|c| c.after.is_none()) {
-        remove_emptied_dirs(s, &c.target);
+    for (c, chain) in changes.iter().zip(&chains) {
+        if c.after.is_none() {
+            remove_emptied_dirs(&c.target, chain);
+        }
     }
     Ok(())
 }
 
 /// Removes the directories a deletion left empty, up to (never including) the root, as
-/// `git apply` does.
-fn remove_emptied_dirs(s: &Session, deleted: &LogicalPath) {
-    let mut dir = deleted.parent();
-    while !dir.is_root() && fs::remove_dir(s.fs.real(&dir)).is_ok() {
-        dir = dir.parent();
+/// `git apply` does, each through its held parent.
+fn remove_emptied_dirs(deleted: &LogicalPath, chain: &[Arc<Dir>]) {
+    let dir = deleted.parent();
+    let names: Vec<&str> = dir.parts().collect();
+    for depth in (0..names.len()).rev() {
+        let Some(parent) = chain.get(depth) else {
+            break;
+        };
+        if parent.rmdir(names[depth]).is_err() {
+            break;
+        }
     }
 }
 
-/// Puts back files already committed, newest first.
-fn rollback(s: &Session, changes: &[Change], done: &[usize]) {
+/// Puts back files already committed, newest first, through their held directories.
+fn rollback(changes: &[Change], chains: &[Vec<Arc<Dir>>], done: &[usize]) {
     for &i in done.iter().rev() {
         let c = &changes[i];
-        let real = s.fs.real(&c.target);
+        let Some(dir) = chains[i].last() else {
+            continue;
+        };
+        let name = c.target.name();
         match &c.before {
             None => {
-                let _ = fs::remove_file(&real);
+                let _ = dir.unlink(name);
             }
             Some(before) => {
-                if let Some(dir) = real.parent() {
-                    let _ = fs::create_dir_all(dir);
-                }
-                let tmp = temp_path(s, &c.target);
-                if write_temp(&tmp, before)
-                    .and_then(|_| fs::rename(&tmp, &real))
+                let tmp = temp_name(&c.target);
+                if dir
+                    .create_new(&tmp, before)
+                    .and_then(|_| dir.rename(&tmp, name))
                     .is_err()
                 {
-                    let _ = fs::remove_file(&tmp);
+                    let _ = dir.unlink(&tmp);
                 }
             }
         }

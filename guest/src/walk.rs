@@ -6,7 +6,6 @@
 //! directory's ancestors) when asked to. Everything passed over is counted by reason.
 
 use std::collections::BTreeMap;
-use std::fs;
 use std::rc::Rc;
 
 use crate::classify::Kind;
@@ -148,7 +147,11 @@ fn load_ignores(
             let path = dir.join(name);
             let text = match crate::hostfs::read_file(&path, MAX_IGNORE_FILE_BYTES) {
                 Some(r) => r.ok(),
-                None => fs::read(fsx.real(&path)).ok(),
+                None => fsx
+                    .open_dir(dir)
+                    .and_then(|d| d.read_file(name, MAX_IGNORE_FILE_BYTES))
+                    .ok()
+                    .map(|(data, _)| data),
             };
             // An unreadable ignore file is passed over; the others still apply.
             if let Some(t) = text {
@@ -256,7 +259,7 @@ pub fn walk(
 fn present_ignore_files(fsx: &Fs, dir: &LogicalPath) -> Vec<&'static str> {
     [".gitignore", ".ignore"]
         .into_iter()
-        .filter(|n| fs::symlink_metadata(fsx.real(&dir.join(n))).is_ok_and(|m| m.is_file()))
+        .filter(|n| fsx.stat_nofollow(&dir.join(n)).is_some_and(|m| m.is_file()))
         .collect()
 }
 
@@ -278,25 +281,10 @@ fn read_sorted(
     Ok(out)
 }
 
-/// A directory's entries through WASI (one host call per entry).
+/// A directory's entries through the port (one host call per entry under WASI), opened
+/// one component at a time from the root.
 fn read_wasi(fsx: &Fs, dir: &LogicalPath) -> std::io::Result<Vec<(Result<String, ()>, EntryType)>> {
-    let mut out = Vec::new();
-    let mut failures = 0;
-    for e in fs::read_dir(fsx.real(dir))? {
-        // An entry the system cannot return (WASI fails a name that is not UTF-8) is kept
-        // as unnamed, to be counted, instead of failing the whole directory.
-        let Ok(e) = e else {
-            out.push((Err(()), EntryType::Other));
-            failures += 1;
-            if failures > 10_000 {
-                break;
-            }
-            continue;
-        };
-        let ty = e.file_type().map(EntryType::of).unwrap_or(EntryType::Other);
-        out.push((e.file_name().into_string().map_err(|_| ()), ty));
-    }
-    Ok(out)
+    fsx.open_dir(dir)?.entries()
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -342,7 +330,7 @@ fn push_children(
         let path = dir.join(&name);
         let mine = owns(path.as_str());
         let is_dir = ty == EntryType::Dir;
-        let skip = if name == ".git" {
+        let skip = if crate::classify::is_git_name(&name) {
             Some("git_internal")
         } else if !opts.include_hidden && name.starts_with('.') {
             Some("hidden")
@@ -407,6 +395,7 @@ fn allow_dir_for_descent(policy: &Policy, path: &LogicalPath, is_dir: bool) -> b
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::fs;
 
     fn setup() -> (tempfile::TempDir, Fs) {
         let tmp = tempfile::tempdir().unwrap();
@@ -428,7 +417,7 @@ mod tests {
             fs::write(full, c).unwrap();
         }
         fs::create_dir_all(r.join(".git")).unwrap();
-        let fsx = Fs::new(r);
+        let fsx = Fs::open(r).unwrap();
         (tmp, fsx)
     }
 
@@ -555,8 +544,9 @@ mod tests {
                 "read":{"block":["cfg/private"]}}"#,
         )
         .unwrap()
-        .with_root(r);
-        let fsx = Fs::new(r);
+        ;
+        let fsx = Fs::open(r).unwrap();
+        let pol = pol.with_fs(&fsx);
         let o = WalkOptions {
             include_hidden: true,
             respect_ignore: false,

@@ -22,7 +22,7 @@ struct Changed {
 }
 
 fn changed_files(s: &Session, filter: &[LogicalPath]) -> ToolResult<Vec<Changed>> {
-    let baseline = Baseline::new(s.state_dir.as_deref());
+    let baseline = Baseline::new(s.state_dir.as_deref(), &s.memory);
     let mut out = Vec::new();
     for (path, entry) in baseline.entries()? {
         let lp = LogicalPath::parse(&path)?;
@@ -30,18 +30,20 @@ fn changed_files(s: &Session, filter: &[LogicalPath]) -> ToolResult<Vec<Changed>
             continue;
         }
         let before = baseline.content(&entry)?;
-        let now = match std::fs::read(s.fs.real(&lp)) {
-            Ok(b) => Some(b),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-            Err(e) => return Err(ToolError::io(&path, &e)),
+        // Never through a symlink: something else planted where a file was is shown as
+        // changed, its content withheld.
+        let max = s.policy.limits().max_write_bytes.saturating_add(1);
+        let (now, planted) = match s.fs.read_nofollow(&lp, max) {
+            Ok(now) => (now, false),
+            Err(_) => (Some(Vec::new()), true),
         };
-        if crate::bytes::eq_opt(before.as_deref(), now.as_deref()) {
+        if !planted && crate::bytes::eq_opt(before.as_deref(), now.as_deref()) {
             continue;
         }
-        let opaque = matches!(
-            s.policy.kind_of(&lp, false),
-            Kind::Secret | Kind::GitInternal
-        );
+        let kind = s.policy.kind_of(&lp, false);
+        let opaque = planted
+            || matches!(kind, Kind::Secret | Kind::GitInternal)
+            || s.policy.read_denial(&lp, kind).is_some();
         out.push(Changed {
             path,
             before,
@@ -180,7 +182,7 @@ pub fn revert(s: &Session, log: &mut CallLog, a: &RevertArgs) -> ToolResult<Muta
             "paths is empty; name the files to restore (diff_workspace lists them)",
         ));
     }
-    let baseline = Baseline::new(s.state_dir.as_deref());
+    let baseline = Baseline::new(s.state_dir.as_deref(), &s.memory);
     let entries: BTreeMap<String, Entry> = baseline.entries()?;
     let expected: BTreeMap<String, String> = a
         .expected_sha256s

@@ -150,7 +150,10 @@ fn rg_files(dir: &Path, threads: Option<usize>) -> u64 {
 
 fn native_session(repo: &Path) -> file_tools_guest::session::Session {
     let p = file_tools_guest::policy::Policy::from_json(&policy().to_string()).expect("policy");
-    file_tools_guest::session::Session::new(file_tools_guest::fsx::Fs::new(repo), p)
+    file_tools_guest::session::Session::new(
+        file_tools_guest::fsx::Fs::open(repo).expect("open the repository"),
+        p,
+    )
 }
 
 fn gate(ok: bool) -> &'static str {

@@ -1,16 +1,19 @@
 //! The `host-fs` import: permission bits for atomic replaces, and the batched reads that
 //! spare the component one WASI call per directory entry or per read.
 //!
-//! The batched reads go through a `cap_std::fs::Dir` of the repository, so every path is
-//! resolved beneath it whatever the component asks (the same wall as the WASI preopen); a
-//! final symlink is never followed, and only regular files are opened.
+//! The batched reads open relative to the repository's directory with `openat2` and
+//! `RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS` (or, where the kernel
+//! lacks `openat2`, one component at a time with `O_NOFOLLOW`): a symlink *anywhere* in the
+//! path is refused, so the object read is exactly the one the component classified by
+//! those names. Opens are non-blocking and never take a terminal; only regular files are
+//! read and only directories listed, judged on the opened descriptor.
 
 use std::io::Read;
+use std::os::fd::OwnedFd;
 use std::path::{Component, Path};
 
-use cap_fs_ext::DirExt as _;
-use cap_std::fs::OpenOptionsExt as _;
-use cap_std::fs::{Dir, OpenOptions};
+use cap_std::fs::Dir;
+use rustix::fs::{Mode, OFlags, ResolveFlags};
 
 use crate::bindings::agent::file_tools::host_fs::{DirEntry, Host};
 use crate::bindings::agent::file_tools::types::EntryType;
@@ -43,19 +46,47 @@ fn entry_type(ft: cap_std::fs::FileType) -> EntryType {
 /// An open refused with `O_NOFOLLOW` on a final symlink says so; other errors as they are.
 fn open_error(e: &std::io::Error, path: &str, wanted: &str) -> String {
     if e.raw_os_error() == Some(rustix::io::Errno::LOOP.raw_os_error()) {
-        format!("'{path}' is a symlink, not {wanted}")
+        format!("'{path}' is or goes through a symlink, not {wanted}")
     } else {
         e.to_string()
     }
 }
 
+/// Opens `rel` beneath `dir` without following a symlink anywhere on the way.
+fn open_beneath(dir: &Dir, rel: &Path, flags: OFlags) -> std::io::Result<OwnedFd> {
+    let flags = flags | OFlags::CLOEXEC | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::NOCTTY;
+    let resolve = ResolveFlags::BENEATH | ResolveFlags::NO_SYMLINKS | ResolveFlags::NO_MAGICLINKS;
+    match rustix::fs::openat2(dir, rel, flags, Mode::empty(), resolve) {
+        Err(rustix::io::Errno::NOSYS) => {}
+        other => return other.map_err(Into::into),
+    }
+    // No openat2 (an old kernel, or a filter that hides it): one name at a time.
+    let mut names: Vec<&std::ffi::OsStr> = rel
+        .components()
+        .filter_map(|c| match c {
+            Component::Normal(n) => Some(n),
+            _ => None,
+        })
+        .collect();
+    let last = names.pop();
+    let dir_flags =
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC | OFlags::NOFOLLOW | OFlags::NONBLOCK;
+    let mut cur: OwnedFd = rustix::fs::openat(dir, ".", dir_flags, Mode::empty())?;
+    for n in names {
+        cur = rustix::fs::openat(&cur, n, dir_flags, Mode::empty())?;
+    }
+    match last {
+        Some(n) => Ok(rustix::fs::openat(&cur, n, flags, Mode::empty())?),
+        None => Ok(rustix::fs::openat(&cur, ".", flags, Mode::empty())?),
+    }
+}
+
 fn read_dir(dir: &Dir, path: &str) -> Result<Vec<DirEntry>, String> {
     let rel = relative(path)?;
-    // Opened without following a final symlink: a link to a directory is not listed
-    // through (the component treats links as entries, never as directories).
-    let sub = dir
-        .open_dir_nofollow(rel)
+    // A FIFO or file swapped in fails at once (`O_DIRECTORY`); a link anywhere is refused.
+    let fd = open_beneath(dir, rel, OFlags::RDONLY | OFlags::DIRECTORY)
         .map_err(|e| open_error(&e, path, "a directory"))?;
+    let sub = Dir::from_std_file(std::fs::File::from(fd));
     let mut out = Vec::new();
     for e in sub.entries().map_err(|e| e.to_string())? {
         let e = e.map_err(|e| e.to_string())?;
@@ -70,18 +101,11 @@ fn read_dir(dir: &Dir, path: &str) -> Result<Vec<DirEntry>, String> {
 
 fn read_file(dir: &Dir, path: &str, max: u64) -> Result<Vec<u8>, String> {
     let rel = relative(path)?;
-    let mut opts = OpenOptions::new();
-    opts.read(true);
-    // One open, then one fstat, instead of a stat before the open: never follow a final
-    // symlink (the open fails), never block on a FIFO, never take a terminal; anything
-    // but a regular file is refused from the open descriptor's own metadata.
-    opts.custom_flags(
-        (rustix::fs::OFlags::NOFOLLOW | rustix::fs::OFlags::NONBLOCK | rustix::fs::OFlags::NOCTTY)
-            .bits() as i32,
-    );
-    let f = dir
-        .open_with(rel, &opts)
+    // One open, then one fstat: anything but a regular file is refused from the open
+    // descriptor's own metadata.
+    let fd = open_beneath(dir, rel, OFlags::RDONLY)
         .map_err(|e| open_error(&e, path, "a regular file"))?;
+    let f = std::fs::File::from(fd);
     let meta = f.metadata().map_err(|e| e.to_string())?;
     if !meta.is_file() {
         return Err(format!("'{path}' is not a regular file"));
@@ -174,6 +198,11 @@ mod tests {
         for path in ["etc", "up", "..", "/", "sub/a.txt"] {
             assert!(read_dir(&dir, path).is_err(), "{path}");
         }
+        // A symlink in the middle of a path is refused too, even one that stays inside.
+        std::os::unix::fs::symlink(".", t.path().join("repo/sub/same")).unwrap();
+        assert!(read_file(&dir, "sub/same/a.txt", 100).is_err());
+        assert!(read_dir(&dir, "sub/same").is_err());
+        assert!(read_dir(&dir, "sub").is_ok());
         let mut names: Vec<(Option<String>, EntryType)> = read_dir(&dir, "")
             .unwrap()
             .into_iter()

@@ -17,6 +17,7 @@ mod mutate;
 mod paths;
 mod policy;
 mod pooling;
+mod races;
 mod read;
 mod scenarios;
 mod search;

@@ -86,3 +86,68 @@ fn malformed_policies_fail_at_build_time() {
         .build();
     assert!(matches!(r, Err(HostError::Repo { .. })));
 }
+
+/// `apply_patch` is held to `allow_move` like `move_file`: a rename is refused by default and
+/// changes nothing; the same patch applies when moves are allowed.
+#[test]
+fn patch_renames_need_allow_move() {
+    let patch = "diff --git a/docs/guide.md b/docs/manual.md\nsimilarity index 100%\nrename from docs/guide.md\nrename to docs/manual.md\n";
+    let envelope = "*** Begin Patch\n*** Update File: src/main.rs\n*** Move to: src/app.rs\n@@\n-fn main() {\n+fn main() -> () {\n*** End Patch\n";
+    for p in [patch, envelope] {
+        let fx = Fixture::new();
+        let before = fx.snapshot();
+        let mut s = fx.session();
+        let e = call(&mut s, "apply_patch", json!({ "patch": p })).unwrap_err();
+        assert_eq!(file_tools_host::code_name(e.code), "POLICY_DENIED", "{p}");
+        assert_eq!(e.reason.as_deref(), Some("move_disabled"));
+        assert_eq!(fx.snapshot(), before);
+        let mut s = fx.session_with(json!({ "allow_move": true }), true, Default::default());
+        assert!(
+            call(&mut s, "apply_patch", json!({ "patch": p })).is_ok(),
+            "{p}"
+        );
+    }
+}
+
+/// With `require_expected_sha256`, every file a patch changes needs its hash in
+/// `expected_sha256s`; a wrong hash is a conflict, a hash for a file the patch does not
+/// touch is invalid input, and nothing changes until all of them are right.
+#[test]
+fn patch_hashes_are_required_when_the_policy_says_so() {
+    let fx = Fixture::new();
+    let before = fx.snapshot();
+    let patch = "--- a/src/main.rs\n+++ b/src/main.rs\n@@ -1,3 +1,3 @@\n fn main() {\n-    println!(\"hello\");\n+    println!(\"bye\");\n }\n";
+    let mut s = fx.session_with(
+        json!({ "require_expected_sha256": true }),
+        true,
+        Default::default(),
+    );
+    let e = call(&mut s, "apply_patch", json!({ "patch": patch })).unwrap_err();
+    assert_eq!(e.reason.as_deref(), Some("sha_required"));
+    let wrong = sha256(b"something else");
+    let e = call(
+        &mut s,
+        "apply_patch",
+        json!({ "patch": patch, "expected_sha256s": { "src/main.rs": wrong } }),
+    )
+    .unwrap_err();
+    assert_eq!(file_tools_host::code_name(e.code), "WRITE_CONFLICT");
+    let right = sha256(&std::fs::read(fx.repo.join("src/main.rs")).unwrap());
+    let e = call(
+        &mut s,
+        "apply_patch",
+        json!({ "patch": patch, "expected_sha256s": { "src/main.rs": right, "README.md": right } }),
+    )
+    .unwrap_err();
+    assert_eq!(file_tools_host::code_name(e.code), "INVALID_INPUT");
+    assert_eq!(fx.snapshot(), before, "a refused patch changed something");
+    let ok = call(
+        &mut s,
+        "apply_patch",
+        json!({ "patch": patch, "expected_sha256s": { "./src/main.rs": right } }),
+    );
+    assert!(ok.is_ok(), "{ok:?}");
+    assert!(std::fs::read_to_string(fx.repo.join("src/main.rs"))
+        .unwrap()
+        .contains("bye"));
+}

@@ -191,6 +191,21 @@ pub fn apply_patch(
             }
         }
     }
+    if !s.policy.config.allow_move {
+        let moved = patches
+            .iter()
+            .find(|fp| match (&fp.old_path, &fp.new_path) {
+                (Some(o), Some(n)) => {
+                    checked.get(o).map(|w| &w.target) != checked.get(n).map(|w| &w.target)
+                }
+                _ => false,
+            });
+        if let Some(fp) = moved {
+            let p = fp.display_path();
+            return Err(ToolError::denied(&p, "move_disabled", format!("the patch renames '{p}', and the session policy does not allow moving files; nothing was applied. Add the new file and delete the old one instead")));
+        }
+    }
+    let expected = expected_hashes(&a.expected_sha256s)?;
     let mut files: Vec<Planned> = Vec::new();
     for fp in &patches {
         if fp.mode_change {
@@ -203,6 +218,18 @@ pub fn apply_patch(
             ));
         }
         plan_file(s, fp, &checked, &mut files, &mut warnings)?;
+    }
+    if let Some(stray) = expected
+        .keys()
+        .find(|k| !files.iter().any(|f| f.shown == **k))
+    {
+        return Err(ToolError::invalid(format!(
+            "expected_sha256s names '{stray}', which the patch does not change"
+        )));
+    }
+    for f in &files {
+        let given = expected.get(&f.shown).map(String::as_str);
+        crate::txn::check_expected(s, &f.shown, f.before.as_deref(), given)?;
     }
     let mut changes = Vec::new();
     for f in files {
@@ -222,6 +249,17 @@ pub fn apply_patch(
         changes.push(c);
     }
     commit(s, log, changes, a.dry_run.unwrap_or(false), warnings)
+}
+
+/// The call's expected hashes by normalised path.
+///
+/// # Errors
+/// `PATH_REJECTED` for a key that is not a valid path.
+fn expected_hashes(given: &BTreeMap<String, String>) -> ToolResult<BTreeMap<String, String>> {
+    given
+        .iter()
+        .map(|(p, h)| Ok((crate::path::LogicalPath::parse(p)?.to_string(), h.clone())))
+        .collect()
 }
 
 fn conflict(path: &str, msg: String) -> ToolError {

@@ -1,0 +1,269 @@
+//! The adversarial suite's race section: a second process of the same user changes the
+//! repository while calls run. Each test runs a changer thread for hundreds of calls and
+//! checks that nothing policy hides was returned and nothing was written where policy
+//! forbids, with a positive control (some calls must succeed) so that a tool refusing
+//! everything fails.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+
+use serde_json::json;
+
+use crate::support::*;
+
+const ROUNDS: usize = 150;
+
+/// A thread that runs `step` until stopped, counting its steps.
+struct Changer {
+    stop: Arc<AtomicBool>,
+    steps: Arc<AtomicU64>,
+    handle: Option<JoinHandle<()>>,
+}
+
+impl Changer {
+    fn start(mut step: impl FnMut() + Send + 'static) -> Changer {
+        let stop = Arc::new(AtomicBool::new(false));
+        let steps = Arc::new(AtomicU64::new(0));
+        let (s, n) = (stop.clone(), steps.clone());
+        let handle = std::thread::spawn(move || {
+            while !s.load(Ordering::Relaxed) {
+                step();
+                n.fetch_add(1, Ordering::Relaxed);
+            }
+        });
+        Changer {
+            stop,
+            steps,
+            handle: Some(handle),
+        }
+    }
+
+    /// Stops the thread; returns how many changes it made.
+    fn stop(mut self) -> u64 {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(h) = self.handle.take() {
+            h.join().expect("changer thread");
+        }
+        self.steps.load(Ordering::Relaxed)
+    }
+}
+
+/// Atomically makes `at` a symlink to `target` (a new link renamed over the name).
+fn relink(at: &Path, target: &str) {
+    let tmp = at.with_extension("flip-tmp");
+    let _ = std::fs::remove_file(&tmp);
+    if std::os::unix::fs::symlink(target, &tmp).is_ok() {
+        let _ = std::fs::rename(&tmp, at);
+    }
+}
+
+/// Atomically makes `at` a regular file holding `content`.
+fn refile(at: &Path, content: &str) {
+    let tmp = at.with_extension("file-tmp");
+    if std::fs::write(&tmp, content).is_ok() {
+        let _ = std::fs::rename(&tmp, at);
+    }
+}
+
+/// Exchanges two names atomically (renameat2 `RENAME_EXCHANGE`).
+fn exchange(a: &Path, b: &Path) {
+    let _ = rustix::fs::renameat_with(
+        rustix::fs::CWD,
+        a,
+        rustix::fs::CWD,
+        b,
+        rustix::fs::RenameFlags::EXCHANGE,
+    );
+}
+
+fn ino(p: &Path) -> u64 {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::symlink_metadata(p).map_or(0, |m| m.ino())
+}
+
+/// A read-side call under a flipping link: never the secret, and the harmless content
+/// reached at least once.
+#[test]
+fn a_link_flipped_between_a_harmless_file_and_env_never_leaks_the_secret() {
+    let fx = Fixture::new();
+    fx.write("harmless.txt", b"harmless words\n");
+    fx.symlink("harmless.txt", "link.txt");
+    fx.write("plain.txt", b"harmless words\n");
+    let mut s = fx.session();
+    // Warm-up before the changer starts.
+    assert!(call(&mut s, "read_file", json!({"path": "link.txt"})).is_ok());
+    let (link, plain) = (fx.repo.join("link.txt"), fx.repo.join("plain.txt"));
+    let mut flip = false;
+    let changer = Changer::start(move || {
+        flip = !flip;
+        if flip {
+            relink(&link, ".env");
+            relink(&plain, ".env");
+        } else {
+            relink(&link, "harmless.txt");
+            refile(&plain, "harmless words\n");
+        }
+    });
+    let mut ok = 0;
+    for i in 0..ROUNDS {
+        // `call` fails the test on any output holding the secret marker.
+        for (tool, args) in [
+            ("read_file", json!({"path": "link.txt"})),
+            ("read_file", json!({"path": "plain.txt"})),
+            ("read_many", json!({"paths": ["link.txt", "plain.txt"]})),
+            ("file_info", json!({"path": "link.txt"})),
+            (
+                "search_text",
+                json!({"query": "=", "include_hidden": true, "path": if i % 2 == 0 { "" } else { "link.txt" }}),
+            ),
+            ("list_dir", json!({"include_hidden": true})),
+        ] {
+            let r = call(&mut s, tool, args);
+            if tool == "read_file" && r.as_ref().is_ok_and(|v| v.to_string().contains("harmless")) {
+                ok += 1;
+            }
+        }
+    }
+    let flips = changer.stop();
+    assert!(flips > 50, "the changer barely ran ({flips} flips)");
+    assert!(
+        ok > 0,
+        "no read of the harmless file succeeded: the positive control failed"
+    );
+}
+
+/// Writes into a directory exchanged with `.git` over and over: nothing ever lands in the
+/// real `.git`, and writes that were let through landed in the harmless directory. (Once
+/// the harmless directory has been seen named `.git` it is refused too: the positive
+/// control is the writes beside it, which must all succeed.)
+#[test]
+fn a_directory_exchanged_with_git_never_receives_a_write() {
+    let fx = Fixture::new();
+    fx.write("dir/file.txt", b"one\ntwo\n");
+    fx.write(".git/hooks/README", b"sample\n");
+    let git = fx.repo.join(".git");
+    let git_ino = ino(&git);
+    let git_before = snapshot(&git);
+    let mut s = fx.session();
+    assert!(call(&mut s, "list_dir", json!({})).is_ok());
+    let (a, b): (PathBuf, PathBuf) = (fx.repo.join("dir"), git.clone());
+    let changer = Changer::start(move || exchange(&a, &b));
+    let mut written = Vec::new();
+    for i in 0..ROUNDS {
+        let name = format!("dir/hooks/h{i}");
+        let r = call(
+            &mut s,
+            "write_file",
+            json!({"path": name, "content": "#!/bin/sh\necho pwned\n"}),
+        );
+        if r.is_ok() {
+            written.push(format!("hooks/h{i}"));
+        }
+        let patch = format!("--- /dev/null\n+++ b/dir/p{i}.txt\n@@ -0,0 +1 @@\n+patched\n");
+        if call(&mut s, "apply_patch", json!({"patch": patch})).is_ok() {
+            written.push(format!("p{i}.txt"));
+        }
+        let control = call(
+            &mut s,
+            "write_file",
+            json!({"path": format!("other/c{i}"), "content": "ok\n"}),
+        );
+        assert!(
+            control.is_ok(),
+            "a write beside the race failed: {control:?}"
+        );
+    }
+    let swaps = changer.stop();
+    assert!(swaps > 50, "the changer barely ran ({swaps} swaps)");
+    if ino(&git) != git_ino {
+        exchange(&fx.repo.join("dir"), &git);
+    }
+    assert_eq!(ino(&git), git_ino, "could not put .git back");
+    assert_eq!(snapshot(&git), git_before, "a write reached the real .git");
+    for w in &written {
+        assert!(
+            fx.repo.join("dir").join(w).exists(),
+            "{w} was reported written but is not in dir/"
+        );
+    }
+    assert!(
+        temp_files(&fx.repo).is_empty(),
+        "{:?}",
+        temp_files(&fx.repo)
+    );
+}
+
+/// A read or write whose parent directory is flipped between a real directory and a
+/// symlink to `.git` never reads or writes `.git`.
+#[test]
+fn a_parent_flipped_to_a_link_into_git_is_never_followed() {
+    let fx = Fixture::new();
+    fx.write("real/config", b"harmless config\n");
+    let git_before = snapshot(&fx.repo.join(".git"));
+    let mut s = fx.session();
+    assert!(call(&mut s, "read_file", json!({"path": "real/config"})).is_ok());
+    let (real, parked) = (fx.repo.join("real"), fx.repo.join("parked"));
+    let mut flip = false;
+    let changer = Changer::start(move || {
+        flip = !flip;
+        if flip {
+            let _ = std::fs::rename(&real, &parked);
+            relink(&real, ".git");
+        } else {
+            let _ = std::fs::remove_file(&real);
+            let _ = std::fs::rename(&parked, &real);
+        }
+    });
+    let mut ok = 0;
+    for i in 0..ROUNDS {
+        if call(&mut s, "read_file", json!({"path": "real/config"})).is_ok() {
+            ok += 1;
+        }
+        let _ = call(
+            &mut s,
+            "write_file",
+            json!({"path": format!("real/w{i}"), "content": "x"}),
+        );
+        let _ = call(
+            &mut s,
+            "edit_file",
+            json!({"path": "real/config", "edits": [{"old_text": "harmless", "new_text": "harmless"}]}),
+        );
+    }
+    changer.stop();
+    assert_eq!(
+        snapshot(&fx.repo.join(".git")),
+        git_before,
+        "a write reached .git"
+    );
+    assert!(ok > 0, "no read succeeded: the positive control failed");
+}
+
+/// State planted in the repository is never used as the session's state.
+#[test]
+fn a_planted_state_directory_is_never_state() {
+    let fx = Fixture::new();
+    fx.write(".file-tools-state/index.json", br#"{"version":1,"entries":{"leak.txt":{"existed":true,"sha256":"0000000000000000000000000000000000000000000000000000000000000000"}}}"#);
+    fx.write(
+        ".file-tools-state/blobs/0000000000000000000000000000000000000000000000000000000000000000",
+        b"planted\n",
+    );
+    fx.symlink(".env", "leak.txt");
+    fx.symlink(".file-tools-state/index.json", "state-link");
+    for writable in [false, true] {
+        let mut s = fx.session_with(json!({}), writable, file_tools_host::Limits::default());
+        let d = call(&mut s, "diff_workspace", json!({})).expect("diff_workspace");
+        assert!(d["files"].as_array().is_some_and(|f| f.is_empty()), "{d}");
+        for p in [".file-tools-state/index.json", "state-link"] {
+            assert_eq!(
+                code(&call(&mut s, "read_file", json!({"path": p}))),
+                "PATH_REJECTED",
+                "{p}"
+            );
+        }
+        // Positive control: an ordinary read in the same session works.
+        assert!(call(&mut s, "read_file", json!({"path": "README.md"})).is_ok());
+    }
+}
