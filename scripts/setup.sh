@@ -2,7 +2,7 @@
 # One-time set-up of a fresh machine: everything the build and the tests need.
 # Safe to run again: each step checks before it installs.
 #   - the wasm32-wasip2 Rust target (the component's build target)
-#   - the wasmtime CLI 48 from crates.io (tests of the standalone component)
+#   - the wasmtime CLI 48 from the Rust package registry (tests of the standalone component)
 #   - a Python virtualenv in target/venv with tests/python/requirements.txt (MCP client,
 #     PyPI wasmtime, pytest)
 #   - the Node example host's npm packages (jco, preview2-shim)
@@ -24,7 +24,7 @@ fi
 
 CARGO_BIN="${CARGO_HOME:-$HOME/.cargo}/bin"
 if ! "$CARGO_BIN/wasmtime" --version 2>/dev/null | grep -q '^wasmtime 48\.'; then
-    echo "setup: installing the wasmtime CLI 48 from crates.io (a few minutes, once)"
+    echo "setup: installing the wasmtime CLI 48 from the Rust package registry (a few minutes, once)"
     # Only what `wasmtime run --invoke` needs: far fewer crates than the default CLI.
     cargo install --locked wasmtime-cli@48.0.0 --no-default-features \
         --features run,cranelift,component-model
