@@ -93,10 +93,11 @@ test('the approval callback decides on changes the policy marks', async () => {
   const asked = [];
   const policy = { approval: { delete: true } };
   const no = await openFileTools({ repo, policy, approve: (r) => { asked.push(r); return false; } });
-  assert.throws(() => no.call('delete_file', { path: 'src/lib.rs' }), (e) => e.code === 'APPROVAL_REQUIRED');
+  const { sha256 } = no.call('read_file', { path: 'src/lib.rs' });
+  assert.throws(() => no.call('delete_file', { path: 'src/lib.rs', expected_sha256: sha256 }), (e) => e.code === 'APPROVAL_REQUIRED');
   assert.ok(statSync(join(repo, 'src/lib.rs')).isFile());
   assert.deepEqual(asked[0].reasons, ['deletes src/lib.rs']);
   const yes = await openFileTools({ repo, policy, approve: () => true });
-  yes.call('delete_file', { path: 'src/lib.rs' });
+  yes.call('delete_file', { path: 'src/lib.rs', expected_sha256: sha256 });
   assert.throws(() => statSync(join(repo, 'src/lib.rs')));
 });

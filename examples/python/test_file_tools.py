@@ -93,7 +93,9 @@ def test_executable_bit_survives_a_replace(repo):
     script.write_text("#!/bin/sh\necho one\n")
     script.chmod(0o755)
     tools = FileTools(WASM, repo)
-    tools.call("write_file", {"path": "run.sh", "content": "#!/bin/sh\necho two\n"})
+    sha = tools.call("read_file", {"path": "run.sh"})["sha256"]
+    tools.call("write_file", {"path": "run.sh", "content": "#!/bin/sh\necho two\n",
+                              "expected_sha256": sha})
     assert script.read_text().endswith("two\n")
     assert script.stat().st_mode & 0o777 == 0o755
 
@@ -102,13 +104,14 @@ def test_approval_callback_decides_on_marked_changes(repo):
     asked = []
     policy = {"approval": {"delete": True}}
     tools = FileTools(WASM, repo, policy=policy, approve=lambda r: asked.append(r) or False)
+    sha = tools.call("read_file", {"path": "src/lib.rs"})["sha256"]
     with pytest.raises(ToolError) as refused:
-        tools.call("delete_file", {"path": "src/lib.rs"})
+        tools.call("delete_file", {"path": "src/lib.rs", "expected_sha256": sha})
     assert refused.value.code == "APPROVAL_REQUIRED"
     assert (repo / "src/lib.rs").exists()
     assert asked[0]["reasons"] == ["deletes src/lib.rs"]
     assert asked[0]["files"][0]["action"] == "delete"
 
     yes = FileTools(WASM, repo, policy=policy, approve=lambda r: True)
-    yes.call("delete_file", {"path": "src/lib.rs"})
+    yes.call("delete_file", {"path": "src/lib.rs", "expected_sha256": sha})
     assert not (repo / "src/lib.rs").exists()

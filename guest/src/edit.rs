@@ -13,7 +13,7 @@ use crate::audit::CallLog;
 use crate::error::{ErrorCode, ToolError, ToolResult};
 use crate::session::Session;
 use crate::text::{line_of, TextFile};
-use crate::txn::{check_expected, check_size, commit, writable, Change};
+use crate::txn::{check_expected, check_size, commit, writable, Change, Guard};
 
 /// Most match lines listed in an `EDIT_AMBIGUOUS` error.
 const MAX_LISTED: usize = 50;
@@ -31,6 +31,7 @@ pub fn edit_file(s: &Session, log: &mut CallLog, a: &EditFileArgs) -> ToolResult
         ));
     }
     let w = writable(s, &a.path)?;
+    w.need_content()?;
     let shown = w.requested.to_string();
     if !w.exists() {
         return Err(ToolError::new(
@@ -40,7 +41,13 @@ pub fn edit_file(s: &Session, log: &mut CallLog, a: &EditFileArgs) -> ToolResult
         .with_path(shown));
     }
     let before = w.read(s)?;
-    check_expected(s, &shown, Some(&before), a.expected_sha256.as_deref())?;
+    check_expected(
+        s,
+        &shown,
+        Some(&before),
+        a.expected_sha256.as_deref(),
+        Guard::Content,
+    )?;
     let file = TextFile::decode(&shown, &before)?;
     let mut body = file.lf_view();
     let crlf = file.ending == crate::api::LineEnding::Crlf;

@@ -9,7 +9,7 @@ use crate::audit::CallLog;
 use crate::error::{ErrorCode, ToolError, ToolResult};
 use crate::session::Session;
 use crate::text::{ending_of, to_crlf, TextFile};
-use crate::txn::{check_expected, check_size, commit, writable, Change};
+use crate::txn::{check_expected, check_size, commit, writable, Change, Guard};
 
 /// Fits new text to an existing file's conventions: a CRLF file keeps CRLF when the new
 /// text has bare LF line breaks, and a file with a BOM keeps it.
@@ -59,11 +59,23 @@ pub fn write_file(s: &Session, log: &mut CallLog, a: &WriteFileArgs) -> ToolResu
         }
         _ => {}
     }
-    check_expected(s, &shown, before.as_deref(), a.expected_sha256.as_deref())?;
     let mut warnings = Vec::new();
-    let after = fit_to_existing(before.as_deref(), &a.content, &mut warnings);
+    let after = if w.blind {
+        // Nothing about the old content is used or told: the content goes in as given.
+        a.content.as_bytes().to_vec()
+    } else {
+        check_expected(
+            s,
+            &shown,
+            before.as_deref(),
+            a.expected_sha256.as_deref(),
+            Guard::Whole,
+        )?;
+        fit_to_existing(before.as_deref(), &a.content, &mut warnings)
+    };
     check_size(s, &shown, after.len())?;
-    let change = Change::new(w.target, shown, before, Some(after));
+    let mut change = Change::new(w.target, shown, before, Some(after));
+    change.blind = w.blind;
     commit(s, log, vec![change], a.dry_run.unwrap_or(false), warnings)
 }
 
@@ -78,9 +90,16 @@ pub fn append_file(
     a: &AppendFileArgs,
 ) -> ToolResult<MutationResult> {
     let w = writable(s, &a.path)?;
+    w.need_content()?;
     let shown = w.requested.to_string();
     let before = if w.exists() { Some(w.read(s)?) } else { None };
-    check_expected(s, &shown, before.as_deref(), a.expected_sha256.as_deref())?;
+    check_expected(
+        s,
+        &shown,
+        before.as_deref(),
+        a.expected_sha256.as_deref(),
+        Guard::Content,
+    )?;
     let mut warnings = Vec::new();
     let mut after = before.clone().unwrap_or_default();
     match &before {
@@ -129,8 +148,17 @@ pub fn delete_file(
         ));
     }
     let before = w.read(s)?;
-    check_expected(s, &shown, Some(&before), a.expected_sha256.as_deref())?;
-    let change = Change::new(w.target, shown, Some(before), None);
+    if !w.blind {
+        check_expected(
+            s,
+            &shown,
+            Some(&before),
+            a.expected_sha256.as_deref(),
+            Guard::Whole,
+        )?;
+    }
+    let mut change = Change::new(w.target, shown, Some(before), None);
+    change.blind = w.blind;
     commit(s, log, vec![change], a.dry_run.unwrap_or(false), Vec::new())
 }
 
@@ -146,6 +174,8 @@ pub fn move_file(s: &Session, log: &mut CallLog, a: &MoveFileArgs) -> ToolResult
     }
     let from = writable(s, &a.from)?;
     let to = writable(s, &a.to)?;
+    from.need_content()?;
+    to.need_content()?;
     let from_shown = from.requested.to_string();
     let to_shown = to.requested.to_string();
     if !from.exists() {
@@ -160,7 +190,13 @@ pub fn move_file(s: &Session, log: &mut CallLog, a: &MoveFileArgs) -> ToolResult
         )));
     }
     let content = from.read(s)?;
-    check_expected(s, &from_shown, Some(&content), a.expected_sha256.as_deref())?;
+    check_expected(
+        s,
+        &from_shown,
+        Some(&content),
+        a.expected_sha256.as_deref(),
+        Guard::Content,
+    )?;
     let dest_before = if to.exists() { Some(to.read(s)?) } else { None };
     match (&dest_before, a.destination_sha256.as_deref()) {
         (Some(_), None) => {
@@ -170,7 +206,9 @@ pub fn move_file(s: &Session, log: &mut CallLog, a: &MoveFileArgs) -> ToolResult
             )
             .with_path(to_shown))
         }
-        (Some(d), Some(expected)) => check_expected(s, &to_shown, Some(d), Some(expected))?,
+        (Some(d), Some(expected)) => {
+            check_expected(s, &to_shown, Some(d), Some(expected), Guard::Whole)?
+        }
         (None, _) => {}
     }
     let mode_from = from.target.clone();

@@ -129,6 +129,10 @@ pub struct PolicyConfig {
     pub allow_lockfile_writes: bool,
     /// Refuse a change to an existing file unless the call gives its `expected_sha256`.
     pub require_expected_sha256: bool,
+    /// Let a whole-content change (a write over an existing file, a delete) go through
+    /// without the `expected_sha256` of the file it replaces. Off by default: the agent
+    /// must have read what it overwrites.
+    pub allow_overwrite_without_sha256: bool,
     /// Offer `move_file`.
     pub allow_move: bool,
     /// Let mutations replace or delete files with more than one hard link.
@@ -137,6 +141,12 @@ pub struct PolicyConfig {
     pub patch: PatchBudget,
     /// Which changes need the embedder's approval before they are written.
     pub approval: ApprovalRules,
+    /// Paths the agent may write although the read rules hide them (whole-file writes and
+    /// deletes only; nothing derived from the old content is returned).
+    pub blind_writes: Vec<String>,
+    /// Files the host owns inside the repository (its policy file), as logical paths:
+    /// readable, never changed by any tool.
+    pub reserved: Vec<String>,
 }
 
 /// What a directory settles for every entry below it: its classification marks and which
@@ -163,6 +173,7 @@ pub struct Policy {
     read_block: Globs,
     write_allow: Globs,
     write_block: Globs,
+    blind_writes: Globs,
     overrides: Vec<(Globs, Kind)>,
     approval: Approval,
 }
@@ -193,6 +204,7 @@ impl Policy {
             read_block: Globs::new_lazy(&config.read.block, true)?,
             write_allow: Globs::new_lazy(&config.write.allow, false)?,
             write_block: Globs::new_lazy(&config.write.block, true)?,
+            blind_writes: Globs::new_lazy(&config.blind_writes, false)?,
             overrides,
             approval: Approval::new(config.approval.clone())?,
             config,
@@ -305,17 +317,39 @@ impl Policy {
         scope.marks.classify(path, is_dir, &|p| self.has_file(p))
     }
 
-    /// Why the agent may not read `path` of `kind`, if it may not.
+    /// Why the agent may not read `path` of `kind`, if it may not. A path the read rules
+    /// hide (`blocked`, `not_allowed`) is invisible: the error is exactly the one for a
+    /// path that does not exist, so no answer tells whether it does.
     pub fn read_denial(&self, path: &LogicalPath, kind: Kind) -> Option<ToolError> {
         let reason = self.read_denial_in(&self.scope_of(&path.parent()), path, kind)?;
         let s = path.as_str();
         let why = match reason {
-            "secret" => "is classified as a secret; its content is never read, searched or shown (metadata only)",
+            "secret" => "is classified as a secret; its content is never read, searched or shown (name and kind only)",
             "git_internal" => "is inside .git; git internals are never read or written",
-            "blocked" => "is blocked for reading by the session policy",
-            _ => "is outside the paths the session policy allows reading",
+            _ => return Some(ToolError::io(s, &std::io::ErrorKind::NotFound.into())),
         };
         Some(ToolError::denied(s, reason, format!("'{s}' {why}")))
+    }
+
+    /// Whether the read rules hide `path` of `kind` (`blocked` or `not_allowed`).
+    pub fn hides(&self, path: &LogicalPath, kind: Kind) -> bool {
+        matches!(
+            self.read_denial_in(&self.scope_of(&path.parent()), path, kind),
+            Some("blocked" | "not_allowed")
+        )
+    }
+
+    /// Whether `path` is a file the host owns (see [`PolicyConfig::reserved`]).
+    pub fn is_host_file(&self, path: &LogicalPath) -> bool {
+        self.config
+            .reserved
+            .iter()
+            .any(|r| LogicalPath::parse(r).is_ok_and(|r| r == *path))
+    }
+
+    /// Whether the policy lets the agent write `path` without being able to read it.
+    pub fn blind_write_allowed(&self, path: &LogicalPath) -> bool {
+        self.blind_writes.matches_path_or_parent(path.as_str())
     }
 
     /// The rule that forbids reading `path` of `kind`, an entry of the directory whose
@@ -459,12 +493,23 @@ mod tests {
         let pol =
             Policy::from_json(r#"{"read":{"allow":["src/**"],"block":["src/private"]}}"#).unwrap();
         assert!(pol.check_read(&p("src/a.rs"), Kind::Source).is_ok());
+        // Hidden paths answer as missing ones; the rule is still told apart internally.
         let e = pol
             .check_read(&p("src/private/k.rs"), Kind::Source)
             .unwrap_err();
-        assert_eq!(e.reason.as_deref(), Some("blocked"));
+        assert_eq!(e.code, ErrorCode::NotFound);
+        let scope = pol.scope_of(&p("src/private"));
+        assert_eq!(
+            pol.read_denial_in(&scope, &p("src/private/k.rs"), Kind::Source),
+            Some("blocked")
+        );
         let e = pol.check_read(&p("docs/a.md"), Kind::Doc).unwrap_err();
-        assert_eq!(e.reason.as_deref(), Some("not_allowed"));
+        assert_eq!(e.code, ErrorCode::NotFound);
+        let scope = pol.scope_of(&p("docs"));
+        assert_eq!(
+            pol.read_denial_in(&scope, &p("docs/a.md"), Kind::Doc),
+            Some("not_allowed")
+        );
     }
 
     #[test]

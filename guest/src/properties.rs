@@ -390,7 +390,11 @@ proptest! {
             &s,
             &mut CallLog::default(),
             "write_file",
-            &serde_json::json!({ "path": "f.txt", "content": new, "dry_run": true }).to_string(),
+            &serde_json::json!({
+                "path": "f.txt", "content": new, "dry_run": true,
+                "expected_sha256": crate::hash::sha256_hex(old.as_bytes()),
+            })
+            .to_string(),
         )
         .unwrap();
         let diff = planned["diff"].as_str().unwrap().to_string();

@@ -44,6 +44,10 @@ pub struct Writable {
     pub kind: Kind,
     /// The held directory holding the target, when it exists.
     pub parent: Option<Arc<Dir>>,
+    /// The read rules hide the file and the policy allows writing it blind: only whole
+    /// content may be written or the file deleted, and nothing derived from its old content
+    /// is returned.
+    pub blind: bool,
 }
 
 impl Writable {
@@ -88,6 +92,24 @@ pub fn writable_path(s: &Session, requested: LogicalPath) -> ToolResult<Writable
     s.policy
         .check_write(&requested, s.policy.kind_of(&requested, false))?;
     let r = s.fs.resolve(&requested)?;
+    // A file the agent may not read is not writable either (unless the policy allows blind
+    // writes to it), and the refusal is the same whether or not it exists.
+    let hidden = |p: &LogicalPath| s.policy.hides(p, s.policy.kind_of(p, false));
+    let blind = hidden(&r.target) || (r.via_link && hidden(&requested));
+    if blind && !s.policy.blind_write_allowed(&r.target) {
+        return Err(ToolError::denied(
+            &shown,
+            "not_readable",
+            format!("'{shown}' cannot be changed: the session policy does not let you read it"),
+        ));
+    }
+    if s.policy.is_host_file(&r.target) || s.policy.is_host_file(&requested) {
+        return Err(ToolError::new(
+            ErrorCode::PathRejected,
+            format!("'{shown}' is a file the host owns (its policy); it can be read but never changed by a tool"),
+        )
+        .with_path(shown));
+    }
     let final_is_link = r.via_link
         && r.meta.is_none()
         && s.fs
@@ -146,7 +168,38 @@ pub fn writable_path(s: &Session, requested: LogicalPath) -> ToolResult<Writable
         meta: r.meta,
         kind,
         parent: r.parent,
+        blind,
     })
+}
+
+impl Writable {
+    /// Refuses a change that needs the old content of a file written blind.
+    ///
+    /// # Errors
+    /// `POLICY_DENIED` (`blind_write_only`).
+    pub fn need_content(&self) -> ToolResult<()> {
+        if self.blind {
+            let shown = self.requested.to_string();
+            return Err(ToolError::denied(
+                &shown,
+                "blind_write_only",
+                format!("'{shown}' may only be written whole or deleted: the session policy does not let you read it"),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// What a change does to the content it replaces.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Guard {
+    /// The change is checked against the old content itself (an exact edit, a hunk's
+    /// context, an append): a hash is needed only when the policy requires hashes.
+    Content,
+    /// The change replaces or removes the content without looking at it (a whole-file
+    /// write over an existing file, a delete): a hash is needed unless the policy allows
+    /// overwriting unread files.
+    Whole,
 }
 
 /// Checks `expected` (when given, or when the policy requires it) against `current`.
@@ -160,6 +213,7 @@ pub fn check_expected(
     shown: &str,
     current: Option<&[u8]>,
     expected: Option<&str>,
+    guard: Guard,
 ) -> ToolResult<()> {
     match (expected, current) {
         (Some(e), _) if !is_sha256(e) => Err(ToolError::invalid(format!(
@@ -191,6 +245,15 @@ pub fn check_expected(
             "sha_required",
             format!("the session policy requires expected_sha256 to change '{shown}'; read the file first and pass its sha256"),
         )),
+        (None, Some(_))
+            if guard == Guard::Whole && !s.policy.config.allow_overwrite_without_sha256 =>
+        {
+            Err(ToolError::denied(
+                shown,
+                "sha_required",
+                format!("'{shown}' exists and this call would replace or remove all of it unseen; read it first and pass its sha256 as expected_sha256 (or use edit_file for a change in place)"),
+            ))
+        }
         (None, _) => Ok(()),
     }
 }
@@ -232,6 +295,8 @@ pub struct Change {
     pub quiet: bool,
     /// Where a new file takes its permission bits from (the source of a move).
     pub mode_from: Option<LogicalPath>,
+    /// Nothing derived from `before` may be shown (a blind write): no diff, no hash.
+    pub blind: bool,
 }
 
 impl Change {
@@ -252,6 +317,7 @@ impl Change {
             renamed_from: None,
             quiet: false,
             mode_from: None,
+            blind: false,
         }
     }
 
@@ -291,18 +357,19 @@ pub fn change_diff(c: &Change) -> FileDiff {
     if c.quiet {
         return FileDiff::default();
     }
+    let opaque = c.opaque || c.blind;
     match &c.renamed_from {
         Some((from, content)) if c.before.is_none() => file_diff(
             from,
             &c.shown,
-            side(Some(content), c.opaque),
-            side(c.after.as_deref(), c.opaque),
+            side(Some(content), opaque),
+            side(c.after.as_deref(), opaque),
         ),
         _ => file_diff(
             &c.shown,
             &c.shown,
-            side(c.before.as_deref(), c.opaque),
-            side(c.after.as_deref(), c.opaque),
+            side(c.before.as_deref(), opaque),
+            side(c.after.as_deref(), opaque),
         ),
     }
 }
@@ -352,7 +419,7 @@ pub fn commit(
         files.push(FileChange {
             path: c.shown.clone(),
             action: c.label().to_string(),
-            sha256_before: c.before.as_deref().map(sha256_hex),
+            sha256_before: c.before.as_deref().filter(|_| !c.blind).map(sha256_hex),
             sha256_after: c.after.as_deref().map(sha256_hex),
             insertions: d.insertions,
             deletions: d.deletions,

@@ -12,7 +12,7 @@ use crate::hash::sha256_hex;
 use crate::path::LogicalPath;
 use crate::policy::Policy;
 use crate::session::Session;
-use crate::txn::{check_expected, commit, writable_path, Change};
+use crate::txn::{check_expected, commit, writable_path, Change, Guard};
 
 struct Changed {
     path: String,
@@ -201,14 +201,19 @@ pub fn revert(s: &Session, log: &mut CallLog, a: &RevertArgs) -> ToolResult<Muta
         })?;
         let w = writable_path(s, lp)?;
         let now = if w.exists() { Some(w.read(s)?) } else { None };
-        check_expected(
-            s,
-            &key,
-            now.as_deref(),
-            expected.get(&key).map(String::as_str),
-        )?;
+        if !w.blind {
+            check_expected(
+                s,
+                &key,
+                now.as_deref(),
+                expected.get(&key).map(String::as_str),
+                Guard::Content,
+            )?;
+        }
         let original = baseline.content(entry)?;
-        changes.push(Change::new(w.target, key, now, original));
+        let mut change = Change::new(w.target, key, now, original);
+        change.blind = w.blind;
+        changes.push(change);
     }
     commit(s, log, changes, a.dry_run.unwrap_or(false), Vec::new())
 }

@@ -200,7 +200,19 @@ fn open_session(opts: &Options, repo: &PathBuf) -> Result<Session, String> {
     if let Some(dir) = &opts.state_dir {
         builder = builder.state_dir(dir);
     }
+    if let Some(p) = &opts.policy {
+        builder = builder.host_file(p);
+    }
     if let Some(log) = &opts.audit_log {
+        let repo_dir = std::fs::canonicalize(repo)
+            .map_err(|e| format!("cannot open the repository {}: {e}", repo.display()))?;
+        if file_tools_host::session::inside(&repo_dir, log).is_some() {
+            return Err(format!(
+                "the audit log {} lies inside the repository {}: a tool could rewrite it. Put it outside the repository",
+                log.display(),
+                repo.display()
+            ));
+        }
         let sink = JsonLinesSink::open(log)
             .map_err(|e| format!("cannot open the audit log {}: {e}", log.display()))?;
         builder = builder.audit_sink(Arc::new(sink));

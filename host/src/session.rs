@@ -65,6 +65,7 @@ pub struct SessionBuilder {
     batched_reads: bool,
     fresh_per_call: bool,
     fault: Option<String>,
+    host_files: Vec<PathBuf>,
 }
 
 impl std::fmt::Debug for SessionBuilder {
@@ -93,6 +94,7 @@ impl SessionBuilder {
             batched_reads: true,
             fresh_per_call: false,
             fault: None,
+            host_files: Vec::new(),
         }
     }
 
@@ -161,6 +163,13 @@ impl SessionBuilder {
         self
     }
 
+    /// A file the host owns (its policy file, say). If it lies inside the repository, every
+    /// tool refuses to change it (it stays readable); outside, this changes nothing.
+    pub fn host_file(mut self, path: impl Into<PathBuf>) -> Self {
+        self.host_files.push(path.into());
+        self
+    }
+
     /// Receives every call's audit event, numbered across the whole session.
     pub fn audit_sink(mut self, sink: Arc<dyn AuditSink>) -> Self {
         self.sink = Some(sink);
@@ -196,6 +205,15 @@ impl SessionBuilder {
             .ok_or_else(|| HostError::Config("the policy must be a JSON object".into()))?;
         if !self.writable {
             obj.insert("read_only".into(), Value::Bool(true));
+        }
+        let reserved: Vec<Value> = self
+            .host_files
+            .iter()
+            .filter_map(|f| inside(&canonical_repo, f))
+            .map(Value::String)
+            .collect();
+        if !reserved.is_empty() {
+            obj.insert("reserved".into(), Value::Array(reserved));
         }
         let read_only = obj
             .get("read_only")
@@ -247,6 +265,20 @@ impl SessionBuilder {
         session.sequence = 0;
         Ok(session)
     }
+}
+
+/// The path of `file` relative to `repo` (canonical) when it lies inside it, as a logical
+/// path; `None` outside. The file itself need not exist yet.
+pub fn inside(repo: &Path, file: &Path) -> Option<String> {
+    let dir = file
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let dir = std::fs::canonicalize(dir).ok()?;
+    let full = dir.join(file.file_name()?);
+    let rel = full.strip_prefix(repo).ok()?;
+    let text = rel.to_str()?;
+    (!text.is_empty()).then(|| text.to_string())
 }
 
 /// Names of the tools whose annotations say they change files.

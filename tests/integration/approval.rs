@@ -21,7 +21,7 @@ fn session_with_approver(
     let s = Session::builder(runtime())
         .repo(&fx.repo)
         .writable(true)
-        .policy(policy)
+        .policy(relaxed(policy))
         .limits(limits)
         .approver(Arc::new(move |r: &ApprovalRequest| {
             seen.lock().unwrap().push(r.clone());
@@ -36,7 +36,7 @@ fn session_with_approver(
 fn delete_without_an_approver_is_refused_and_nothing_changes() {
     let fx = Fixture::new();
     let mut s = fx.session_with(
-        json!({ "approval": { "delete": true } }),
+        relaxed(json!({ "approval": { "delete": true } })),
         true,
         Default::default(),
     );
@@ -189,7 +189,7 @@ fn time_spent_waiting_for_approval_is_not_the_calls_time() {
     let mut s = Session::builder(runtime())
         .repo(&fx.repo)
         .writable(true)
-        .policy(json!({ "approval": { "delete": true } }))
+        .policy(relaxed(json!({ "approval": { "delete": true } })))
         .limits(limits)
         .approver(Arc::new(|_: &ApprovalRequest| {
             std::thread::sleep(Duration::from_millis(600));
@@ -207,7 +207,7 @@ fn a_panicking_approver_declines() {
     let mut s = Session::builder(runtime())
         .repo(&fx.repo)
         .writable(true)
-        .policy(json!({ "approval": { "delete": true } }))
+        .policy(relaxed(json!({ "approval": { "delete": true } })))
         .approver(Arc::new(|_: &ApprovalRequest| -> bool {
             panic!("approver bug")
         }))

@@ -89,6 +89,7 @@ fn mutation_diffs_are_stored_once_as_content_addressed_artifacts() {
     let mut s = file_tools_host::Session::builder(runtime())
         .repo(&fx.repo)
         .writable(true)
+        .policy(relaxed(json!({})))
         .audit_sink(std::sync::Arc::new(sink))
         .build()
         .unwrap();

@@ -150,7 +150,8 @@ fn policy_file_and_read_only_flag() {
         None,
     );
     assert_eq!(out.status.code(), Some(1));
-    assert_eq!(v["error"]["reason"], "blocked");
+    // Hidden by the read rules: answered exactly as a missing file.
+    assert_eq!(v["error"]["code"], "NOT_FOUND");
     let (_, v) = cli(
         &[
             "--repo",
@@ -317,4 +318,111 @@ fn the_example_policy_file_is_accepted_and_enforced() {
         None,
     );
     assert_eq!(out.status.code(), Some(0), "{v}");
+}
+
+/// A policy file inside the repository is the host's: readable, never changed by a tool, so
+/// the agent cannot rewrite the rules it runs under; an audit log inside the repository is
+/// refused at start, before anything is written there.
+#[test]
+fn host_files_inside_the_repository_are_reserved_or_refused() {
+    let fx = Fixture::new();
+    let repo = fx.repo.to_str().unwrap();
+    let policy = fx.repo.join("policy.toml");
+    std::fs::write(&policy, "[read]\nblock = [\"docs/**\"]\n").unwrap();
+    let policy = policy.to_str().unwrap();
+    for (tool, args) in [
+        (
+            "write_file",
+            r#"{"path":"policy.toml","content":"","expected_sha256":"0000000000000000000000000000000000000000000000000000000000000000"}"#,
+        ),
+        ("append_file", r#"{"path":"policy.toml","content":"x"}"#),
+        (
+            "edit_file",
+            r#"{"path":"policy.toml","edits":[{"old_text":"docs","new_text":"none"}]}"#,
+        ),
+        ("delete_file", r#"{"path":"./policy.toml"}"#),
+    ] {
+        let (out, v) = cli(
+            &["--repo", repo, "--policy", policy, "call", tool, args],
+            None,
+        );
+        assert_eq!(out.status.code(), Some(1), "{tool}: {v}");
+        assert_eq!(v["error"]["code"], "PATH_REJECTED", "{tool}: {v}");
+    }
+    fx.symlink("policy.toml", "alias.toml");
+    let (_, v) = cli(
+        &[
+            "--repo",
+            repo,
+            "--policy",
+            policy,
+            "call",
+            "append_file",
+            r#"{"path":"alias.toml","content":"x"}"#,
+        ],
+        None,
+    );
+    assert_eq!(v["error"]["code"], "PATH_REJECTED", "{v}");
+    assert_eq!(
+        std::fs::read_to_string(fx.repo.join("policy.toml")).unwrap(),
+        "[read]\nblock = [\"docs/**\"]\n"
+    );
+    // Readable, and the rules in it still hold.
+    let (out, v) = cli(
+        &[
+            "--repo",
+            repo,
+            "--policy",
+            policy,
+            "call",
+            "read_file",
+            r#"{"path":"policy.toml"}"#,
+        ],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(0), "{v}");
+    let (_, v) = cli(
+        &[
+            "--repo",
+            repo,
+            "--policy",
+            policy,
+            "call",
+            "read_file",
+            r#"{"path":"docs/guide.md"}"#,
+        ],
+        None,
+    );
+    assert_eq!(v["error"]["code"], "NOT_FOUND");
+    // Positive control: other files are writable in the same setting.
+    let (out, v) = cli(
+        &[
+            "--repo",
+            repo,
+            "--policy",
+            policy,
+            "call",
+            "write_file",
+            r#"{"path":"new.txt","content":"x"}"#,
+        ],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(0), "{v}");
+
+    let log = fx.repo.join("audit.jsonl");
+    let out = Command::new(env!("CARGO_BIN_EXE_file-tools"))
+        .args([
+            "--repo",
+            repo,
+            "--audit-log",
+            log.to_str().unwrap(),
+            "call",
+            "read_file",
+            r#"{"path":"README.md"}"#,
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("inside the repository"));
+    assert!(!log.exists());
 }

@@ -97,7 +97,7 @@ fn kill_rounds(mut seed: u64, rounds: usize) -> [usize; 3] {
         ("edit_file", json!({ "path": "c/f0.txt", "edits": edits })),
         (
             "write_file",
-            json!({ "path": "c/f1.txt", "content": new[1] }),
+            json!({ "path": "c/f1.txt", "content": new[1], "expected_sha256": sha256(old[1].as_bytes()) }),
         ),
     ];
     // How long each call takes when left alone; kills are spread over that time.

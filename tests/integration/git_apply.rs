@@ -178,7 +178,11 @@ fn apply_patch_agrees_with_git_apply_on_generated_diffs() {
 fn our_diffs_apply_with_git_apply() {
     let fx = Fixture::new();
     let copy = fx.repo.parent().unwrap().join("copy");
-    let mut s = fx.session_with(json!({ "allow_move": true }), true, Default::default());
+    let mut s = fx.session_with(
+        relaxed(json!({ "allow_move": true })),
+        true,
+        Default::default(),
+    );
     let tools_base = tree(&fx.repo);
     write_tree(&copy, &BTreeMap::new());
     for (p, c) in &tools_base {

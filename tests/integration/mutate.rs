@@ -309,7 +309,7 @@ fn read_only_sessions_refuse_every_mutation() {
 #[test]
 fn crlf_and_bom_are_kept_by_writes_and_appends() {
     let fx = Fixture::new();
-    let mut s = fx.session();
+    let mut s = fx.session_with(relaxed(json!({})), true, Default::default());
     call(
         &mut s,
         "write_file",
@@ -368,7 +368,7 @@ fn append_and_delete() {
 #[test]
 fn dry_runs_change_nothing() {
     let fx = Fixture::new();
-    let mut s = fx.session();
+    let mut s = fx.session_with(relaxed(json!({})), true, Default::default());
     let before = fx.snapshot();
     let v = call(
         &mut s,
@@ -500,7 +500,7 @@ fn policy_can_require_expected_sha256() {
 #[test]
 fn no_temporary_file_survives_and_none_is_visible() {
     let fx = Fixture::new();
-    let mut s = fx.session();
+    let mut s = fx.session_with(relaxed(json!({})), true, Default::default());
     for i in 0..5 {
         call(
             &mut s,
@@ -549,7 +549,7 @@ fn replaced_files_keep_their_permission_bits() {
         std::fs::Permissions::from_mode(0o600),
     )
     .unwrap();
-    let mut s = fx.session();
+    let mut s = fx.session_with(relaxed(json!({})), true, Default::default());
     call(
         &mut s,
         "edit_file",
@@ -578,4 +578,60 @@ fn replaced_files_keep_their_permission_bits() {
     assert_eq!(read(&fx, "run.sh"), b"#!/bin/sh\necho three\n");
     assert_eq!(mode("run.sh"), 0o755);
     assert_eq!(mode("pom.xml"), 0o600);
+}
+
+/// Replacing or removing a file unseen is refused by default with a code that says to read
+/// it first; creating, editing in place and patching by context need no hash; the policy
+/// can relax the rule. Nothing changes on a refusal.
+#[test]
+fn overwriting_or_deleting_unread_files_needs_their_hash_by_default() {
+    let fx = Fixture::new();
+    let before = fx.snapshot();
+    let mut s = fx.session();
+    let refusals = [
+        (
+            "write_file",
+            json!({ "path": "README.md", "content": "x\n" }),
+        ),
+        ("delete_file", json!({ "path": "README.md" })),
+        (
+            "apply_patch",
+            json!({ "patch": "*** Begin Patch\n*** Delete File: README.md\n*** End Patch\n" }),
+        ),
+    ];
+    for (tool, args) in &refusals {
+        let e = call(&mut s, tool, args.clone()).unwrap_err();
+        assert_eq!(e.reason.as_deref(), Some("sha_required"), "{tool}");
+        assert!(e.message.contains("read it first"), "{tool}: {}", e.message);
+    }
+    assert_eq!(fx.snapshot(), before);
+    // Positive controls: a new file, an in-place edit, a patch guarded by its context, and
+    // the same overwrite with the hash.
+    assert!(call(
+        &mut s,
+        "write_file",
+        json!({ "path": "new.txt", "content": "n\n" })
+    )
+    .is_ok());
+    assert!(call(&mut s, "edit_file", json!({ "path": "docs/guide.md", "edits": [{ "old_text": "Use add()", "new_text": "Call add()" }] })).is_ok());
+    let sha = sha256(&std::fs::read(fx.repo.join("README.md")).unwrap());
+    assert!(call(
+        &mut s,
+        "write_file",
+        json!({ "path": "README.md", "content": "x\n", "expected_sha256": sha })
+    )
+    .is_ok());
+    // Relaxed by the policy.
+    let mut s = fx.session_with(
+        json!({ "allow_overwrite_without_sha256": true }),
+        true,
+        Default::default(),
+    );
+    assert!(call(
+        &mut s,
+        "write_file",
+        json!({ "path": "README.md", "content": "y\n" })
+    )
+    .is_ok());
+    assert!(call(&mut s, "delete_file", json!({ "path": "new.txt" })).is_ok());
 }

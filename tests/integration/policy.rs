@@ -20,9 +20,9 @@ fn blocked_and_allowed_read_globs() {
         json!({ "path": "src/util/strings.rs" }),
     )
     .unwrap_err();
-    assert_eq!(e.reason.as_deref(), Some("blocked"));
+    assert_eq!(file_tools_host::code_name(e.code), "NOT_FOUND");
     let e = call(&mut s, "read_file", json!({ "path": "pom.xml" })).unwrap_err();
-    assert_eq!(e.reason.as_deref(), Some("not_allowed"));
+    assert_eq!(file_tools_host::code_name(e.code), "NOT_FOUND");
     let v = call(&mut s, "find_files", json!({ "patterns": ["*"] })).unwrap();
     assert_eq!(
         v["paths"],
@@ -150,4 +150,106 @@ fn patch_hashes_are_required_when_the_policy_says_so() {
     assert!(std::fs::read_to_string(fx.repo.join("src/main.rs"))
         .unwrap()
         .contains("bye"));
+}
+
+/// Paths the read rules hide are invisible: every tool answers for an existing hidden path
+/// exactly as for a missing one (same code, same message but for the path), listings and
+/// searches neither show nor count them, and writes to them are refused the same way
+/// whether they exist or not. Positive control: the same calls on an allowed path work.
+#[test]
+fn hidden_paths_answer_exactly_as_missing_ones() {
+    let fx = Fixture::new();
+    fx.write("private/notes.txt", b"hidden words\n");
+    let before = fx.snapshot();
+    let mut s = fx.session_with(
+        json!({ "read": { "block": ["private/**", "private"] } }),
+        true,
+        Default::default(),
+    );
+    let answer =
+        |s: &mut file_tools_host::Session, tool: &str, args: serde_json::Value, path: &str| {
+            let e = call(s, tool, args).unwrap_err().to_json();
+            (
+                e["code"].clone(),
+                e["message"].as_str().unwrap_or("").replace(path, "P"),
+                e["reason"].clone(),
+            )
+        };
+    for (exists, missing) in [
+        ("private/notes.txt", "private/nothing.txt"),
+        ("private", "private/nodir"),
+    ] {
+        for tool in ["read_file", "file_info", "list_dir", "search_text"] {
+            let args = |p: &str| match tool {
+                "list_dir" => json!({ "path": p }),
+                "search_text" => json!({ "query": "hidden", "path": p }),
+                _ => json!({ "path": p }),
+            };
+            let a = answer(&mut s, tool, args(exists), exists);
+            let b = answer(&mut s, tool, args(missing), missing);
+            assert_eq!(a, b, "{tool} tells {exists} from {missing}");
+            assert_eq!(a.0, "NOT_FOUND", "{tool}");
+        }
+        let a = answer(
+            &mut s,
+            "write_file",
+            json!({ "path": exists, "content": "x" }),
+            exists,
+        );
+        let b = answer(
+            &mut s,
+            "write_file",
+            json!({ "path": missing, "content": "x" }),
+            missing,
+        );
+        assert_eq!(a.2, "not_readable");
+        assert_eq!(b.2, "not_readable");
+    }
+    let listing = call(&mut s, "list_dir", json!({ "max_depth": 3 })).unwrap();
+    assert!(!listing.to_string().contains("private"), "{listing}");
+    let found = call(&mut s, "search_text", json!({ "query": "hidden words" })).unwrap();
+    assert_eq!(found["total_matches"], 0);
+    assert_eq!(fx.snapshot(), before);
+    // Positive control.
+    assert!(call(&mut s, "read_file", json!({ "path": "docs/guide.md" })).is_ok());
+    assert!(call(
+        &mut s,
+        "write_file",
+        json!({ "path": "docs/new.md", "content": "x" })
+    )
+    .is_ok());
+}
+
+/// With `blind_writes`, a hidden file may be replaced or deleted without a hash, and
+/// nothing derived from its old content comes back: no old hash, no diff of it, no edit.
+#[test]
+fn blind_writes_return_nothing_of_the_old_content() {
+    let fx = Fixture::new();
+    fx.write("private/notes.txt", b"OLD-CONTENT-3141\n");
+    let policy = json!({ "read": { "block": ["private/**"] }, "blind_writes": ["private/**"] });
+    let mut s = fx.session_with(policy, true, Default::default());
+    let e = call(
+        &mut s,
+        "edit_file",
+        json!({ "path": "private/notes.txt", "edits": [{ "old_text": "OLD", "new_text": "NEW" }] }),
+    )
+    .unwrap_err();
+    assert_eq!(e.reason.as_deref(), Some("blind_write_only"));
+    let r = call(
+        &mut s,
+        "write_file",
+        json!({ "path": "private/notes.txt", "content": "new text\n" }),
+    )
+    .unwrap();
+    let text = r.to_string();
+    assert!(!text.contains("OLD-CONTENT"), "{text}");
+    assert!(r["changes"][0]["sha256_before"].is_null(), "{r}");
+    assert!(!text.contains(&sha256(b"OLD-CONTENT-3141\n")), "{text}");
+    assert_eq!(
+        std::fs::read_to_string(fx.repo.join("private/notes.txt")).unwrap(),
+        "new text\n"
+    );
+    let d = call(&mut s, "diff_workspace", json!({})).unwrap();
+    assert!(!d.to_string().contains("OLD-CONTENT"), "{d}");
+    assert!(!fx.events().iter().any(|e| e.diff.contains("OLD-CONTENT")));
 }

@@ -165,6 +165,15 @@ fn fingerprint(p: &Path) -> Vec<u8> {
     fs::read(p).expect("read")
 }
 
+/// `policy` plus `allow_overwrite_without_sha256`, for tests whose subject is not stale
+/// writes and which replace files without reading them first.
+pub fn relaxed(mut policy: Value) -> Value {
+    if let Some(o) = policy.as_object_mut() {
+        o.insert("allow_overwrite_without_sha256".into(), Value::Bool(true));
+    }
+    policy
+}
+
 /// Asserts that a JSON or debug rendering of an output leaks neither marker.
 pub fn assert_no_leak(output: &str) {
     assert!(

@@ -123,7 +123,10 @@ fn json_calls_change_files_and_policy_comes_from_the_environment() {
     let before = fx.snapshot();
     let (out, _) = invoke(
         &fx,
-        &[("FILE_TOOLS_POLICY", r#"{"approval":{"delete":true}}"#)],
+        &[(
+            "FILE_TOOLS_POLICY",
+            r#"{"approval":{"delete":true},"allow_overwrite_without_sha256":true}"#,
+        )],
         r#"call("delete_file", "{\"path\":\"README.md\"}")"#,
     );
     assert!(out.contains("approval-required"), "{out}");

@@ -9,7 +9,11 @@ use file_tools_host::{Limits, Session};
 #[test]
 fn diff_lists_creates_modifies_deletes_and_moves() {
     let fx = Fixture::new();
-    let mut s = fx.session_with(json!({ "allow_move": true }), true, Default::default());
+    let mut s = fx.session_with(
+        relaxed(json!({ "allow_move": true })),
+        true,
+        Default::default(),
+    );
     call(
         &mut s,
         "edit_file",
@@ -73,7 +77,7 @@ fn diff_lists_creates_modifies_deletes_and_moves() {
 fn revert_restores_the_baseline_guarded_by_sha() {
     let fx = Fixture::new();
     let before = fx.snapshot();
-    let mut s = fx.session();
+    let mut s = fx.session_with(relaxed(json!({})), true, Default::default());
     let v = call(
         &mut s,
         "write_file",
@@ -117,6 +121,7 @@ fn baseline_survives_a_trapped_call_and_a_restarted_host() {
         let mut s = Session::builder(runtime())
             .repo(&fx.repo)
             .writable(true)
+            .policy(relaxed(json!({})))
             .state_dir(&state)
             .limits(limits)
             .build()

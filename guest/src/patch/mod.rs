@@ -151,6 +151,9 @@ struct Planned {
     renamed_from: Option<(String, Vec<u8>)>,
     /// The old end of a rename.
     moved_away: bool,
+    /// Removed without the patch carrying its content (`*** Delete File`): guarded like a
+    /// whole-file change.
+    unseen: bool,
 }
 
 /// Applies a patch.
@@ -187,7 +190,9 @@ pub fn apply_patch(
     for fp in &patches {
         for p in [&fp.old_path, &fp.new_path].into_iter().flatten() {
             if !checked.contains_key(p) {
-                checked.insert(p.clone(), writable(s, p)?);
+                let w = writable(s, p)?;
+                w.need_content()?;
+                checked.insert(p.clone(), w);
             }
         }
     }
@@ -229,7 +234,12 @@ pub fn apply_patch(
     }
     for f in &files {
         let given = expected.get(&f.shown).map(String::as_str);
-        crate::txn::check_expected(s, &f.shown, f.before.as_deref(), given)?;
+        let guard = if f.unseen {
+            crate::txn::Guard::Whole
+        } else {
+            crate::txn::Guard::Content
+        };
+        crate::txn::check_expected(s, &f.shown, f.before.as_deref(), given, guard)?;
     }
     let mut changes = Vec::new();
     for f in files {
@@ -302,6 +312,7 @@ fn state<'a>(
         now,
         renamed_from: None,
         moved_away: false,
+        unseen: false,
     });
     Ok(files.last_mut().expect("just pushed"))
 }
@@ -353,6 +364,7 @@ fn plan_file(
                     return Err(conflict(&f.shown, format!("the patch deletes '{}', but the file's content differs from the patch's", f.shown)));
                 }
             }
+            f.unseen = fp.hunks.is_empty() && !now.is_empty();
             f.now = None;
         }
         (Some(old), Some(new)) => {
