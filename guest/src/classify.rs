@@ -442,8 +442,9 @@ pub fn is_secret_name(name: &str) -> bool {
     if is_secret_base(base) {
         return true;
     }
-    // `server.pem.bak`, `.env~`, `.id_rsa.swp` (an editor's swap file of `id_rsa`).
-    while let Some(stripped) = COPY_SUFFIXES.iter().find_map(|s| base.strip_suffix(s)) {
+    // `server.pem.bak`, `.env~`, `.id_rsa.swp` (an editor's swap file of `id_rsa`). Most
+    // names end in no copy suffix and leave here at once.
+    while let Some(stripped) = strip_copy_suffix(base) {
         if stripped.is_empty() {
             return false;
         }
@@ -459,42 +460,69 @@ pub fn is_secret_name(name: &str) -> bool {
     false
 }
 
+/// `n` without a backup or editor-copy ending, if it has one.
+fn strip_copy_suffix(n: &str) -> Option<&str> {
+    match n.as_bytes().last()? {
+        b'~' | b'k' | b'g' | b'd' | b'p' | b'o' | b'e' => {
+            COPY_SUFFIXES.iter().find_map(|s| n.strip_suffix(s))
+        }
+        _ => None,
+    }
+}
+
+/// Whether `hay` contains `needle`, for short names (no searcher to set up).
+fn has_part(hay: &[u8], needle: &[u8]) -> bool {
+    hay.len() >= needle.len() && hay.windows(needle.len()).any(|w| w == needle)
+}
+
 /// [`is_secret_name`] for a lowercase name that is not itself a copy.
 fn is_secret_base(n: &str) -> bool {
-    if listed(SECRET_NAMES, n.as_bytes()) {
+    let b = n.as_bytes();
+    if listed(SECRET_NAMES, b) {
         return true;
     }
-    if ENV_TEMPLATES.contains(&n) {
-        return false;
-    }
-    if n.starts_with(".env.")
-        || n.starts_with(".env_")
-        || n.starts_with(".env-")
-        || (n.len() > 4 && n.ends_with(".env"))
-    {
+    if extension(n).is_some_and(|e| listed(SECRET_EXTS, e.as_bytes())) {
         return true;
     }
-    if !n.ends_with(".pub")
-        && (KEY_PREFIXES.iter().any(|p| n.starts_with(p))
-            || n.contains("deploy_key")
-            || n.contains("deploy-key"))
+    if n.starts_with(".env") {
+        if ENV_TEMPLATES.contains(&n) {
+            return false;
+        }
+        if matches!(b.get(4), Some(b'.' | b'_' | b'-')) {
+            return true;
+        }
+    }
+    if n.len() > 4 && n.ends_with(".env") {
+        return true;
+    }
+    let public = n.ends_with(".pub");
+    if !public && n.starts_with("id_") && KEY_PREFIXES.iter().any(|p| n.starts_with(p)) {
+        return true;
+    }
+    if !public
+        && has_part(b, b"deploy")
+        && (has_part(b, b"deploy_key") || has_part(b, b"deploy-key"))
     {
         return true;
     }
     let (stem, ext) = n.split_once('.').unwrap_or((n, ""));
-    if SECRET_STEMS.contains(&stem) && SECRET_STEM_EXTS.contains(&ext) {
-        return true;
-    }
-    extension(n).is_some_and(|e| listed(SECRET_EXTS, e.as_bytes()))
+    SECRET_STEMS.contains(&stem) && SECRET_STEM_EXTS.contains(&ext)
 }
 
 /// Whether `path` is a secret by its directory and name (`.docker/config.json`).
 fn is_secret_path(path: &LogicalPath) -> bool {
-    let parent = path.parent();
-    let dir = parent.name();
+    let name = path.name();
+    if !SECRET_PATHS
+        .iter()
+        .any(|(_, n)| name.eq_ignore_ascii_case(n))
+    {
+        return false;
+    }
+    // The parent directory's name, without building the parent path.
+    let dir = path.as_str().rsplit('/').nth(1).unwrap_or("");
     SECRET_PATHS
         .iter()
-        .any(|(d, n)| dir.eq_ignore_ascii_case(d) && path.name().eq_ignore_ascii_case(n))
+        .any(|(d, n)| dir.eq_ignore_ascii_case(d) && name.eq_ignore_ascii_case(n))
 }
 
 fn classify_name(name: &str) -> Kind {

@@ -19,13 +19,17 @@ pub fn sha256_hex(data: &[u8]) -> String {
 }
 
 /// The sha256 and size of an opened file: read whole when it is under 1 MiB, else
-/// streamed in 1 MiB chunks.
+/// streamed in 1 MiB chunks, each of which is also shown to `each`.
 ///
 /// # Errors
 /// Any error of reading the file.
-pub fn sha256_file(f: &crate::port::File) -> std::io::Result<(String, u64)> {
+pub fn sha256_file(
+    f: &crate::port::File,
+    mut each: impl FnMut(&[u8]),
+) -> std::io::Result<(String, u64)> {
     const CHUNK: usize = 1 << 20;
     let first = f.read_at(0, CHUNK)?;
+    each(&first);
     if first.len() < CHUNK {
         return Ok((sha256_hex(&first), first.len() as u64));
     }
@@ -36,6 +40,7 @@ pub fn sha256_file(f: &crate::port::File) -> std::io::Result<(String, u64)> {
         if chunk.is_empty() {
             break;
         }
+        each(&chunk);
         h.update(&chunk);
         total += chunk.len() as u64;
     }
@@ -91,7 +96,7 @@ mod tests {
             let root = crate::port::Dir::open_ambient(dir.path()).unwrap();
             let (file, _) = root.open_file(&name).unwrap();
             assert_eq!(
-                sha256_file(&file).unwrap(),
+                sha256_file(&file, |_| {}).unwrap(),
                 (sha256_hex(&data), size as u64),
                 "{size}"
             );

@@ -34,6 +34,7 @@ pub mod read;
 pub mod search;
 pub mod session;
 pub mod simd;
+pub mod sniff;
 pub mod text;
 pub mod tools;
 pub mod txn;

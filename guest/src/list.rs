@@ -248,21 +248,36 @@ pub fn file_info(s: &Session, log: &mut CallLog, a: &FileInfoArgs) -> ToolResult
     } else {
         meta.ty
     };
-    // A secret's size and time are derived from its content: never shown.
-    let secret = kind == Kind::Secret;
-    let size = if is_dir || secret { 0 } else { meta.size };
     let mut sha256 = None;
+    let mut sniffed = None;
     let hashable = meta.size <= s.policy.limits().max_hash_bytes;
     if read_denial.is_none() && meta.is_file() && hashable {
         let parent = r.parent.as_ref().ok_or_else(|| r.not_a_file_error())?;
         let io = |e: std::io::Error| ToolError::io(&shown, &e);
         let (file, _) = parent.open_file(r.target.name()).map_err(io)?;
-        let (digest, bytes) = sha256_file(&file).map_err(io)?;
+        let mut sniffer = crate::sniff::Sniffer::default();
+        let sniff = s.policy.sniffs(&r.target);
+        let (digest, bytes) = sha256_file(&file, |c| {
+            if sniff {
+                sniffer.feed(c);
+            }
+        })
+        .map_err(io)?;
         log.read(&shown, bytes);
-        sha256 = Some(digest);
+        sniffed = sniffer.found();
+        if sniffed.is_none() {
+            sha256 = Some(digest);
+        }
     } else {
         log.paths_read.push(shown.clone());
     }
+    let read_denial = match sniffed {
+        Some(what) => Policy::content_denial(&shown, Some(what)).err(),
+        None => read_denial,
+    };
+    // A secret's size and time are derived from its content: never shown.
+    let secret = kind == Kind::Secret || sniffed.is_some();
+    let size = if is_dir || secret { 0 } else { meta.size };
     let readable = read_denial.is_none();
     let mut summary = format!(
         "{shown}: {}, {}, {} bytes; {}{}",

@@ -147,6 +147,9 @@ pub struct PolicyConfig {
     /// Files the host owns inside the repository (its policy file), as logical paths:
     /// readable, never changed by any tool.
     pub reserved: Vec<String>,
+    /// Paths whose content is not sniffed for private keys and tokens (test fixtures that
+    /// hold fake ones, say).
+    pub sniff_exempt: Vec<String>,
 }
 
 /// What a directory settles for every entry below it: its classification marks and which
@@ -174,6 +177,7 @@ pub struct Policy {
     write_allow: Globs,
     write_block: Globs,
     blind_writes: Globs,
+    sniff_exempt: Globs,
     overrides: Vec<(Globs, Kind)>,
     approval: Approval,
 }
@@ -205,6 +209,7 @@ impl Policy {
             write_allow: Globs::new_lazy(&config.write.allow, false)?,
             write_block: Globs::new_lazy(&config.write.block, true)?,
             blind_writes: Globs::new_lazy(&config.blind_writes, false)?,
+            sniff_exempt: Globs::new_lazy(&config.sniff_exempt, false)?,
             overrides,
             approval: Approval::new(config.approval.clone())?,
             config,
@@ -337,6 +342,34 @@ impl Policy {
             self.read_denial_in(&self.scope_of(&path.parent()), path, kind),
             Some("blocked" | "not_allowed")
         )
+    }
+
+    /// What secret the content of `path` shows, unless the policy exempts the path.
+    pub fn sniff(&self, path: &LogicalPath, data: &[u8]) -> Option<&'static str> {
+        if self.sniff_exempt.matches_path_or_parent(path.as_str()) {
+            return None;
+        }
+        crate::sniff::secret_in(data)
+    }
+
+    /// Whether `path` is sniffed at all (see [`PolicyConfig::sniff_exempt`]).
+    pub fn sniffs(&self, path: &LogicalPath) -> bool {
+        !self.sniff_exempt.matches_path_or_parent(path.as_str())
+    }
+
+    /// Refuses content that holds what looks like a secret (`what`, from `sniff`).
+    ///
+    /// # Errors
+    /// `POLICY_DENIED` with reason `secret_content`, when `what` is set.
+    pub fn content_denial(shown: &str, what: Option<&str>) -> ToolResult<()> {
+        match what {
+            None => Ok(()),
+            Some(what) => Err(ToolError::denied(
+                shown,
+                "secret_content",
+                format!("'{shown}' holds what looks like {what}; its content is withheld from every tool (the host's policy can exempt the path with sniff_exempt)"),
+            )),
+        }
     }
 
     /// Whether `path` is a file the host owns (see [`PolicyConfig::reserved`]).

@@ -52,10 +52,13 @@ pub fn read_file(s: &Session, log: &mut CallLog, a: &ReadFileArgs) -> ToolResult
         Policy::clamp(a.max_lines, limits.max_read_lines, limits.max_read_lines),
         Policy::clamp(a.max_bytes, limits.max_read_bytes, limits.max_read_bytes) as usize,
     );
+    let target = &r.resolved.target;
     if size <= limits.max_whole_read_bytes {
         let buf = read_whole(&r.resolved, size, &shown)?;
+        Policy::content_denial(&shown, s.policy.sniff(target, &buf))?;
         col.feed_whole(&buf, &shown)?;
     } else {
+        let mut sniffer = crate::sniff::Sniffer::default();
         let parent = r
             .resolved
             .parent
@@ -73,8 +76,12 @@ pub fn read_file(s: &Session, log: &mut CallLog, a: &ReadFileArgs) -> ToolResult
                 break;
             }
             offset += chunk.len() as u64;
+            if s.policy.sniffs(target) {
+                sniffer.feed(&chunk);
+            }
             col.feed(&chunk, &shown)?;
         }
+        Policy::content_denial(&shown, sniffer.found())?;
     }
     log.read(&shown, col.size);
     if r.resolved.via_link {

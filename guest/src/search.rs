@@ -314,7 +314,7 @@ pub fn search_text(
         match r.resolved.entry_type() {
             Some(EntryType::File) => {
                 // `readable_path` has applied the read policy, as the walk does below.
-                st.search_file(&r.resolved.target, &start.to_string(), r.kind);
+                st.search_file(&r.resolved.target, &start.to_string(), r.kind, None);
                 return Ok(st.finish(log, output, max_matches, max_files));
             }
             Some(EntryType::Dir) => {}
@@ -347,7 +347,7 @@ pub fn search_text(
         if !include.is_empty() && !include.matches(p) || exclude.matches(p) {
             return Flow::Continue;
         }
-        st.search_file(&e.path, p, e.kind);
+        st.search_file(&e.path, p, e.kind, e.dir.as_ref());
         if st.truncated {
             Flow::Stop
         } else {
@@ -383,7 +383,16 @@ struct State<'a> {
 impl State<'_> {
     /// Reads up to `max` bytes of `path` into the buffer through its held parent directory
     /// (kept open while the walk visits its siblings).
-    fn read_through_port(&mut self, path: &LogicalPath, max: u64) -> std::io::Result<usize> {
+    fn read_through_port(
+        &mut self,
+        path: &LogicalPath,
+        held: Option<&std::sync::Arc<crate::port::Dir>>,
+        max: u64,
+    ) -> std::io::Result<usize> {
+        if let Some(dir) = held {
+            self.buf = dir.read_file(path.name(), max)?.0;
+            return Ok(self.buf.len());
+        }
         let parent = path.parent();
         if self.parent.as_ref().is_none_or(|(p, _)| *p != parent) {
             self.parent = Some((parent.clone(), self.s.fs.open_dir(&parent)?));
@@ -396,7 +405,13 @@ impl State<'_> {
         Ok(self.buf.len())
     }
 
-    fn search_file(&mut self, real_path: &LogicalPath, shown: &str, kind: Kind) {
+    fn search_file(
+        &mut self,
+        real_path: &LogicalPath,
+        shown: &str,
+        kind: Kind,
+        held: Option<&std::sync::Arc<crate::port::Dir>>,
+    ) {
         match kind {
             Kind::Secret => return self.skips.add("secret"),
             Kind::GitInternal => return self.skips.add("git_internal"),
@@ -410,7 +425,7 @@ impl State<'_> {
                 Ok(self.buf.len())
             }
             Some(Err(e)) => Err(e),
-            None => self.read_through_port(real_path, limit + 1),
+            None => self.read_through_port(real_path, held, limit + 1),
         };
         match read {
             Ok(n) if n as u64 > limit => return self.skips.add("too_large"),
@@ -423,9 +438,16 @@ impl State<'_> {
         self.searched += 1;
         self.bytes += self.buf.len() as u64;
         let room = self.want.saturating_sub(self.matches.len());
-        let fm = search_buffer(self.re, shown, &self.buf, self.context, room);
+        let mut fm = search_buffer(self.re, shown, &self.buf, self.context, room);
         if fm.count == 0 {
             return;
+        }
+        // A file whose lines would be returned is sniffed whole: one holding a key or token
+        // gives none of its lines (its count stays, as in the count and files outputs, which
+        // return no content). `max_matches` bounds how many files are sniffed.
+        if !fm.lines.is_empty() && self.s.policy.sniff(real_path, &self.buf).is_some() {
+            fm.lines.clear();
+            self.skips.add("secret_content");
         }
         self.total += u64::from(fm.count);
         if self.want > 0 && fm.count as usize > room {

@@ -66,10 +66,14 @@ impl Writable {
         let parent = self.parent.as_ref().ok_or_else(|| {
             ToolError::io(&shown, &std::io::Error::from(std::io::ErrorKind::NotFound))
         })?;
-        parent
+        let (data, _) = parent
             .read_file(self.target.name(), max)
-            .map(|(data, _)| data)
-            .map_err(|e| ToolError::io(&shown, &e))
+            .map_err(|e| ToolError::io(&shown, &e))?;
+        // Content the agent may not see may not be changed by a call that would show it.
+        if !self.blind {
+            crate::policy::Policy::content_denial(&shown, s.policy.sniff(&self.target, &data))?;
+        }
+        Ok(data)
     }
 }
 

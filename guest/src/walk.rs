@@ -7,6 +7,7 @@
 
 use std::collections::BTreeMap;
 use std::rc::Rc;
+use std::sync::Arc;
 
 use crate::classify::Kind;
 use crate::error::{ToolError, ToolResult};
@@ -14,6 +15,7 @@ use crate::fsx::{EntryType, Fs};
 use crate::ignore_rules::{IgnoreRules, Verdict};
 use crate::path::{is_temp_name, LogicalPath};
 use crate::policy::{DirScope, Policy};
+use crate::port::{Dir, DirItem};
 
 /// How a walk behaves.
 #[derive(Debug, Clone)]
@@ -50,6 +52,9 @@ pub struct WalkEntry {
     /// 1 for the start directory's own entries.
     pub depth: usize,
     pub kind: Kind,
+    /// The held directory that holds the entry, when the walk lists through the port
+    /// (without the host's batched reads): read the entry through it.
+    pub dir: Option<Arc<Dir>>,
 }
 
 /// What the visitor wants next.
@@ -183,6 +188,8 @@ struct Pending {
     /// Scope of the directory holding the entry.
     scope: Rc<DirScope>,
     ignores: Option<Rc<IgnoreChain>>,
+    /// The held directory holding the entry (walks through the port only).
+    dir: Option<Arc<Dir>>,
 }
 
 /// Walks below `start` (a directory, already resolved and checked), calling `visit` for
@@ -213,10 +220,11 @@ pub fn walk(
     let budget = policy.limits().max_walk_entries;
     let mut seen: u64 = 0;
     let mut stack: Vec<Pending> = Vec::new();
-    let first = read_sorted(fsx, start).map_err(|e| ToolError::io(start.as_str(), &e))?;
+    let (first, held) =
+        read_sorted(fsx, start, None).map_err(|e| ToolError::io(start.as_str(), &e))?;
     let scope = Rc::new(policy.scope_of(start));
     push_children(
-        fsx, policy, start, &scope, first, 1, opts, ignores, skips, &mut stack,
+        fsx, policy, start, &scope, first, held, 1, opts, ignores, skips, &mut stack,
     );
     while let Some(item) = stack.pop() {
         seen += 1;
@@ -228,13 +236,14 @@ pub fn walk(
             ty: item.ty,
             depth: item.depth,
             kind: item.kind,
+            dir: item.dir,
         };
         if item.mine && visit(&entry) == Flow::Stop {
             return Ok(true);
         }
         if entry.ty == EntryType::Dir && entry.depth < opts.max_depth {
-            match read_sorted(fsx, &entry.path) {
-                Ok(children) => {
+            match read_sorted(fsx, &entry.path, entry.dir.as_ref()) {
+                Ok((children, held)) => {
                     let scope = Rc::new(policy.enter(&item.scope, &entry.path));
                     push_children(
                         fsx,
@@ -242,6 +251,7 @@ pub fn walk(
                         &entry.path,
                         &scope,
                         children,
+                        held,
                         entry.depth + 1,
                         opts,
                         item.ignores,
@@ -263,14 +273,29 @@ fn present_ignore_files(fsx: &Fs, dir: &LogicalPath) -> Vec<&'static str> {
         .collect()
 }
 
-/// A directory's entries as (name, type), sorted by name.
+/// A directory's entries as (name, type), sorted by name, and the directory's held handle
+/// when they were read through the port (opened from `parent`, the held directory that
+/// holds it, or from the root when there is none).
 fn read_sorted(
     fsx: &Fs,
     dir: &LogicalPath,
-) -> std::io::Result<Vec<(Result<String, ()>, EntryType)>> {
-    let mut out = match crate::hostfs::read_dir(dir) {
-        Some(listing) => listing?,
-        None => read_wasi(fsx, dir)?,
+    parent: Option<&Arc<Dir>>,
+) -> std::io::Result<(Vec<DirItem>, Option<Arc<Dir>>)> {
+    let (mut out, held) = match crate::hostfs::read_dir(dir) {
+        Some(listing) => (listing?, None),
+        None => {
+            let handle = match parent {
+                Some(p) if !dir.is_root() => {
+                    let d = p.open_dir(dir.name())?;
+                    if fsx.swapped_git(dir.name(), &d) {
+                        return Err(std::io::ErrorKind::PermissionDenied.into());
+                    }
+                    Arc::new(d)
+                }
+                _ => fsx.open_dir(dir)?,
+            };
+            (handle.entries()?, Some(handle))
+        }
     };
     out.sort_unstable_by(|a, b| match (&a.0, &b.0) {
         (Ok(x), Ok(y)) => x.cmp(y),
@@ -278,13 +303,7 @@ fn read_sorted(
         (Err(_), Ok(_)) => std::cmp::Ordering::Greater,
         (Err(_), Err(_)) => std::cmp::Ordering::Equal,
     });
-    Ok(out)
-}
-
-/// A directory's entries through the port (one host call per entry under WASI), opened
-/// one component at a time from the root.
-fn read_wasi(fsx: &Fs, dir: &LogicalPath) -> std::io::Result<Vec<(Result<String, ()>, EntryType)>> {
-    fsx.open_dir(dir)?.entries()
+    Ok((out, held))
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -293,7 +312,8 @@ fn push_children(
     policy: &Policy,
     dir: &LogicalPath,
     scope: &Rc<DirScope>,
-    children: Vec<(Result<String, ()>, EntryType)>,
+    children: Vec<DirItem>,
+    held: Option<Arc<Dir>>,
     depth: usize,
     opts: &WalkOptions,
     parent_ignores: Option<Rc<IgnoreChain>>,
@@ -375,6 +395,7 @@ fn push_children(
             mine,
             scope: scope.clone(),
             ignores: ignores.clone(),
+            dir: held.clone(),
         });
     }
     stack[mark..].reverse();

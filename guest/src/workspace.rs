@@ -41,9 +41,13 @@ fn changed_files(s: &Session, filter: &[LogicalPath]) -> ToolResult<Vec<Changed>
             continue;
         }
         let kind = s.policy.kind_of(&lp, false);
+        let sniffed =
+            |c: &Option<Vec<u8>>| c.as_ref().is_some_and(|c| s.policy.sniff(&lp, c).is_some());
         let opaque = planted
             || matches!(kind, Kind::Secret | Kind::GitInternal)
-            || s.policy.read_denial(&lp, kind).is_some();
+            || s.policy.read_denial(&lp, kind).is_some()
+            || sniffed(&before)
+            || sniffed(&now);
         out.push(Changed {
             path,
             before,

@@ -233,3 +233,68 @@ fn file_info_reports_metadata_and_permissions() {
     let typed = s.file_info("src").unwrap();
     assert_eq!(typed.kind, file_tools_host::FileKind::Directory);
 }
+
+/// A private key under an innocent name is withheld like a secret file: no read, no hash,
+/// no size, no returned search line, no edit that would show it; the key never appears in
+/// any output (`call` checks every output for the secret marker). Positive controls: a
+/// public key reads, and the policy can exempt the path.
+#[test]
+fn a_key_under_an_innocent_name_is_withheld_by_its_content() {
+    let fx = Fixture::new();
+    let key = format!("notes about the deploy\n-----BEGIN OPENSSH PRIVATE KEY-----\n{SECRET_MARK}\n-----END OPENSSH PRIVATE KEY-----\n");
+    fx.write("notes.txt", key.as_bytes());
+    fx.write(
+        "public.txt",
+        b"-----BEGIN PUBLIC KEY-----\nMFkw\n-----END PUBLIC KEY-----\n",
+    );
+    fx.write(
+        "token.md",
+        b"use token ghp_abcdefghijklmnopqrstuvwxyz0123456789 here\n",
+    );
+    let mut s = fx.session();
+    for p in ["notes.txt", "token.md"] {
+        let e = call(&mut s, "read_file", json!({ "path": p })).unwrap_err();
+        assert_eq!(e.reason.as_deref(), Some("secret_content"), "{p}");
+        let info = call(&mut s, "file_info", json!({ "path": p })).unwrap();
+        assert!(
+            info["sha256"].is_null() && info["size"] == 0 && !info["readable"].as_bool().unwrap(),
+            "{info}"
+        );
+        let e = call(
+            &mut s,
+            "edit_file",
+            json!({ "path": p, "edits": [{ "old_text": "notes", "new_text": "n" }] }),
+        )
+        .unwrap_err();
+        assert_eq!(e.reason.as_deref(), Some("secret_content"), "{p}");
+    }
+    let found = call(
+        &mut s,
+        "search_text",
+        json!({ "query": "deploy", "context_lines": 3 }),
+    )
+    .unwrap();
+    assert!(
+        found["matches"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|m| m["path"] != "notes.txt"),
+        "{found}"
+    );
+    assert!(
+        found["skipped"].to_string().contains("secret_content"),
+        "{found}"
+    );
+    let found = call(&mut s, "search_text", json!({ "query": "token" })).unwrap();
+    assert!(!found.to_string().contains("ghp_"), "{found}");
+    // Positive controls.
+    assert!(call(&mut s, "read_file", json!({ "path": "public.txt" })).is_ok());
+    let mut s = fx.session_with(
+        json!({ "sniff_exempt": ["token.md"] }),
+        true,
+        Default::default(),
+    );
+    let r = call(&mut s, "read_file", json!({ "path": "token.md" })).unwrap();
+    assert!(r["content"].as_str().unwrap().contains("ghp_"));
+}

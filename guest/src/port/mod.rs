@@ -280,14 +280,17 @@ impl File {
         self.0.read_at(offset, len)
     }
 
-    /// The whole file up to `max` bytes, sized by `hint` (its size as opened).
+    /// The file as of `size` (its size on the opened descriptor), up to `max` bytes; a file
+    /// that reports no size is read to its end. No read past the size to look for growth:
+    /// the answer is the file as it was when opened.
     ///
     /// # Errors
     /// The system's error.
-    pub fn read_all(&self, hint: u64, max: u64) -> io::Result<Vec<u8>> {
-        let mut out = Vec::with_capacity(hint.min(max) as usize);
-        while (out.len() as u64) < max {
-            let want = (max - out.len() as u64).min(1 << 20) as usize;
+    pub fn read_all(&self, size: u64, max: u64) -> io::Result<Vec<u8>> {
+        let end = if size == 0 { max } else { size.min(max) };
+        let mut out = Vec::with_capacity(end.min(1 << 24) as usize);
+        while (out.len() as u64) < end {
+            let want = (end - out.len() as u64).min(1 << 20) as usize;
             let chunk = self.0.read_at(out.len() as u64, want)?;
             if chunk.is_empty() {
                 break;

@@ -137,17 +137,17 @@ impl File {
     }
 
     pub fn read_at(&self, offset: u64, len: usize) -> io::Result<Vec<u8>> {
-        let mut buf = vec![0u8; len];
-        let mut got = 0;
-        while got < len {
-            match rustix::io::pread(&self.0, &mut buf[got..], offset + got as u64) {
+        // Read straight into the vector's spare room: no zero fill.
+        let mut buf: Vec<u8> = Vec::with_capacity(len);
+        while buf.len() < len {
+            let at = offset + buf.len() as u64;
+            match rustix::io::pread(&self.0, rustix::buffer::spare_capacity(&mut buf), at) {
                 Ok(0) => break,
-                Ok(n) => got += n,
+                Ok(_) => {}
                 Err(rustix::io::Errno::INTR) => {}
                 Err(e) => return Err(e.into()),
             }
         }
-        buf.truncate(got);
         Ok(buf)
     }
 }

@@ -1,0 +1,287 @@
+//! Content sniffing: private-key blocks and well-known token formats, so that a secret
+//! stored under an innocent name (`notes.txt`) is withheld like a file named `.env`.
+//!
+//! Each pattern is a literal prefix (found with `memmem`) followed by a run of the token's
+//! own characters, at a word boundary. A match withholds the whole file: reads refuse it,
+//! changes that would show its content refuse it, diffs show it as opaque, and a search
+//! drops every hit of a file whose returned lines hold one.
+
+use memchr::memmem;
+
+/// One token format.
+struct Token {
+    prefix: &'static [u8],
+    /// Bytes the rest of the token is made of.
+    body: fn(u8) -> bool,
+    /// Fewest body bytes after the prefix.
+    min: usize,
+    what: &'static str,
+}
+
+fn upper_digit(b: u8) -> bool {
+    b.is_ascii_uppercase() || b.is_ascii_digit()
+}
+
+fn alnum(b: u8) -> bool {
+    b.is_ascii_alphanumeric()
+}
+
+fn word(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'_'
+}
+
+fn url_safe(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'_' || b == b'-'
+}
+
+fn dashed(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'-'
+}
+
+const TOKENS: &[Token] = &[
+    Token {
+        prefix: b"AKIA",
+        body: upper_digit,
+        min: 16,
+        what: "an AWS access key id",
+    },
+    Token {
+        prefix: b"ASIA",
+        body: upper_digit,
+        min: 16,
+        what: "an AWS access key id",
+    },
+    Token {
+        prefix: b"AIza",
+        body: url_safe,
+        min: 35,
+        what: "a Google API key",
+    },
+    Token {
+        prefix: b"ghp_",
+        body: alnum,
+        min: 36,
+        what: "a GitHub token",
+    },
+    Token {
+        prefix: b"gho_",
+        body: alnum,
+        min: 36,
+        what: "a GitHub token",
+    },
+    Token {
+        prefix: b"ghu_",
+        body: alnum,
+        min: 36,
+        what: "a GitHub token",
+    },
+    Token {
+        prefix: b"ghs_",
+        body: alnum,
+        min: 36,
+        what: "a GitHub token",
+    },
+    Token {
+        prefix: b"ghr_",
+        body: alnum,
+        min: 36,
+        what: "a GitHub token",
+    },
+    Token {
+        prefix: b"github_pat_",
+        body: word,
+        min: 40,
+        what: "a GitHub token",
+    },
+    Token {
+        prefix: b"glpat-",
+        body: url_safe,
+        min: 20,
+        what: "a GitLab token",
+    },
+    Token {
+        prefix: b"xoxb-",
+        body: dashed,
+        min: 10,
+        what: "a Slack token",
+    },
+    Token {
+        prefix: b"xoxp-",
+        body: dashed,
+        min: 10,
+        what: "a Slack token",
+    },
+    Token {
+        prefix: b"xoxa-",
+        body: dashed,
+        min: 10,
+        what: "a Slack token",
+    },
+    Token {
+        prefix: b"sk_live_",
+        body: alnum,
+        min: 20,
+        what: "a Stripe key",
+    },
+    Token {
+        prefix: b"rk_live_",
+        body: alnum,
+        min: 20,
+        what: "a Stripe key",
+    },
+    Token {
+        prefix: b"sk-proj-",
+        body: url_safe,
+        min: 20,
+        what: "an OpenAI key",
+    },
+    Token {
+        prefix: b"sk-ant-",
+        body: url_safe,
+        min: 20,
+        what: "an Anthropic key",
+    },
+    Token {
+        prefix: b"npm_",
+        body: alnum,
+        min: 36,
+        what: "an npm token",
+    },
+    Token {
+        prefix: b"pypi-AgE",
+        body: url_safe,
+        min: 50,
+        what: "a PyPI token",
+    },
+];
+
+/// The first secret found in `data`, described ("a private key block", "a GitHub token").
+pub fn secret_in(data: &[u8]) -> Option<&'static str> {
+    if private_key_block(data) {
+        return Some("a private key block");
+    }
+    TOKENS.iter().find(|t| has_token(data, t)).map(|t| t.what)
+}
+
+/// `-----BEGIN ... PRIVATE KEY-----` (RSA, EC, DSA, OpenSSH, encrypted, PGP blocks).
+fn private_key_block(data: &[u8]) -> bool {
+    for at in memmem::find_iter(data, b"PRIVATE KEY") {
+        let line_start = memchr::memrchr(b'\n', &data[..at]).map_or(0, |i| i + 1);
+        if memmem::find(&data[line_start..at], b"-----BEGIN ").is_some() {
+            return true;
+        }
+    }
+    false
+}
+
+fn has_token(data: &[u8], t: &Token) -> bool {
+    memmem::find_iter(data, t.prefix).any(|at| {
+        let boundary = at == 0 || !word(data[at - 1]);
+        let body = &data[at + t.prefix.len()..];
+        boundary && body.iter().take(t.min).filter(|&&b| (t.body)(b)).count() == t.min
+    })
+}
+
+/// Sniffs a file fed in chunks, keeping enough of each chunk's end that a secret across a
+/// boundary is still seen.
+#[derive(Debug, Default)]
+pub struct Sniffer {
+    tail: Vec<u8>,
+    found: Option<&'static str>,
+}
+
+/// Longest pattern looked for (prefix plus body), with room to spare.
+const OVERLAP: usize = 128;
+
+impl Sniffer {
+    pub fn feed(&mut self, chunk: &[u8]) {
+        if self.found.is_some() {
+            return;
+        }
+        let mut joined = std::mem::take(&mut self.tail);
+        joined.extend_from_slice(&chunk[..chunk.len().min(OVERLAP)]);
+        // The seam first (tail plus the chunk's head), then the chunk itself.
+        self.found = secret_in(&joined).or_else(|| secret_in(chunk));
+        // The last OVERLAP bytes seen: of the chunk, or of the tail and a short chunk.
+        self.tail = if chunk.len() >= OVERLAP {
+            chunk[chunk.len() - OVERLAP..].to_vec()
+        } else {
+            joined[joined.len().saturating_sub(OVERLAP)..].to_vec()
+        };
+    }
+
+    pub fn found(&self) -> Option<&'static str> {
+        self.found
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_key_blocks_and_tokens() {
+        let cases: &[(&str, &str)] = &[
+            (
+                "x\n-----BEGIN RSA PRIVATE KEY-----\nMIIE\n",
+                "a private key block",
+            ),
+            ("-----BEGIN OPENSSH PRIVATE KEY-----", "a private key block"),
+            (
+                "-----BEGIN PGP PRIVATE KEY BLOCK-----",
+                "a private key block",
+            ),
+            ("key = \"AKIAIOSFODNN7EXAMPLE\"", "an AWS access key id"),
+            (
+                "token: ghp_abcdefghijklmnopqrstuvwxyz0123456789",
+                "a GitHub token",
+            ),
+            ("xoxb-1234567890-abcdef", "a Slack token"),
+            ("STRIPE=sk_live_abcdefghijklmnopqrstuvwx", "a Stripe key"),
+            (
+                "k=AIzaSyA-abcdefghijklmnopqrstuvwxyz01234",
+                "a Google API key",
+            ),
+            ("glpat-abcdefghij0123456789", "a GitLab token"),
+        ];
+        for (text, what) in cases {
+            assert_eq!(secret_in(text.as_bytes()), Some(*what), "{text}");
+        }
+    }
+
+    #[test]
+    fn look_alikes_are_not_secrets() {
+        for text in [
+            "-----BEGIN PUBLIC KEY-----",
+            "-----BEGIN CERTIFICATE-----",
+            "// PRIVATE KEY handling lives in keys.rs",
+            "AKIA is the prefix of AWS key ids",
+            "let xAKIAIOSFODNN7EXAMPLE = 1; // not at a word boundary",
+            "ghp_short",
+            "sk_live_",
+            "fn main() {}",
+        ] {
+            assert_eq!(secret_in(text.as_bytes()), None, "{text}");
+        }
+    }
+
+    /// A secret split across any chunk boundary is still found; clean data stays clean.
+    #[test]
+    fn chunked_feeds_see_secrets_across_boundaries() {
+        let mut data = "filler line\n".repeat(40).into_bytes();
+        data.extend_from_slice(b"-----BEGIN EC PRIVATE KEY-----\nabc\n");
+        data.extend_from_slice("more filler\n".repeat(40).as_bytes());
+        for size in [1, 7, 16, 33, 100, 1000] {
+            let mut s = Sniffer::default();
+            for c in data.chunks(size) {
+                s.feed(c);
+            }
+            assert_eq!(s.found(), Some("a private key block"), "{size}");
+            let mut clean = Sniffer::default();
+            for c in "just text\n".repeat(100).as_bytes().chunks(size) {
+                clean.feed(c);
+            }
+            assert_eq!(clean.found(), None);
+        }
+    }
+}
