@@ -105,15 +105,17 @@ fn read_file(dir: &Dir, path: &str, max: u64) -> Result<Vec<u8>, String> {
     // descriptor's own metadata.
     let fd = open_beneath(dir, rel, OFlags::RDONLY)
         .map_err(|e| open_error(&e, path, "a regular file"))?;
-    let f = std::fs::File::from(fd);
-    let meta = f.metadata().map_err(|e| e.to_string())?;
-    if !meta.is_file() {
+    // fstat, not std's metadata (statx): measurably cheaper per file.
+    let st = rustix::fs::fstat(&fd).map_err(|e| std::io::Error::from(e).to_string())?;
+    if rustix::fs::FileType::from_raw_mode(st.st_mode) != rustix::fs::FileType::RegularFile {
         return Err(format!("'{path}' is not a regular file"));
     }
+    let f = std::fs::File::from(fd);
+    let meta_len = st.st_size.max(0) as u64;
     // The size fstat reported is read straight into the vector's spare room (no zero fill),
     // and no read past it to see the end: the answer is the file as of the fstat, up to
     // `max`. A file that reports no size (some special filesystems do) is read to its end.
-    let size = meta.len().min(max) as usize;
+    let size = meta_len.min(max) as usize;
     let mut buf: Vec<u8> = Vec::with_capacity(size);
     while buf.len() < size {
         match rustix::io::read(&f, rustix::buffer::spare_capacity(&mut buf)) {
@@ -123,7 +125,7 @@ fn read_file(dir: &Dir, path: &str, max: u64) -> Result<Vec<u8>, String> {
             Err(e) => return Err(std::io::Error::from(e).to_string()),
         }
     }
-    if meta.len() == 0 {
+    if meta_len == 0 {
         f.take(max)
             .read_to_end(&mut buf)
             .map_err(|e| e.to_string())?;
