@@ -98,8 +98,11 @@ export async function openFileTools({ repo, readOnly = false, policy = {}, onAud
     // lets the write go on, as the interface allows.
     // The batched reads are an optimisation: answering `undefined` (none) makes the
     // component read through WASI instead.
+    // No host-held directories (`root` answers none): the component works through its WASI
+    // preopen; the resource classes exist only because the interface names them.
     'agent:file-tools/host-fs': { copyMode: () => false, readDir: () => undefined, readFile: () => undefined,
-      sha256: (data) => new Uint8Array(createHash('sha256').update(data).digest()) },
+      sha256: (data) => new Uint8Array(createHash('sha256').update(data).digest()),
+      root: () => undefined, Dir: class Dir {}, File: class File {} },
     'agent:file-tools/types': {},
   };
   const root = await instantiate(

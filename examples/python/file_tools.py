@@ -22,8 +22,19 @@ import stat
 import wasmtime
 import wasmtime.component as wc
 
+# The methods of host-fs's resources, which this host never hands out (see `root`).
+HOST_FS_RESOURCES = {
+    "dir": ["stat", "stat-at", "open-dir", "open-file", "read-link", "entries", "create-new",
+            "rename", "unlink", "mkdir", "rmdir"],
+    "file": ["stat", "read-at"],
+}
+
+
+def _never_called(*_args):
+    raise RuntimeError("host-fs resources are not offered by this host")
+
 PACKAGE = "agent:file-tools"
-VERSION = "0.1.0"
+VERSION = "0.2.0"
 
 
 class ToolError(Exception):
@@ -99,6 +110,14 @@ class FileTools:
                 host_fs.add_func("read-dir", lambda _store, _path: None)
                 host_fs.add_func("read-file", lambda _store, _path, _max: None)
                 host_fs.add_func("sha256", lambda _store, data: hashlib.sha256(bytes(data)).digest())
+                # No host-held directories (`root` answers none): the component then works
+                # through its WASI preopen, and the `dir` and `file` resources are never
+                # created. Their types and methods must still be defined to link.
+                host_fs.add_func("root", lambda _store: None)
+                for i, (res, methods) in enumerate(HOST_FS_RESOURCES.items()):
+                    host_fs.add_resource(res, wc.ResourceType.host(i + 1), lambda _store, _rep: None)
+                    for m in methods:
+                        host_fs.add_func(f"[method]{res}.{m}", _never_called)
 
         wasi = wasmtime.WasiConfig()
         wasi.preopen_dir(self.repo, "/", fs_mutable=not read_only)

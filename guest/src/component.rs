@@ -17,6 +17,9 @@ use crate::session::Session;
 use crate::tools::{self, run_call};
 
 #[cfg(not(feature = "standalone"))]
+mod host_port;
+
+#[cfg(not(feature = "standalone"))]
 wit_bindgen::generate!({
     world: "file-tools",
     path: "../wit",
@@ -136,12 +139,16 @@ fn preopens() -> ToolResult<(Dir, Option<std::path::PathBuf>)> {
             ),
         ));
     };
+    let state = has_state.then(|| std::path::PathBuf::from(state_name));
+    // The host's own directory handles when it offers them (non-blocking, link-refusing
+    // opens on its side), else the WASI preopen.
+    #[cfg(not(feature = "standalone"))]
+    if let Some(root) = agent::file_tools::host_fs::root() {
+        return Ok((Dir::from_ops(Box::new(host_port::HostDir(root))), state));
+    }
     let root = dirs.into_iter().nth(i).map(|(d, _)| d);
     let root = root.ok_or_else(|| ToolError::new(ErrorCode::Internal, "preopen vanished"))?;
-    Ok((
-        Dir::from_descriptor(root),
-        has_state.then(|| std::path::PathBuf::from(state_name)),
-    ))
+    Ok((Dir::from_descriptor(root), state))
 }
 
 /// The instance's session, built on first use.

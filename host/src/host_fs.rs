@@ -153,6 +153,11 @@ impl Host for HostState {
         let dir = self.repo_dir.as_ref()?;
         Some(read_file(dir, &path, max_bytes))
     }
+
+    fn root(&mut self) -> Option<wasmtime::component::Resource<crate::host_dir::OpenDir>> {
+        let dir = crate::host_dir::OpenDir::root(self.repo_dir.as_ref()?)?;
+        self.table.push(dir).ok()
+    }
 }
 
 #[cfg(test)]

@@ -447,6 +447,7 @@ impl Session {
         let state = HostState {
             repo: c.repo.clone(),
             repo_dir: c.repo_dir.clone(),
+            read_only: c.read_only,
             wasi: wasi.build(),
             table: ResourceTable::new(),
             memory: MemoryLimiter {

@@ -15,6 +15,9 @@ pub struct HostState {
     /// The repository as a capability, for the batched `host-fs` reads: every path is
     /// resolved beneath it (`openat2(RESOLVE_BENEATH)` or its emulation).
     pub(crate) repo_dir: Option<std::sync::Arc<cap_std::fs::Dir>>,
+    /// Whether the session refuses every change (the host's `dir` resource then refuses
+    /// to create, rename or remove anything).
+    pub(crate) read_only: bool,
     pub(crate) wasi: WasiCtx,
     pub(crate) table: ResourceTable,
     pub(crate) memory: MemoryLimiter,

@@ -206,6 +206,8 @@ fn a_parent_flipped_to_a_link_into_git_is_never_followed() {
     assert!(call(&mut s, "read_file", json!({"path": "real/config"})).is_ok());
     let (real, parked) = (fx.repo.join("real"), fx.repo.join("parked"));
     let mut flip = false;
+    // Each state is held a little while: moving the directory away and back leaves the
+    // name missing in between, and without a pause it would hardly ever be a directory.
     let changer = Changer::start(move || {
         flip = !flip;
         if flip {
@@ -215,11 +217,17 @@ fn a_parent_flipped_to_a_link_into_git_is_never_followed() {
             let _ = std::fs::remove_file(&real);
             let _ = std::fs::rename(&parked, &real);
         }
+        std::thread::sleep(std::time::Duration::from_micros(200));
     });
     let mut ok = 0;
     for i in 0..ROUNDS {
-        if call(&mut s, "read_file", json!({"path": "real/config"})).is_ok() {
-            ok += 1;
+        match call(&mut s, "read_file", json!({"path": "real/config"})) {
+            Ok(_) => ok += 1,
+            Err(e) => {
+                if std::env::var_os("RACE_DEBUG").is_some() {
+                    eprintln!("{}: {}", file_tools_host::code_name(e.code), e.message);
+                }
+            }
         }
         let _ = call(
             &mut s,
@@ -266,4 +274,96 @@ fn a_planted_state_directory_is_never_state() {
         // Positive control: an ordinary read in the same session works.
         assert!(call(&mut s, "read_file", json!({"path": "README.md"})).is_ok());
     }
+}
+
+/// A file flipped between a regular file and a FIFO while reads, searches, edits and
+/// writes run (Wasmtime host, whose `host-fs.dir` opens non-blocking): every call ends
+/// well within its time limit instead of waiting for a FIFO writer, nothing is read from
+/// the FIFO, and the repository lock is free afterwards (a change goes through at once).
+#[test]
+fn a_file_swapped_for_a_fifo_never_blocks_a_call() {
+    let fx = Fixture::new();
+    fx.write("data.txt", b"plain words\n");
+    let limits = file_tools_host::Limits {
+        timeout: std::time::Duration::from_secs(5),
+        ..Default::default()
+    };
+    let mut s = fx.session_with(relaxed(json!({})), true, limits);
+    assert!(call(&mut s, "read_file", json!({"path": "data.txt"})).is_ok());
+    let (path, fifo, plain) = (
+        fx.repo.join("data.txt"),
+        fx.repo.join("data.fifo-tmp"),
+        fx.repo.join("data.plain-tmp"),
+    );
+    let mut flip = false;
+    let changer = Changer::start(move || {
+        flip = !flip;
+        if flip {
+            let _ = std::fs::remove_file(&fifo);
+            let made = rustix::fs::mknodat(
+                rustix::fs::CWD,
+                &fifo,
+                rustix::fs::FileType::Fifo,
+                rustix::fs::Mode::from_raw_mode(0o644),
+                0,
+            );
+            if made.is_ok() {
+                let _ = std::fs::rename(&fifo, &path);
+            }
+        } else if std::fs::write(&plain, "plain words\n").is_ok() {
+            let _ = std::fs::rename(&plain, &path);
+        }
+        std::thread::sleep(std::time::Duration::from_micros(100));
+    });
+    // The calls run on their own thread, so that a blocked one fails the test instead of
+    // hanging it.
+    let (tx, rx) = std::sync::mpsc::channel();
+    let worker = std::thread::spawn(move || {
+        let mut ok = 0;
+        for i in 0..ROUNDS {
+            for (tool, args) in [
+                ("read_file", json!({"path": "data.txt"})),
+                ("file_info", json!({"path": "data.txt"})),
+                (
+                    "search_text",
+                    json!({"query": "words", "path": if i % 2 == 0 { "data.txt" } else { "" }}),
+                ),
+                (
+                    "edit_file",
+                    json!({"path": "data.txt", "edits": [{"old_text": "plain", "new_text": "plain"}]}),
+                ),
+                (
+                    "write_file",
+                    json!({"path": "data.txt", "content": "plain words\n"}),
+                ),
+            ] {
+                let started = std::time::Instant::now();
+                let r = call(&mut s, tool, args);
+                let took = started.elapsed();
+                assert!(
+                    took < std::time::Duration::from_secs(3),
+                    "{tool} took {took:?}"
+                );
+                ok += usize::from(r.is_ok());
+            }
+        }
+        let _ = tx.send(ok);
+        s
+    });
+    let ok = rx
+        .recv_timeout(std::time::Duration::from_secs(120))
+        .expect("a call blocked on the FIFO");
+    let mut s = worker.join().expect("worker");
+    let flips = changer.stop();
+    assert!(flips > 50, "the changer barely ran ({flips} flips)");
+    assert!(ok > 0, "no call succeeded: the positive control failed");
+    // The lock is free: a change in another file goes through at once.
+    let started = std::time::Instant::now();
+    assert!(call(
+        &mut s,
+        "write_file",
+        json!({"path": "after.txt", "content": "x\n"})
+    )
+    .is_ok());
+    assert!(started.elapsed() < std::time::Duration::from_secs(3));
 }

@@ -64,7 +64,7 @@ fn typed_read_file_under_the_wasmtime_cli() {
     let (out, err) = invoke(
         &fx,
         &[],
-        r#"agent:file-tools/tools.read-file@0.1.0({path: "src/lib.rs", max-lines: some(2)})"#,
+        r#"agent:file-tools/tools.read-file@0.2.0({path: "src/lib.rs", max-lines: some(2)})"#,
     );
     assert!(out.starts_with("ok({path: \"src/lib.rs\""), "{out}\n{err}");
     assert!(
@@ -91,7 +91,7 @@ fn escapes_are_refused_under_the_wasmtime_cli() {
         let (out, err) = invoke(
             &fx,
             &[],
-            &format!(r#"agent:file-tools/tools.read-file@0.1.0({{path: "{path}"}})"#),
+            &format!(r#"agent:file-tools/tools.read-file@0.2.0({{path: "{path}"}})"#),
         );
         assert!(out.starts_with("err({code: "), "{path}: {out}\n{err}");
         assert_no_leak(&out);

@@ -9,11 +9,13 @@
 //! it, so a parent swapped for a link or another directory after it was opened cannot
 //! redirect them.
 //!
-//! Two backends, one per build: WASI Preview 2 descriptors in the component (`wasi`), and
-//! cap-std directories natively, for unit tests (`native`). Both refuse special files
-//! (FIFOs, sockets, devices) before opening them; natively the open is also non-blocking.
-//! Under WASI a FIFO swapped in between the look and the open can still block the open
-//! (WASI has no non-blocking open); SECURITY.md says so.
+//! Backends implement [`DirOps`] and [`FileOps`]: WASI Preview 2 descriptors in the
+//! component (`wasi`), cap-std directories natively for unit tests (`native`), and the
+//! host's `host-fs.dir` resource, which the bindings shell wraps and injects when the host
+//! offers it. All refuse special files (FIFOs, sockets, devices) before opening them;
+//! natively and through the host the open is also non-blocking. Under WASI alone a FIFO
+//! swapped in between the look and the open can still block the open (WASI has no
+//! non-blocking open); SECURITY.md says so.
 
 use std::io;
 use std::time::SystemTime;
@@ -25,10 +27,30 @@ mod native;
 #[cfg(target_os = "wasi")]
 mod wasi;
 
-#[cfg(not(target_os = "wasi"))]
-use native as imp;
-#[cfg(target_os = "wasi")]
-use wasi as imp;
+/// One backend's directory operations. Every `name` has passed [`check_name`]; none may
+/// follow a symlink.
+pub trait DirOps: std::fmt::Debug + Send + Sync {
+    /// The entry `name`, not followed (`NotFound` when absent).
+    fn stat_at(&self, name: &str) -> io::Result<Stat>;
+    fn stat(&self) -> io::Result<Stat>;
+    fn id(&self) -> io::Result<FileId>;
+    fn id_at(&self, name: &str) -> io::Result<FileId>;
+    fn open_dir(&self, name: &str) -> io::Result<Box<dyn DirOps>>;
+    fn open_file(&self, name: &str) -> io::Result<Box<dyn FileOps>>;
+    fn read_link(&self, name: &str) -> io::Result<String>;
+    fn entries(&self) -> io::Result<Vec<DirItem>>;
+    fn create_new(&self, name: &str, data: &[u8]) -> io::Result<()>;
+    fn rename(&self, from: &str, to: &str) -> io::Result<()>;
+    fn unlink(&self, name: &str) -> io::Result<()>;
+    fn mkdir(&self, name: &str) -> io::Result<()>;
+    fn rmdir(&self, name: &str) -> io::Result<()>;
+}
+
+/// One backend's operations on a file opened for reading.
+pub trait FileOps: std::fmt::Debug + Send + Sync {
+    fn stat(&self) -> io::Result<Stat>;
+    fn read_at(&self, offset: u64, len: usize) -> io::Result<Vec<u8>>;
+}
 
 /// What a look at one entry tells.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -60,11 +82,11 @@ pub type DirItem = (Result<String, ()>, EntryType);
 
 /// A held directory handle.
 #[derive(Debug)]
-pub struct Dir(imp::Dir);
+pub struct Dir(Box<dyn DirOps>);
 
 /// A regular file opened for reading.
 #[derive(Debug)]
-pub struct File(imp::File);
+pub struct File(Box<dyn FileOps>);
 
 /// Refuses anything that is not exactly one plain name.
 fn check_name(name: &str) -> io::Result<()> {
@@ -108,13 +130,18 @@ impl Dir {
     /// When it cannot be opened or is not a directory.
     #[cfg(not(target_os = "wasi"))]
     pub fn open_ambient(path: &std::path::Path) -> io::Result<Dir> {
-        imp::Dir::open_ambient(path).map(Dir)
+        native::Dir::open_ambient(path).map(|d| Dir(Box::new(d)))
     }
 
     /// Wraps a WASI descriptor (a preopen) as the port's directory.
     #[cfg(target_os = "wasi")]
     pub fn from_descriptor(d: wasip2::filesystem::types::Descriptor) -> Dir {
-        Dir(imp::Dir::new(d))
+        Dir(Box::new(wasi::Dir::new(d)))
+    }
+
+    /// Wraps another backend's directory (the host's, injected by the bindings shell).
+    pub fn from_ops(ops: Box<dyn DirOps>) -> Dir {
+        Dir(ops)
     }
 
     /// Looks at the entry `name` without following a symlink; `None` when nothing is there.

@@ -8,7 +8,7 @@ use std::path::Path;
 use cap_fs_ext::{DirExt, FollowSymlinks, OpenOptionsFollowExt};
 use cap_std::fs::{MetadataExt, OpenOptions, OpenOptionsExt};
 
-use super::{DirItem, FileId, Stat};
+use super::{DirItem, DirOps, FileId, FileOps, Stat};
 use crate::fsx::EntryType;
 
 #[derive(Debug)]
@@ -45,45 +45,51 @@ impl Dir {
     pub fn open_ambient(path: &Path) -> io::Result<Dir> {
         cap_std::fs::Dir::open_ambient_dir(path, cap_std::ambient_authority()).map(Dir)
     }
+}
 
-    pub fn stat_at(&self, name: &str) -> io::Result<Stat> {
+impl DirOps for Dir {
+    fn stat_at(&self, name: &str) -> io::Result<Stat> {
         self.0.symlink_metadata(name).map(|m| stat_of(&m))
     }
 
-    pub fn stat(&self) -> io::Result<Stat> {
+    fn stat(&self) -> io::Result<Stat> {
         self.0.dir_metadata().map(|m| stat_of(&m))
     }
 
-    pub fn id(&self) -> io::Result<FileId> {
+    fn id(&self) -> io::Result<FileId> {
         self.0.dir_metadata().map(|m| FileId(m.dev(), m.ino()))
     }
 
-    pub fn id_at(&self, name: &str) -> io::Result<FileId> {
+    fn id_at(&self, name: &str) -> io::Result<FileId> {
         self.0
             .symlink_metadata(name)
             .map(|m| FileId(m.dev(), m.ino()))
     }
 
-    pub fn open_dir(&self, name: &str) -> io::Result<Dir> {
-        self.0.open_dir_nofollow(name).map(Dir)
+    fn open_dir(&self, name: &str) -> io::Result<Box<dyn DirOps>> {
+        self.0
+            .open_dir_nofollow(name)
+            .map(|d| Box::new(Dir(d)) as Box<dyn DirOps>)
     }
 
-    pub fn open_file(&self, name: &str) -> io::Result<File> {
+    fn open_file(&self, name: &str) -> io::Result<Box<dyn FileOps>> {
         let mut o = OpenOptions::new();
         o.read(true)
             .follow(FollowSymlinks::No)
             .custom_flags(flags());
-        self.0.open_with(name, &o).map(File)
+        self.0
+            .open_with(name, &o)
+            .map(|f| Box::new(File(f)) as Box<dyn FileOps>)
     }
 
-    pub fn read_link(&self, name: &str) -> io::Result<String> {
+    fn read_link(&self, name: &str) -> io::Result<String> {
         let p = self.0.read_link_contents(name)?;
         p.into_os_string()
             .into_string()
             .map_err(|_| io::Error::new(io::ErrorKind::InvalidData, "link text is not UTF-8"))
     }
 
-    pub fn entries(&self) -> io::Result<Vec<DirItem>> {
+    fn entries(&self) -> io::Result<Vec<DirItem>> {
         let mut out = Vec::new();
         for e in self.0.entries()? {
             let e = e?;
@@ -103,7 +109,7 @@ impl Dir {
         Ok(out)
     }
 
-    pub fn create_new(&self, name: &str, data: &[u8]) -> io::Result<()> {
+    fn create_new(&self, name: &str, data: &[u8]) -> io::Result<()> {
         let mut o = OpenOptions::new();
         o.write(true)
             .create_new(true)
@@ -114,29 +120,29 @@ impl Dir {
         f.sync_all()
     }
 
-    pub fn rename(&self, from: &str, to: &str) -> io::Result<()> {
+    fn rename(&self, from: &str, to: &str) -> io::Result<()> {
         self.0.rename(from, &self.0, to)
     }
 
-    pub fn unlink(&self, name: &str) -> io::Result<()> {
+    fn unlink(&self, name: &str) -> io::Result<()> {
         self.0.remove_file(name)
     }
 
-    pub fn mkdir(&self, name: &str) -> io::Result<()> {
+    fn mkdir(&self, name: &str) -> io::Result<()> {
         self.0.create_dir(name)
     }
 
-    pub fn rmdir(&self, name: &str) -> io::Result<()> {
+    fn rmdir(&self, name: &str) -> io::Result<()> {
         self.0.remove_dir(name)
     }
 }
 
-impl File {
-    pub fn stat(&self) -> io::Result<Stat> {
+impl FileOps for File {
+    fn stat(&self) -> io::Result<Stat> {
         self.0.metadata().map(|m| stat_of(&m))
     }
 
-    pub fn read_at(&self, offset: u64, len: usize) -> io::Result<Vec<u8>> {
+    fn read_at(&self, offset: u64, len: usize) -> io::Result<Vec<u8>> {
         // Read straight into the vector's spare room: no zero fill.
         let mut buf: Vec<u8> = Vec::with_capacity(len);
         while buf.len() < len {

@@ -11,7 +11,7 @@ use wasip2::filesystem::types::{
     PathFlags,
 };
 
-use super::{DirItem, FileId, Stat};
+use super::{DirItem, DirOps, FileId, FileOps, Stat};
 use crate::fsx::EntryType;
 
 #[derive(Debug)]
@@ -65,33 +65,35 @@ impl Dir {
     pub fn new(d: Descriptor) -> Dir {
         Dir(d)
     }
+}
 
-    pub fn stat_at(&self, name: &str) -> io::Result<Stat> {
+impl DirOps for Dir {
+    fn stat_at(&self, name: &str) -> io::Result<Stat> {
         self.0
             .stat_at(PathFlags::empty(), name)
             .map(|s| stat_of(&s))
             .map_err(err)
     }
 
-    pub fn stat(&self) -> io::Result<Stat> {
+    fn stat(&self) -> io::Result<Stat> {
         self.0.stat().map(|s| stat_of(&s)).map_err(err)
     }
 
-    pub fn id(&self) -> io::Result<FileId> {
+    fn id(&self) -> io::Result<FileId> {
         self.0
             .metadata_hash()
             .map(|h| FileId(h.upper, h.lower))
             .map_err(err)
     }
 
-    pub fn id_at(&self, name: &str) -> io::Result<FileId> {
+    fn id_at(&self, name: &str) -> io::Result<FileId> {
         self.0
             .metadata_hash_at(PathFlags::empty(), name)
             .map(|h| FileId(h.upper, h.lower))
             .map_err(err)
     }
 
-    pub fn open_dir(&self, name: &str) -> io::Result<Dir> {
+    fn open_dir(&self, name: &str) -> io::Result<Box<dyn DirOps>> {
         self.0
             .open_at(
                 PathFlags::empty(),
@@ -99,11 +101,11 @@ impl Dir {
                 OpenFlags::DIRECTORY,
                 DescriptorFlags::READ,
             )
-            .map(Dir)
+            .map(|d| Box::new(Dir(d)) as Box<dyn DirOps>)
             .map_err(err)
     }
 
-    pub fn open_file(&self, name: &str) -> io::Result<File> {
+    fn open_file(&self, name: &str) -> io::Result<Box<dyn FileOps>> {
         self.0
             .open_at(
                 PathFlags::empty(),
@@ -111,15 +113,15 @@ impl Dir {
                 OpenFlags::empty(),
                 DescriptorFlags::READ,
             )
-            .map(File)
+            .map(|f| Box::new(File(f)) as Box<dyn FileOps>)
             .map_err(err)
     }
 
-    pub fn read_link(&self, name: &str) -> io::Result<String> {
+    fn read_link(&self, name: &str) -> io::Result<String> {
         self.0.readlink_at(name).map_err(err)
     }
 
-    pub fn entries(&self) -> io::Result<Vec<DirItem>> {
+    fn entries(&self) -> io::Result<Vec<DirItem>> {
         let stream = self.0.read_directory().map_err(err)?;
         let mut out = Vec::new();
         loop {
@@ -137,7 +139,7 @@ impl Dir {
         Ok(out)
     }
 
-    pub fn create_new(&self, name: &str, data: &[u8]) -> io::Result<()> {
+    fn create_new(&self, name: &str, data: &[u8]) -> io::Result<()> {
         let f = self
             .0
             .open_at(
@@ -162,29 +164,29 @@ impl Dir {
         f.sync().map_err(err)
     }
 
-    pub fn rename(&self, from: &str, to: &str) -> io::Result<()> {
+    fn rename(&self, from: &str, to: &str) -> io::Result<()> {
         self.0.rename_at(from, &self.0, to).map_err(err)
     }
 
-    pub fn unlink(&self, name: &str) -> io::Result<()> {
+    fn unlink(&self, name: &str) -> io::Result<()> {
         self.0.unlink_file_at(name).map_err(err)
     }
 
-    pub fn mkdir(&self, name: &str) -> io::Result<()> {
+    fn mkdir(&self, name: &str) -> io::Result<()> {
         self.0.create_directory_at(name).map_err(err)
     }
 
-    pub fn rmdir(&self, name: &str) -> io::Result<()> {
+    fn rmdir(&self, name: &str) -> io::Result<()> {
         self.0.remove_directory_at(name).map_err(err)
     }
 }
 
-impl File {
-    pub fn stat(&self) -> io::Result<Stat> {
+impl FileOps for File {
+    fn stat(&self) -> io::Result<Stat> {
         self.0.stat().map(|s| stat_of(&s)).map_err(err)
     }
 
-    pub fn read_at(&self, offset: u64, len: usize) -> io::Result<Vec<u8>> {
+    fn read_at(&self, offset: u64, len: usize) -> io::Result<Vec<u8>> {
         let mut out = Vec::with_capacity(len);
         while out.len() < len {
             let (chunk, eof) = self
