@@ -13,7 +13,8 @@ BIN="$PWD/target/release/file-tools"
 "$BIN" component target/file-tools.wasm >/dev/null
 
 echo "== MCP server (Python MCP SDK) and the Python host (PyPI wasmtime)"
-FILE_TOOLS_BIN="$BIN" FILE_TOOLS_WASM="$PWD/target/file-tools.wasm" \
+# The server keeps default session state in the user's state directory: keep it in target/.
+XDG_STATE_HOME="$PWD/target/test-state" FILE_TOOLS_BIN="$BIN" FILE_TOOLS_WASM="$PWD/target/file-tools.wasm" \
     target/venv/bin/python -m pytest -q -p no:cacheprovider tests/python examples/python
 
 echo "== Node host (jco + preview2-shim)"

@@ -234,11 +234,19 @@ pub fn file_info(s: &Session, log: &mut CallLog, a: &FileInfoArgs) -> ToolResult
             return Err(e);
         }
     }
-    let read_denial = s.policy.read_denial(&r.target, kind).or_else(|| {
-        r.via_link
-            .then(|| s.policy.read_denial(&path, s.policy.kind_of(&path, is_dir)))
-            .flatten()
-    });
+    let read_denial = s
+        .policy
+        .read_denial(&r.target, kind)
+        .or_else(|| {
+            r.via_link
+                .then(|| s.policy.read_denial(&path, s.policy.kind_of(&path, is_dir)))
+                .flatten()
+        })
+        .or_else(|| {
+            meta.is_file()
+                .then(|| s.policy.check_links(&shown, meta.nlink).err())
+                .flatten()
+        });
     let write_denial = s
         .policy
         .write_denial(&r.target, kind)

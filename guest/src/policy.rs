@@ -344,6 +344,22 @@ impl Policy {
         )
     }
 
+    /// Refuses a file with several hard links unless the policy allows them: another name
+    /// of it may lie outside the repository (a hard link to `~/.aws/credentials`).
+    ///
+    /// # Errors
+    /// `POLICY_DENIED` with reason `hardlinked`.
+    pub fn check_links(&self, shown: &str, nlink: u64) -> ToolResult<()> {
+        if nlink > 1 && !self.config.allow_hardlinks {
+            return Err(ToolError::denied(
+                shown,
+                "hardlinked",
+                format!("'{shown}' has more than one hard link, so it may be a file outside the repository; the session policy does not read or change such files"),
+            ));
+        }
+        Ok(())
+    }
+
     /// What secret the content of `path` shows, unless the policy exempts the path.
     pub fn sniff(&self, path: &LogicalPath, data: &[u8]) -> Option<&'static str> {
         if self.sniff_exempt.matches_path_or_parent(path.as_str()) {

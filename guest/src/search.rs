@@ -389,8 +389,16 @@ impl State<'_> {
         held: Option<&std::sync::Arc<crate::port::Dir>>,
         max: u64,
     ) -> std::io::Result<usize> {
+        let links_ok = |st: &crate::port::Stat| {
+            if st.nlink > 1 && !self.s.policy.config.allow_hardlinks {
+                return Err(std::io::Error::other("several hard links"));
+            }
+            Ok(())
+        };
         if let Some(dir) = held {
-            self.buf = dir.read_file(path.name(), max)?.0;
+            let (data, st) = dir.read_file(path.name(), max)?;
+            links_ok(&st)?;
+            self.buf = data;
             return Ok(self.buf.len());
         }
         let parent = path.parent();
@@ -400,7 +408,8 @@ impl State<'_> {
         let Some((_, dir)) = &self.parent else {
             return Err(std::io::ErrorKind::NotFound.into());
         };
-        let (data, _) = dir.read_file(path.name(), max)?;
+        let (data, st) = dir.read_file(path.name(), max)?;
+        links_ok(&st)?;
         self.buf = data;
         Ok(self.buf.len())
     }

@@ -73,6 +73,10 @@ impl Session {
             self.policy
                 .check_read(path, self.policy.kind_of(path, is_dir))?;
         }
+        if let Some(m) = resolved.meta.filter(|m| m.is_file()) {
+            self.policy
+                .check_links(&resolved.requested.to_string(), m.nlink)?;
+        }
         Ok(Readable { resolved, kind })
     }
 }

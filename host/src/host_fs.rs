@@ -99,7 +99,7 @@ fn read_dir(dir: &Dir, path: &str) -> Result<Vec<DirEntry>, String> {
     Ok(out)
 }
 
-fn read_file(dir: &Dir, path: &str, max: u64) -> Result<Vec<u8>, String> {
+fn read_file(dir: &Dir, path: &str, max: u64, allow_hardlinks: bool) -> Result<Vec<u8>, String> {
     let rel = relative(path)?;
     // One open, then one fstat: anything but a regular file is refused from the open
     // descriptor's own metadata.
@@ -109,6 +109,10 @@ fn read_file(dir: &Dir, path: &str, max: u64) -> Result<Vec<u8>, String> {
     let st = rustix::fs::fstat(&fd).map_err(|e| std::io::Error::from(e).to_string())?;
     if rustix::fs::FileType::from_raw_mode(st.st_mode) != rustix::fs::FileType::RegularFile {
         return Err(format!("'{path}' is not a regular file"));
+    }
+    // Another name of it may be outside the repository.
+    if st.st_nlink > 1 && !allow_hardlinks {
+        return Err(format!("'{path}' has more than one hard link"));
     }
     let f = std::fs::File::from(fd);
     let meta_len = st.st_size.max(0) as u64;
@@ -151,7 +155,7 @@ impl Host for HostState {
 
     fn read_file(&mut self, path: String, max_bytes: u64) -> Option<Result<Vec<u8>, String>> {
         let dir = self.repo_dir.as_ref()?;
-        Some(read_file(dir, &path, max_bytes))
+        Some(read_file(dir, &path, max_bytes, self.allow_hardlinks))
     }
 
     fn root(&mut self) -> Option<wasmtime::component::Resource<crate::host_dir::OpenDir>> {
@@ -181,14 +185,20 @@ mod tests {
     #[test]
     fn reads_stay_beneath_the_repository_and_never_follow_a_final_symlink() {
         let (t, dir) = repo();
-        assert_eq!(read_file(&dir, "sub/a.txt", 100).unwrap(), b"inside\n");
-        assert_eq!(read_file(&dir, "sub/a.txt", 3).unwrap(), b"ins");
+        assert_eq!(
+            read_file(&dir, "sub/a.txt", 100, false).unwrap(),
+            b"inside\n"
+        );
+        assert_eq!(read_file(&dir, "sub/a.txt", 3, false).unwrap(), b"ins");
         std::fs::write(t.path().join("repo/sub/empty"), "").unwrap();
-        assert_eq!(read_file(&dir, "sub/empty", 100).unwrap(), b"");
+        assert_eq!(read_file(&dir, "sub/empty", 100, false).unwrap(), b"");
         let big: Vec<u8> = (0..300_000u32).map(|i| (i % 251) as u8).collect();
         std::fs::write(t.path().join("repo/sub/big"), &big).unwrap();
-        assert_eq!(read_file(&dir, "sub/big", 1 << 20).unwrap(), big);
-        assert_eq!(read_file(&dir, "sub/big", 1000).unwrap(), &big[..1000]);
+        assert_eq!(read_file(&dir, "sub/big", 1 << 20, false).unwrap(), big);
+        assert_eq!(
+            read_file(&dir, "sub/big", 1000, false).unwrap(),
+            &big[..1000]
+        );
         for path in [
             "up",
             "alias",
@@ -199,7 +209,7 @@ mod tests {
             "sub",
             "",
         ] {
-            let r = read_file(&dir, path, 100);
+            let r = read_file(&dir, path, 100, false);
             assert!(r.is_err(), "{path}: {r:?}");
         }
         for path in ["etc", "up", "..", "/", "sub/a.txt"] {
@@ -207,7 +217,7 @@ mod tests {
         }
         // A symlink in the middle of a path is refused too, even one that stays inside.
         std::os::unix::fs::symlink(".", t.path().join("repo/sub/same")).unwrap();
-        assert!(read_file(&dir, "sub/same/a.txt", 100).is_err());
+        assert!(read_file(&dir, "sub/same/a.txt", 100, false).is_err());
         assert!(read_dir(&dir, "sub/same").is_err());
         assert!(read_dir(&dir, "sub").is_ok());
         let mut names: Vec<(Option<String>, EntryType)> = read_dir(&dir, "")
@@ -244,6 +254,6 @@ mod tests {
             .status()
             .unwrap();
         assert!(made.success(), "mkfifo");
-        assert!(read_file(&dir, "pipe", 10).is_err());
+        assert!(read_file(&dir, "pipe", 10, false).is_err());
     }
 }

@@ -2,6 +2,7 @@
 //!
 //! ```text
 //! file-tools [--repo DIR] [--read-only] [--policy FILE] [--audit-log FILE] [--state-dir DIR] call TOOL 'JSON-ARGS'|-
+//! file-tools --repo DIR [--session NAME] session reset
 //! file-tools --repo DIR [--read-only] [--policy FILE] [--audit-log FILE] mcp
 //! file-tools [--policy FILE] [--read-only] schema
 //! file-tools compile OUT.cwasm
@@ -11,19 +12,23 @@
 //! `{"ok":false,"error":{...}}` and exits 1. Usage and set-up errors exit 2.
 
 use std::io::Read;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 
 use file_tools_host::mcp::{serve_stdio, McpServer};
 use file_tools_host::{describe_tools, policy_file, JsonLinesSink, Limits, Runtime, Session};
 use serde_json::{json, Value};
+use sha2::Digest as _;
 
 const USAGE: &str = "usage:
   file-tools [--repo DIR] [--read-only] [--policy FILE] [--audit-log FILE] [--state-dir DIR]
-             call TOOL 'JSON-ARGS'
-      (give - as JSON-ARGS to read the arguments from stdin; --state-dir keeps the session
-       baseline across calls, for diff_workspace and revert)
+             [--session NAME] call TOOL 'JSON-ARGS'
+      (give - as JSON-ARGS to read the arguments from stdin; the session baseline, for
+       diff_workspace and revert, is kept across calls in --state-dir, by default in the
+       user's state directory per repository and --session NAME, default 'default')
+  file-tools --repo DIR [--session NAME] session reset
+      (forgets that session's baseline: diff_workspace starts from the tree as it is)
   file-tools --repo DIR [--read-only] [--policy FILE] [--audit-log FILE] [--state-dir DIR] mcp
       (serves every tool over MCP on stdin/stdout until the client disconnects)
   file-tools [--read-only] [--policy FILE] schema
@@ -35,6 +40,8 @@ const USAGE: &str = "usage:
   file-tools audit stats FILE     calls per tool and outcome, p50/p99 durations, bytes
 
 environment:
+  XDG_STATE_HOME        the user's state directory (default ~/.local/state); sessions live
+                        in its file-tools/ folder, keyed by the repository's canonical path
   FILE_TOOLS_CACHE_DIR  where compiled components are cached (default: ~/.cache/file-tools;
                         set it to 'off' to compile every time)";
 
@@ -45,6 +52,7 @@ struct Options {
     policy: Option<PathBuf>,
     audit_log: Option<PathBuf>,
     state_dir: Option<PathBuf>,
+    session: Option<String>,
     command: Vec<String>,
 }
 
@@ -58,6 +66,7 @@ fn parse_options(args: Vec<String>) -> Result<Options, String> {
             "--policy" => o.policy = Some(PathBuf::from(value("--policy")?)),
             "--audit-log" => o.audit_log = Some(PathBuf::from(value("--audit-log")?)),
             "--state-dir" => o.state_dir = Some(PathBuf::from(value("--state-dir")?)),
+            "--session" => o.session = Some(value("--session")?),
             "--read-only" => o.read_only = true,
             "-h" | "--help" => return Err(String::new()),
             flag if flag.starts_with("--") => return Err(format!("unknown option {flag}")),
@@ -124,6 +133,7 @@ fn main() -> ExitCode {
             write_component(file_tools_host::runtime::STANDALONE_WASM, out)
         }
         ["mcp"] => mcp(&opts),
+        ["session", "reset"] => session_reset(&opts),
         ["compile", out] => match Runtime::precompile(&PathBuf::from(out)) {
             Ok(()) => {
                 println!("{}", json!({"ok": true, "result": {"path": out}}));
@@ -189,6 +199,35 @@ fn schema(opts: &Options) -> ExitCode {
     }
 }
 
+/// The session's state directory: `--state-dir`, else one per repository and session
+/// name in the user's state directory (outside any repository).
+fn state_dir(opts: &Options, repo: &Path) -> Result<PathBuf, String> {
+    if let Some(d) = &opts.state_dir {
+        return Ok(d.clone());
+    }
+    let name = opts.session.as_deref().unwrap_or("default");
+    if name.is_empty()
+        || name.len() > 64
+        || !name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+    {
+        return Err(format!(
+            "--session '{name}': use 1 to 64 letters, digits, '-' or '_'"
+        ));
+    }
+    let base = std::env::var_os("XDG_STATE_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/state")))
+        .ok_or("no state directory: set XDG_STATE_HOME or HOME, or give --state-dir")?;
+    let canonical = std::fs::canonicalize(repo)
+        .map_err(|e| format!("cannot open the repository {}: {e}", repo.display()))?;
+    let digest = sha2::Sha256::digest(canonical.as_os_str().as_encoded_bytes());
+    let key: String = digest[..8].iter().map(|b| format!("{b:02x}")).collect();
+    Ok(base.join("file-tools").join(format!("{key}-{name}")))
+}
+
 fn open_session(opts: &Options, repo: &PathBuf) -> Result<Session, String> {
     let (policy, limits) = load_policy(opts)?;
     let rt = runtime()?;
@@ -197,8 +236,8 @@ fn open_session(opts: &Options, repo: &PathBuf) -> Result<Session, String> {
         .writable(!opts.read_only)
         .policy(policy)
         .limits(limits);
-    if let Some(dir) = &opts.state_dir {
-        builder = builder.state_dir(dir);
+    if !opts.read_only {
+        builder = builder.state_dir(state_dir(opts, repo)?);
     }
     if let Some(p) = &opts.policy {
         builder = builder.host_file(p);
@@ -218,6 +257,31 @@ fn open_session(opts: &Options, repo: &PathBuf) -> Result<Session, String> {
         builder = builder.audit_sink(Arc::new(sink));
     }
     builder.build().map_err(|e| e.to_string())
+}
+
+fn session_reset(opts: &Options) -> ExitCode {
+    let Some(repo) = &opts.repo else {
+        return usage_error("session reset needs --repo DIR");
+    };
+    let dir = match state_dir(opts, repo) {
+        Ok(d) => d,
+        Err(e) => return usage_error(&e),
+    };
+    let existed = dir.exists();
+    if existed {
+        if let Err(e) = std::fs::remove_dir_all(&dir) {
+            println!(
+                "{}",
+                json!({"ok": false, "error": {"code": "IO_ERROR", "message": format!("cannot remove {}: {e}", dir.display())}})
+            );
+            return ExitCode::from(1);
+        }
+    }
+    println!(
+        "{}",
+        json!({"ok": true, "result": {"state_dir": dir, "removed": existed}})
+    );
+    ExitCode::SUCCESS
 }
 
 fn mcp(opts: &Options) -> ExitCode {

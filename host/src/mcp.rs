@@ -19,6 +19,7 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde_json::{json, Value};
 
+use crate::bindings::agent::file_tools::types::{ErrorCode, ToolError};
 use crate::error::HostError;
 use crate::session::Session;
 
@@ -76,10 +77,13 @@ impl McpServer {
         args: Option<&serde_json::Map<String, Value>>,
     ) -> CallToolResult {
         if !self.tools.iter().any(|t| t.name == name) {
-            return error_result(json!({
-                "code": "INVALID_INPUT",
-                "message": format!("unknown tool `{name}`; tools/list names the tools this server offers"),
-            }));
+            let message =
+                format!("unknown tool `{name}`; tools/list names the tools this server offers");
+            let refusal = ToolError::host(ErrorCode::InvalidInput, message.clone());
+            if let Ok(mut s) = self.session.lock() {
+                s.audit_refusal(name, &refusal);
+            }
+            return error_result(json!({ "code": "INVALID_INPUT", "message": message }));
         }
         let args = args.map_or_else(
             || "{}".to_string(),

@@ -215,6 +215,10 @@ impl SessionBuilder {
         if !reserved.is_empty() {
             obj.insert("reserved".into(), Value::Array(reserved));
         }
+        let obj_allow_hardlinks = obj
+            .get("allow_hardlinks")
+            .and_then(Value::as_bool)
+            .unwrap_or(false);
         let read_only = obj
             .get("read_only")
             .and_then(Value::as_bool)
@@ -243,6 +247,7 @@ impl SessionBuilder {
                 repo: Some(canonical_repo),
                 state,
                 read_only,
+                allow_hardlinks: obj_allow_hardlinks,
                 policy_json: policy.to_string(),
                 limits: self.limits,
                 sink: None,
@@ -356,6 +361,8 @@ struct Config {
     repo: Option<PathBuf>,
     state: Option<StateDir>,
     read_only: bool,
+    /// The policy's `allow_hardlinks`, for the host's batched reads.
+    allow_hardlinks: bool,
     policy_json: String,
     limits: Limits,
     sink: Option<Arc<dyn AuditSink>>,
@@ -448,6 +455,7 @@ impl Session {
             repo: c.repo.clone(),
             repo_dir: c.repo_dir.clone(),
             read_only: c.read_only,
+            allow_hardlinks: c.allow_hardlinks,
             wasi: wasi.build(),
             table: ResourceTable::new(),
             memory: MemoryLimiter {
@@ -594,6 +602,12 @@ impl Session {
         }
     }
 
+    /// Records a call the host refused before it reached the component (an unknown or
+    /// unlisted tool name, say), so that every call still has its one audit event.
+    pub fn audit_refusal(&mut self, tool: &str, error: &ToolError) {
+        self.forward(Vec::new(), tool, Some(error), Instant::now());
+    }
+
     /// Every tool this session offers, with descriptions and JSON Schemas.
     ///
     /// # Errors
@@ -672,6 +686,7 @@ pub fn describe_tools(runtime: &Runtime, policy: Value) -> Result<Value, HostErr
         repo: None,
         state: None,
         read_only,
+        allow_hardlinks: false,
         policy_json: policy.to_string(),
         limits: Limits::default(),
         sink: None,

@@ -18,6 +18,8 @@ pub struct HostState {
     /// Whether the session refuses every change (the host's `dir` resource then refuses
     /// to create, rename or remove anything).
     pub(crate) read_only: bool,
+    /// Whether the policy lets files with several hard links be read (batched reads).
+    pub(crate) allow_hardlinks: bool,
     pub(crate) wasi: WasiCtx,
     pub(crate) table: ResourceTable,
     pub(crate) memory: MemoryLimiter,

@@ -14,6 +14,11 @@ fn cli(args: &[&str], stdin: Option<&str>) -> (Output, Value) {
             "FILE_TOOLS_CACHE_DIR",
             std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli-cache"),
         )
+        // Default session state goes below here, never into the user's own state.
+        .env(
+            "XDG_STATE_HOME",
+            std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli-state"),
+        )
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
@@ -425,4 +430,68 @@ fn host_files_inside_the_repository_are_reserved_or_refused() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("inside the repository"));
     assert!(!log.exists());
+}
+
+/// Without --state-dir, separate CLI calls share one session baseline per repository and
+/// --session name, kept outside the repository, until `session reset`.
+#[test]
+fn cli_calls_share_a_default_session_until_it_is_reset() {
+    let fx = Fixture::new();
+    let repo = fx.repo.to_str().unwrap();
+    let session = format!("t{}", std::process::id());
+    let with = |extra: &[&str]| {
+        let mut a = vec!["--repo", repo, "--session", session.as_str()];
+        a.extend_from_slice(extra);
+        a.into_iter().map(str::to_string).collect::<Vec<_>>()
+    };
+    let run = |extra: &[&str]| {
+        let args = with(extra);
+        let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+        cli(&refs, None)
+    };
+    let (out, v) = run(&[
+        "call",
+        "write_file",
+        r#"{"path":"notes/new.txt","content":"hello\n"}"#,
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{v}");
+    let (_, v) = run(&["call", "diff_workspace", "{}"]);
+    assert_eq!(v["result"]["files"][0]["path"], "notes/new.txt", "{v}");
+    // Another session name has its own, empty baseline.
+    let (_, v) = cli(
+        &[
+            "--repo",
+            repo,
+            "--session",
+            "other-name",
+            "call",
+            "diff_workspace",
+            "{}",
+        ],
+        None,
+    );
+    assert_eq!(v["result"]["files"], serde_json::json!([]), "{v}");
+    let (out, v) = run(&["session", "reset"]);
+    assert_eq!(out.status.code(), Some(0), "{v}");
+    assert_eq!(v["result"]["removed"], true);
+    assert!(
+        !std::path::Path::new(v["result"]["state_dir"].as_str().unwrap()).starts_with(&fx.repo)
+    );
+    let (_, v) = run(&["call", "diff_workspace", "{}"]);
+    assert_eq!(v["result"]["files"], serde_json::json!([]), "{v}");
+    assert!(temp_files(&fx.repo).is_empty());
+    assert!(!fx.repo.join(".file-tools-state").exists());
+    let (out, _) = cli(
+        &[
+            "--repo",
+            repo,
+            "--session",
+            "../x",
+            "call",
+            "diff_workspace",
+            "{}",
+        ],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(2));
 }

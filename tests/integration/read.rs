@@ -298,3 +298,32 @@ fn a_key_under_an_innocent_name_is_withheld_by_its_content() {
     let r = call(&mut s, "read_file", json!({ "path": "token.md" })).unwrap();
     assert!(r["content"].as_str().unwrap().contains("ghp_"));
 }
+
+/// A hard link inside the repository to a file outside it reads that file's content under
+/// an innocent name: such files are not read, hashed or searched unless the policy allows
+/// hard links (`call` checks every output for the outside sentinel).
+#[cfg(unix)]
+#[test]
+fn hard_links_are_not_read_unless_the_policy_allows_them() {
+    let fx = Fixture::new();
+    std::fs::hard_link(fx.outside.join("secret.txt"), fx.repo.join("innocent.txt")).unwrap();
+    let mut s = fx.session();
+    let e = call(&mut s, "read_file", json!({ "path": "innocent.txt" })).unwrap_err();
+    assert_eq!(e.reason.as_deref(), Some("hardlinked"));
+    let info = call(&mut s, "file_info", json!({ "path": "innocent.txt" })).unwrap();
+    assert!(
+        info["sha256"].is_null() && info["readable"] == false,
+        "{info}"
+    );
+    let found = call(&mut s, "search_text", json!({ "query": "SENTINEL" })).unwrap();
+    assert_eq!(found["total_matches"], 0, "{found}");
+    // Positive control: with the policy's consent the same file reads (its content is
+    // the sentinel, so the leak check is left out here).
+    let mut s = fx.session_with(
+        json!({ "allow_hardlinks": true }),
+        false,
+        Default::default(),
+    );
+    let r = s.call("read_file", r#"{"path":"innocent.txt"}"#).unwrap();
+    assert_eq!(r["content"], SENTINEL_MARK);
+}

@@ -153,13 +153,17 @@ def test_audit_log_records_every_mcp_call(repo, tmp_path):
     async def body(s):
         await s.call_tool("read_file", {"path": "README.md"})
         await s.call_tool("read_file", {"path": "/etc/passwd"})
+        # Refused by name before the component sees it: audited all the same.
+        await s.call_tool("no_such_tool", {})
 
     run(repo, body, "--audit-log", str(log))
     events = [json.loads(line) for line in log.read_text().splitlines()]
     # The server describes its tools once at start-up; that call is audited too.
     assert events[0]["tool"] == "describe"
     events = events[1:]
-    assert [e["tool"] for e in events] == ["read_file", "read_file"]
+    assert [e["tool"] for e in events] == ["read_file", "read_file", "no_such_tool"]
     assert events[0]["ok"] is True
     assert events[1]["ok"] is False
     assert events[1]["error_code"] == "PATH_REJECTED"
+    assert events[2]["ok"] is False
+    assert events[2]["error_code"] == "INVALID_INPUT"
