@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::classify::Kind;
 use crate::error::ToolError;
-use crate::fsx::EntryType;
+use crate::port::EntryType;
 
 /// Arguments of `list_dir`.
 #[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]

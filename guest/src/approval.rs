@@ -7,8 +7,6 @@
 //! without an approver, or one that declines, gets `APPROVAL_REQUIRED` and nothing is
 //! written. A dry run never asks: it reports what would need approval as a warning.
 
-use std::sync::OnceLock;
-
 use serde::{Deserialize, Serialize};
 
 use crate::audit::AuditFile;
@@ -16,8 +14,6 @@ use crate::classify::Kind;
 use crate::error::ToolResult;
 use crate::glob::Globs;
 use crate::path::LogicalPath;
-use crate::policy::Policy;
-use crate::txn::{Action, Change};
 
 /// The policy's approval rules; all off by default.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -108,6 +104,19 @@ pub fn is_build_file(path: &LogicalPath) -> bool {
             .is_some_and(|(_, ext)| BUILD_EXTS.contains(&ext))
 }
 
+/// What the approval rules look at in one planned change.
+#[derive(Debug, Clone, Copy)]
+pub struct ChangeFacts<'a> {
+    /// Where the content lives.
+    pub target: &'a LogicalPath,
+    /// How the change is reported.
+    pub shown: &'a str,
+    /// The file is removed (not the old end of a move).
+    pub plain_delete: bool,
+    /// The target's classification.
+    pub kind: Kind,
+}
+
 /// The compiled rules of a policy.
 #[derive(Debug, Clone)]
 pub struct Approval {
@@ -138,20 +147,19 @@ impl Approval {
 
     /// Why `changes` (with `changed_lines` inserted plus deleted lines) need approval; empty
     /// when they do not.
-    pub fn reasons(&self, policy: &Policy, changes: &[Change], changed_lines: u32) -> Vec<String> {
+    pub fn reasons(&self, changes: &[ChangeFacts<'_>], changed_lines: u32) -> Vec<String> {
         let r = &self.rules;
         let mut out = Vec::new();
         for c in changes {
-            let p = &c.target;
-            let shown = &c.shown;
-            if r.delete && c.action() == Action::Delete && c.label.is_none() {
+            let p = c.target;
+            let shown = c.shown;
+            if r.delete && c.plain_delete {
                 out.push(format!("deletes {shown}"));
             }
             if r.build_files && is_build_file(p) {
                 out.push(format!("changes the build file {shown}"));
             }
-            let sensitive =
-                |g: &Globs| g.matches(&p.to_string()) || policy.kind_of(p, false) == Kind::Secret;
+            let sensitive = |g: &Globs| g.matches(p.as_str()) || c.kind == Kind::Secret;
             if self.security.as_ref().is_some_and(sensitive) {
                 out.push(format!("changes the security-sensitive file {shown}"));
             }
@@ -170,18 +178,4 @@ impl Approval {
         }
         out
     }
-}
-
-/// The host's approver: set once by the component's glue; natively (unit tests) it can be
-/// set by a test, and when unset every request is declined.
-static APPROVER: OnceLock<fn(&ApprovalRequest) -> bool> = OnceLock::new();
-
-/// Installs the approver.
-pub fn set_approver(f: fn(&ApprovalRequest) -> bool) {
-    let _ = APPROVER.set(f);
-}
-
-/// Asks the approver; false without one.
-pub fn ask(request: &ApprovalRequest) -> bool {
-    APPROVER.get().is_some_and(|f| f(request))
 }

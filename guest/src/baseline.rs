@@ -173,7 +173,7 @@ fn write_atomic(path: &Path, data: &[u8]) -> ToolResult<()> {
         .parent()
         .ok_or_else(|| state_err("written", "no parent"))?;
     fs::create_dir_all(dir).map_err(|e| state_err("written", e))?;
-    let tmp = dir.join(format!(".{}.tmp", crate::txn::temp_suffix()));
+    let tmp = dir.join(format!(".{}.tmp", crate::path::temp_suffix()));
     let result = (|| {
         use std::io::Write;
         let mut f = fs::File::create(&tmp)?;

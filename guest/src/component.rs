@@ -18,6 +18,7 @@ use crate::tools::{self, run_call};
 
 #[cfg(not(feature = "standalone"))]
 mod host_port;
+mod host_services;
 
 #[cfg(not(feature = "standalone"))]
 wit_bindgen::generate!({
@@ -34,64 +35,6 @@ wit_bindgen::generate!({
 
 use agent::file_tools::types as wt;
 use exports::agent::file_tools::tools as wx;
-
-/// `host-fs.copy-mode`, for `modes`.
-#[cfg(not(feature = "standalone"))]
-pub(crate) fn copy_mode(from: &str, to: &str) -> bool {
-    agent::file_tools::host_fs::copy_mode(from, to)
-}
-
-/// `host-fs.read-dir`, for `hostfs`.
-#[cfg(not(feature = "standalone"))]
-pub(crate) fn host_read_dir(path: &str) -> Option<Result<Vec<crate::hostfs::DirItem>, String>> {
-    use agent::file_tools::host_fs;
-    host_fs::read_dir(path).map(|r| {
-        r.map(|entries| {
-            entries
-                .into_iter()
-                .map(|e| (e.name.ok_or(()), e.kind.conv()))
-                .collect()
-        })
-    })
-}
-
-/// `host-fs.sha256`, for `hostfs`.
-#[cfg(not(feature = "standalone"))]
-pub(crate) fn host_sha256(data: &[u8]) -> Option<Vec<u8>> {
-    agent::file_tools::host_fs::sha256(data)
-}
-
-/// `host-fs.read-file`, for `hostfs`.
-#[cfg(not(feature = "standalone"))]
-pub(crate) fn host_read_file(path: &str, max: u64) -> Option<Result<Vec<u8>, String>> {
-    agent::file_tools::host_fs::read_file(path, max)
-}
-
-/// The standalone variant has no host to ask: permission bits are not carried over.
-#[cfg(feature = "standalone")]
-pub(crate) fn copy_mode(_from: &str, _to: &str) -> bool {
-    false
-}
-
-/// Hands an audit event to the host's `audit` import.
-#[cfg(not(feature = "standalone"))]
-fn emit(event: AuditEvent) {
-    agent::file_tools::audit::emit(&event.conv());
-}
-
-/// Asks the host's `approval` import.
-#[cfg(not(feature = "standalone"))]
-fn approve(request: &crate::approval::ApprovalRequest) -> bool {
-    agent::file_tools::approval::request(&request.clone().conv())
-}
-
-/// The standalone variant writes each audit event as one JSON line on stderr.
-#[cfg(feature = "standalone")]
-fn emit(event: AuditEvent) {
-    if let Ok(line) = serde_json::to_string(&event) {
-        eprintln!("{line}");
-    }
-}
 
 struct Component;
 
@@ -155,13 +98,11 @@ fn preopens() -> ToolResult<(Dir, Option<std::path::PathBuf>)> {
 fn session() -> &'static ToolResult<Session> {
     static SESSION: OnceLock<ToolResult<Session>> = OnceLock::new();
     SESSION.get_or_init(|| {
-        tools::set_sink(emit);
-        #[cfg(not(feature = "standalone"))]
-        crate::approval::set_approver(approve);
         let json = std::env::var(POLICY_ENV).unwrap_or_default();
         let policy = Policy::from_json(&json)?;
         let (root, state) = preopens()?;
-        let s = Session::new(Fs::new(root), policy);
+        let services = std::sync::Arc::new(host_services::HostServices::default());
+        let s = Session::new(Fs::new(root).with_services(services), policy);
         Ok(match state {
             Some(dir) => s.with_state_dir(dir),
             None => s,
@@ -180,9 +121,14 @@ where
     R: Conv<W>,
 {
     let core = args.conv();
-    run_call(session(), tool, |s, log| f(s, log, &core))
-        .map(Conv::conv)
-        .map_err(Conv::conv)
+    run_call(
+        session(),
+        &host_services::HostServices::default(),
+        tool,
+        |s, log| f(s, log, &core),
+    )
+    .map(Conv::conv)
+    .map_err(Conv::conv)
 }
 
 impl wx::Guest for Component {
@@ -250,8 +196,13 @@ impl wx::Guest for Component {
 
     fn describe() -> Result<String, wt::ToolError> {
         match session() {
-            Ok(_) => run_call(session(), "describe", |s, _| Ok(tools::describe(&s.policy)))
-                .map_err(Conv::conv),
+            Ok(_) => run_call(
+                session(),
+                &host_services::HostServices::default(),
+                "describe",
+                |s, _| Ok(tools::describe(&s.policy)),
+            )
+            .map_err(Conv::conv),
             // No repository mounted (a host listing the tools): the policy alone decides.
             Err(_) => Policy::from_json(&std::env::var(POLICY_ENV).unwrap_or_default())
                 .map(|p| tools::describe(&p))
@@ -260,9 +211,12 @@ impl wx::Guest for Component {
     }
 
     fn call(tool: String, args_json: String) -> Result<String, wt::ToolError> {
-        run_call(session(), &tool, |s, log| {
-            tools::call_json(s, log, &tool, &args_json)
-        })
+        run_call(
+            session(),
+            &host_services::HostServices::default(),
+            &tool,
+            |s, log| tools::call_json(s, log, &tool, &args_json),
+        )
         .map(|v| v.to_string())
         .map_err(Conv::conv)
     }

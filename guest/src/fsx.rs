@@ -9,11 +9,8 @@
 //! the directory that contains the final name, so a tool acts on exactly what was checked.
 
 use std::collections::HashSet;
-use std::fs;
 use std::sync::{Arc, Mutex};
 use std::time::{SystemTime, UNIX_EPOCH};
-
-use serde::{Deserialize, Serialize};
 
 use crate::error::{ErrorCode, ToolError, ToolResult};
 use crate::path::LogicalPath;
@@ -22,29 +19,7 @@ use crate::port::{Dir, FileId, Stat};
 /// Most symlinks followed while resolving one path.
 pub const MAX_LINK_HOPS: usize = 40;
 
-/// What an entry is on disk; one-to-one with the WIT `entry-type` enum.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum EntryType {
-    File,
-    Dir,
-    Symlink,
-    Other,
-}
-
-impl EntryType {
-    pub fn of(ft: fs::FileType) -> Self {
-        if ft.is_symlink() {
-            EntryType::Symlink
-        } else if ft.is_dir() {
-            EntryType::Dir
-        } else if ft.is_file() {
-            EntryType::File
-        } else {
-            EntryType::Other
-        }
-    }
-}
+pub use crate::port::EntryType;
 
 /// A logical path after symlink resolution.
 #[derive(Debug)]
@@ -136,6 +111,8 @@ impl Resolved {
 #[derive(Debug, Clone)]
 pub struct Fs {
     root: Arc<Dir>,
+    /// The host's services (batched reads, hashing, ...), installed by the bindings shell.
+    services: Arc<dyn crate::services::Services>,
     /// Identities of every directory seen named `.git`: a directory reached
     /// under another name with one of these identities was swapped in, and is refused.
     git_dirs: Arc<Mutex<HashSet<FileId>>>,
@@ -146,6 +123,7 @@ impl Fs {
     pub fn new(root: Dir) -> Self {
         let fs = Fs {
             root: Arc::new(root),
+            services: Arc::new(crate::services::NoServices),
             git_dirs: Arc::default(),
         };
         fs.note_git_dirs(&fs.root);
@@ -159,6 +137,17 @@ impl Fs {
     #[cfg(not(target_os = "wasi"))]
     pub fn open(path: impl AsRef<std::path::Path>) -> std::io::Result<Self> {
         Dir::open_ambient(path.as_ref()).map(Fs::new)
+    }
+
+    /// The same tree with the host's services.
+    pub fn with_services(mut self, services: Arc<dyn crate::services::Services>) -> Self {
+        self.services = services;
+        self
+    }
+
+    /// The host's services.
+    pub fn services(&self) -> &dyn crate::services::Services {
+        &*self.services
     }
 
     /// The root directory's handle.
@@ -226,7 +215,11 @@ impl Fs {
     /// # Errors
     /// When a component on the way, or `p` itself, is not a plain directory or regular file,
     /// or the system fails.
-    pub fn read_nofollow(&self, p: &LogicalPath, max: u64) -> std::io::Result<Option<Vec<u8>>> {
+    pub fn read_nofollow(
+        &self,
+        p: &LogicalPath,
+        max: u64,
+    ) -> std::io::Result<Option<(Vec<u8>, Stat)>> {
         let dir = match self.open_dir(&p.parent()) {
             Ok(d) => d,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
@@ -234,7 +227,7 @@ impl Fs {
         };
         match dir.stat_at(p.name())? {
             None => Ok(None),
-            Some(_) => dir.read_file(p.name(), max).map(|(d, _)| Some(d)),
+            Some(_) => dir.read_file(p.name(), max).map(Some),
         }
     }
 
@@ -245,6 +238,28 @@ impl Fs {
     /// `PATH_REJECTED` for an escaping, absolute or looping link or a reserved name;
     /// `NOT_FOUND` when a parent is not a directory; `IO_ERROR` when the file system fails.
     pub fn resolve(&self, p: &LogicalPath) -> ToolResult<Resolved> {
+        self.resolve_with(p, &|_| false)
+    }
+
+    /// [`Fs::resolve`] that stops as soon as the path, or where a link leads, is `hidden`:
+    /// the answer is then the error of a missing path, with reason `hidden` so that the
+    /// caller can tell (and must not show the reason).
+    ///
+    /// # Errors
+    /// As [`Fs::resolve`], and `NOT_FOUND` (reason `hidden`).
+    pub fn resolve_with(
+        &self,
+        p: &LogicalPath,
+        hidden: &dyn Fn(&LogicalPath) -> bool,
+    ) -> ToolResult<Resolved> {
+        let shown_missing = || {
+            let mut e = ToolError::io(p.as_str(), &std::io::ErrorKind::NotFound.into());
+            e.reason = Some("hidden".to_string());
+            e
+        };
+        if hidden(p) {
+            return Err(shown_missing());
+        }
         p.check_reserved()?;
         let shown = p.to_string();
         let io = |e: &std::io::Error| ToolError::io(&shown, e);
@@ -300,6 +315,13 @@ impl Fs {
                     )
                     .with_path(shown.clone())
                 })?;
+                // Where the link leads, with what is left of the path: never into a hidden
+                // area, not even to say what is missing there.
+                let mut leads = target.clone();
+                leads.extend(pending.iter().rev().cloned());
+                if hidden(&LogicalPath::from_parts(&leads)) {
+                    return Err(shown_missing());
+                }
                 done.clear();
                 dirs.truncate(1);
                 pending.extend(target.into_iter().rev());
@@ -409,6 +431,7 @@ pub fn modified(m: &Stat) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::fs;
     use std::time::Duration;
 
     #[test]

@@ -2,19 +2,9 @@
 
 use sha2::{Digest, Sha256};
 
-/// Buffers at least this large are hashed by the host when it offers to (below it, the
-/// call costs more than it saves).
-const HOST_HASH_MIN: usize = 16 * 1024;
-/// ... and at most this large (a host call's arguments are bounded).
-const HOST_HASH_MAX: usize = 64 << 20;
-
-/// The sha256 of `data` as 64 lowercase hex digits.
+/// The sha256 of `data` as 64 lowercase hex digits, computed in the component (see
+/// [`crate::services::Services::sha256_hex`] for the host's faster hashing).
 pub fn sha256_hex(data: &[u8]) -> String {
-    if (HOST_HASH_MIN..=HOST_HASH_MAX).contains(&data.len()) {
-        if let Some(d) = crate::hostfs::sha256(data) {
-            return hex(&d);
-        }
-    }
     hex(&Sha256::digest(data))
 }
 

@@ -119,7 +119,7 @@ fn describe_entry(
     kind: Kind,
 ) -> DirEntry {
     let (kind, target) = if ty == EntryType::Symlink {
-        match s.fs.resolve(path) {
+        match s.resolve(path) {
             Ok(r) => {
                 let is_dir = r.meta.as_ref().is_some_and(|m| m.is_dir());
                 (
@@ -135,7 +135,10 @@ fn describe_entry(
     let meta = if kind == Kind::Secret {
         None
     } else {
-        parents.stat(s, path)
+        // A file with several names may be a secret's or an outside file's other name.
+        parents
+            .stat(s, path)
+            .filter(|m| m.nlink <= 1 || !m.is_file() || s.policy.config.allow_hardlinks)
     };
     DirEntry {
         path: path.to_string(),
@@ -218,11 +221,14 @@ pub fn find_files(
 pub fn file_info(s: &Session, log: &mut CallLog, a: &FileInfoArgs) -> ToolResult<FileInfoResult> {
     let path = LogicalPath::parse(&a.path)?;
     let shown = path.to_string();
+    if s.policy.hidden_path(&path) {
+        return Err(crate::session::missing(&path));
+    }
     let own_kind = s.policy.kind_of(&path, false);
     if own_kind == Kind::GitInternal {
         s.policy.check_read(&path, own_kind)?;
     }
-    let r = s.fs.resolve(&path)?;
+    let r = s.resolve(&path)?;
     let Some(meta) = r.meta.as_ref() else {
         return Err(r.not_a_file_error());
     };
@@ -284,7 +290,8 @@ pub fn file_info(s: &Session, log: &mut CallLog, a: &FileInfoArgs) -> ToolResult
         None => read_denial,
     };
     // A secret's size and time are derived from its content: never shown.
-    let secret = kind == Kind::Secret || sniffed.is_some();
+    let hardlinked = meta.is_file() && s.policy.check_links(&shown, meta.nlink).is_err();
+    let secret = kind == Kind::Secret || sniffed.is_some() || hardlinked;
     let size = if is_dir || secret { 0 } else { meta.size };
     let readable = read_denial.is_none();
     let mut summary = format!(

@@ -130,9 +130,11 @@ pub fn delete_file(
 ) -> ToolResult<MutationResult> {
     let requested = crate::path::LogicalPath::parse(&a.path)?;
     let shown = requested.to_string();
-    if s.fs
-        .stat_nofollow(&requested)
-        .is_some_and(|m| m.ty == crate::fsx::EntryType::Symlink)
+    // (A path the read rules hide is not looked at: `writable` answers for it.)
+    if !s.policy.hidden_path(&requested)
+        && s.fs
+            .stat_nofollow(&requested)
+            .is_some_and(|m| m.ty == crate::fsx::EntryType::Symlink)
     {
         return Err(ToolError::new(
             ErrorCode::NotAFile,

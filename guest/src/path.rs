@@ -223,6 +223,15 @@ impl fmt::Display for LogicalPath {
 }
 
 /// True for names of file-tools' own temporary files.
+/// A unique suffix for temporary names.
+pub fn temp_suffix() -> String {
+    use std::hash::{BuildHasher, Hasher};
+    static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u64(COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed));
+    format!("{:016x}", h.finish())
+}
+
 pub fn is_temp_name(name: &str) -> bool {
     name.starts_with('.') && name.contains(TEMP_MARKER)
 }

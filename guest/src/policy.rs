@@ -396,6 +396,11 @@ impl Policy {
             .any(|r| LogicalPath::parse(r).is_ok_and(|r| r == *path))
     }
 
+    /// Whether the read rules hide the path `p` itself, whatever it is.
+    pub fn hidden_path(&self, p: &LogicalPath) -> bool {
+        !p.is_root() && self.hides(p, Kind::Text)
+    }
+
     /// Whether the policy lets the agent write `path` without being able to read it.
     pub fn blind_write_allowed(&self, path: &LogicalPath) -> bool {
         self.blind_writes.matches_path_or_parent(path.as_str())

@@ -56,7 +56,7 @@ pub fn read_file(s: &Session, log: &mut CallLog, a: &ReadFileArgs) -> ToolResult
     if size <= limits.max_whole_read_bytes {
         let buf = read_whole(&r.resolved, size, &shown)?;
         Policy::content_denial(&shown, s.policy.sniff(target, &buf))?;
-        col.feed_whole(&buf, &shown)?;
+        col.feed_whole(&buf, &shown, s.fs.services())?;
     } else {
         let mut sniffer = crate::sniff::Sniffer::default();
         let parent = r
@@ -214,9 +214,14 @@ impl Collector {
     }
 
     /// Feeds a whole file in one chunk.
-    fn feed_whole(&mut self, data: &[u8], shown: &str) -> ToolResult<()> {
+    fn feed_whole(
+        &mut self,
+        data: &[u8],
+        shown: &str,
+        services: &dyn crate::services::Services,
+    ) -> ToolResult<()> {
         if self.size == 0 && !looks_binary(data) {
-            self.digest = Some(crate::hash::sha256_hex(data));
+            self.digest = Some(services.sha256_hex(data));
         }
         self.feed(data, shown)
     }
@@ -397,7 +402,9 @@ mod tests {
             for max_lines in 1..7 {
                 for max_bytes in [3, 9, 1000] {
                     let mut whole = Collector::new(start, max_lines, max_bytes);
-                    whole.feed_whole(content, "f").unwrap();
+                    whole
+                        .feed_whole(content, "f", &crate::services::NoServices)
+                        .unwrap();
                     let whole = whole.finish("f".into(), Kind::Text, false);
                     for size in [1, 2, 5, 64] {
                         let mut c = Collector::new(start, max_lines, max_bytes);

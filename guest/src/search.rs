@@ -160,6 +160,8 @@ impl Finder<'_> {
 pub struct FileMatches {
     pub count: u32,
     pub lines: Vec<SearchMatch>,
+    /// A matched line holds a token of a known format (see `sniff`).
+    pub token: bool,
 }
 
 /// Searches one buffer. `want` is how many match records to build (0 for counting only).
@@ -174,6 +176,7 @@ pub fn search_buffer(
         return FileMatches {
             count: 0,
             lines: Vec::new(),
+            token: false,
         };
     }
     let hay = match &m.literal {
@@ -181,6 +184,7 @@ pub fn search_buffer(
         _ => Finder::Regex(&m.re),
     };
     let mut count = 0u32;
+    let mut token = false;
     let mut lines = Vec::new();
     let mut pos = 0usize;
     let mut line_no = 1u32;
@@ -202,6 +206,7 @@ pub fn search_buffer(
         };
         if let Some(col) = col {
             count += 1;
+            token = token || crate::sniff::token_in_line(&buf[ls..le]).is_some();
             if lines.len() < want {
                 line_no += memchr::memchr_iter(b'\n', &buf[counted_to..ls]).count() as u32;
                 counted_to = ls;
@@ -217,7 +222,11 @@ pub fn search_buffer(
         }
         pos = le + 1;
     }
-    FileMatches { count, lines }
+    FileMatches {
+        count,
+        lines,
+        token,
+    }
 }
 
 fn line_text(line: &[u8]) -> String {
@@ -428,7 +437,7 @@ impl State<'_> {
             _ => {}
         }
         let limit = self.max_file_bytes;
-        let read = match crate::hostfs::read_file(real_path, limit + 1) {
+        let read = match self.s.fs.services().read_file(real_path, limit + 1) {
             Some(Ok(bytes)) => {
                 self.buf = bytes;
                 Ok(self.buf.len())
@@ -451,12 +460,19 @@ impl State<'_> {
         if fm.count == 0 {
             return;
         }
-        // A file whose lines would be returned is sniffed whole: one holding a key or token
-        // gives none of its lines (its count stays, as in the count and files outputs, which
-        // return no content). `max_matches` bounds how many files are sniffed.
-        if !fm.lines.is_empty() && self.s.policy.sniff(real_path, &self.buf).is_some() {
-            fm.lines.clear();
-            self.skips.add("secret_content");
+        if self.s.policy.sniffs(real_path) {
+            // Counts of matches on a secret's own line would spell it out, query by query:
+            // a match on a token's line, or anywhere in a file with a private key (whose
+            // body lines carry no marker), counts for nothing in every output. Otherwise
+            // the count stays (the same in every output), and the lines of a file holding
+            // a secret anywhere are not returned.
+            if fm.token || crate::sniff::private_key_block(&self.buf) {
+                return self.skips.add("secret_content");
+            }
+            if !fm.lines.is_empty() && crate::sniff::secret_in(&self.buf).is_some() {
+                fm.lines.clear();
+                self.skips.add("secret_content");
+            }
         }
         self.total += u64::from(fm.count);
         if self.want > 0 && fm.count as usize > room {

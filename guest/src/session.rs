@@ -17,6 +17,8 @@ pub struct Session {
     pub state_dir: Option<std::path::PathBuf>,
     /// The baseline kept in memory when there is no state directory.
     pub memory: crate::baseline::Memory,
+    /// Calls made in this session, for the audit events' numbers.
+    pub calls: std::sync::Arc<std::sync::atomic::AtomicU64>,
 }
 
 /// A path that passed the guard, was resolved, and that the policy lets the agent read.
@@ -35,6 +37,7 @@ impl Session {
             policy,
             state_dir: None,
             memory: Default::default(),
+            calls: Default::default(),
         }
     }
 
@@ -42,6 +45,23 @@ impl Session {
     pub fn with_state_dir(mut self, dir: impl Into<std::path::PathBuf>) -> Self {
         self.state_dir = Some(dir.into());
         self
+    }
+
+    /// Resolves `path` without following a link into what the read rules hide: such a
+    /// path answers exactly as a missing one.
+    ///
+    /// # Errors
+    /// As [`Fs::resolve`]; `NOT_FOUND` for a path that leads into a hidden area.
+    pub fn resolve(&self, path: &LogicalPath) -> ToolResult<crate::fsx::Resolved> {
+        self.fs
+            .resolve_with(path, &|t| self.policy.hidden_path(t))
+            .map_err(|e| {
+                if e.reason.as_deref() == Some("hidden") {
+                    missing(path)
+                } else {
+                    e
+                }
+            })
     }
 
     /// Guards, resolves and classifies `input`, then asks the policy whether it may be
@@ -60,12 +80,17 @@ impl Session {
     /// # Errors
     /// As [`Session::readable`].
     pub fn readable_path(&self, path: &LogicalPath) -> ToolResult<Readable> {
+        // Hidden by the read rules: exactly what a missing path answers, before anything
+        // on disk is looked at.
+        if self.policy.hidden_path(path) {
+            return Err(missing(path));
+        }
         let own_kind = self.policy.kind_of(path, false);
         if matches!(own_kind, Kind::Secret | Kind::GitInternal) {
             // Refused by name before anything on disk is touched.
             self.policy.check_read(path, own_kind)?;
         }
-        let resolved = self.fs.resolve(path)?;
+        let resolved = self.resolve(path)?;
         let is_dir = resolved.meta.as_ref().is_some_and(|m| m.is_dir());
         let kind = self.policy.kind_of(&resolved.target, is_dir);
         self.policy.check_read(&resolved.target, kind)?;
@@ -79,4 +104,9 @@ impl Session {
         }
         Ok(Readable { resolved, kind })
     }
+}
+
+/// The answer for a path that does not exist (or that the read rules hide).
+pub fn missing(path: &LogicalPath) -> crate::error::ToolError {
+    crate::error::ToolError::io(path.as_str(), &std::io::ErrorKind::NotFound.into())
 }

@@ -163,8 +163,32 @@ pub fn secret_in(data: &[u8]) -> Option<&'static str> {
     TOKENS.iter().find(|t| has_token(data, t)).map(|t| t.what)
 }
 
+/// A token of a known format in one line, found in a single pass over its bytes (for the
+/// matched lines of a search, where a pass per format would cost too much).
+pub fn token_in_line(line: &[u8]) -> Option<&'static str> {
+    for (i, &b) in line.iter().enumerate() {
+        if !matches!(b, b'A' | b'g' | b'x' | b's' | b'r' | b'n' | b'p') {
+            continue;
+        }
+        if i > 0 && word(line[i - 1]) {
+            continue;
+        }
+        let rest = &line[i..];
+        let hit = TOKENS.iter().find(|t| {
+            rest.starts_with(t.prefix) && {
+                let body = &rest[t.prefix.len()..];
+                body.iter().take(t.min).filter(|&&c| (t.body)(c)).count() == t.min
+            }
+        });
+        if let Some(t) = hit {
+            return Some(t.what);
+        }
+    }
+    None
+}
+
 /// `-----BEGIN ... PRIVATE KEY-----` (RSA, EC, DSA, OpenSSH, encrypted, PGP blocks).
-fn private_key_block(data: &[u8]) -> bool {
+pub fn private_key_block(data: &[u8]) -> bool {
     for at in memmem::find_iter(data, b"PRIVATE KEY") {
         let line_start = memchr::memrchr(b'\n', &data[..at]).map_or(0, |i| i + 1);
         if memmem::find(&data[line_start..at], b"-----BEGIN ").is_some() {
@@ -246,6 +270,35 @@ mod tests {
         ];
         for (text, what) in cases {
             assert_eq!(secret_in(text.as_bytes()), Some(*what), "{text}");
+        }
+    }
+
+    /// The one-pass line check finds every token the full check finds, and no more.
+    #[test]
+    fn line_check_agrees_with_the_full_check_on_tokens() {
+        for t in TOKENS {
+            let body: String = (0..t.min)
+                .map(|i| {
+                    if (t.body)(b'A' + (i % 26) as u8) {
+                        (b'A' + (i % 26) as u8) as char
+                    } else {
+                        '7'
+                    }
+                })
+                .collect();
+            let token = format!("{}{body}", String::from_utf8_lossy(t.prefix));
+            for line in [
+                token.clone(),
+                format!("key = \"{token}\""),
+                format!("x{token}"),
+                token[..token.len() - 1].to_string(),
+            ] {
+                assert_eq!(
+                    token_in_line(line.as_bytes()),
+                    secret_in(line.as_bytes()),
+                    "{line}"
+                );
+            }
         }
     }
 

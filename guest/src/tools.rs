@@ -3,8 +3,7 @@
 //! `describe` read it, and every call runs through [`run_call`], which emits exactly one
 //! audit event whatever the outcome.
 
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::OnceLock;
+use std::sync::atomic::Ordering;
 use std::time::Instant;
 
 use schemars::JsonSchema;
@@ -240,21 +239,14 @@ fn shown_name(tool: &str) -> String {
     tool.chars().take(64).filter(|c| !c.is_control()).collect()
 }
 
-/// Where audit events go: set once by the component's glue; unset natively.
-static SINK: OnceLock<fn(AuditEvent)> = OnceLock::new();
-static SEQUENCE: AtomicU64 = AtomicU64::new(0);
-
-/// Installs the audit sink.
-pub fn set_sink(sink: fn(AuditEvent)) {
-    let _ = SINK.set(sink);
-}
-
-/// Runs one call against `session` (or its setup error), emitting exactly one audit event.
+/// Runs one call against `session` (or its setup error), emitting exactly one audit event
+/// through the session's services (or `fallback`'s, when there is no session).
 ///
 /// # Errors
 /// Whatever the session setup or the call returns.
 pub fn run_call<T>(
     session: &ToolResult<Session>,
+    fallback: &dyn crate::services::Services,
     tool: &str,
     f: impl FnOnce(&Session, &mut CallLog) -> ToolResult<T>,
 ) -> ToolResult<T> {
@@ -269,8 +261,12 @@ pub fn run_call<T>(
         Err(e) => Err(e.clone()),
     };
     let err = result.as_ref().err();
+    let (services, sequence) = match session {
+        Ok(s) => (s.fs.services(), s.calls.fetch_add(1, Ordering::Relaxed) + 1),
+        Err(_) => (fallback, 0),
+    };
     let event = AuditEvent {
-        sequence: SEQUENCE.fetch_add(1, Ordering::Relaxed) + 1,
+        sequence,
         tool: std::mem::take(&mut log.tool),
         ok: err.is_none(),
         error_code: err.map(|e| e.code),
@@ -285,9 +281,7 @@ pub fn run_call<T>(
         duration_us: started.elapsed().as_micros() as u64,
         diff: log.diff,
     };
-    if let Some(sink) = SINK.get() {
-        sink(event);
-    }
+    services.emit(event);
     result
 }
 

@@ -17,17 +17,16 @@
 //! for a symlink or exchanged with `.git` while the call runs cannot redirect a write.
 
 use std::fs;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use crate::api::{FileChange, MutationResult};
-use crate::approval::{self, ApprovalRequest};
+use crate::approval::{ApprovalRequest, ChangeFacts};
 use crate::audit::{AuditFile, CallLog};
 use crate::baseline::Baseline;
 use crate::classify::Kind;
 use crate::diff::{bound, file_diff, FileDiff, Side};
 use crate::error::{ErrorCode, ToolError, ToolResult};
-use crate::hash::{is_sha256, sha256_hex};
+use crate::hash::is_sha256;
 use crate::path::{LogicalPath, TEMP_MARKER};
 use crate::port::{Dir, Stat};
 use crate::session::Session;
@@ -95,17 +94,34 @@ pub fn writable_path(s: &Session, requested: LogicalPath) -> ToolResult<Writable
     // Refused by name before anything on disk is touched.
     s.policy
         .check_write(&requested, s.policy.kind_of(&requested, false))?;
-    let r = s.fs.resolve(&requested)?;
     // A file the agent may not read is not writable either (unless the policy allows blind
-    // writes to it), and the refusal is the same whether or not it exists.
-    let hidden = |p: &LogicalPath| s.policy.hides(p, s.policy.kind_of(p, false));
-    let blind = hidden(&r.target) || (r.via_link && hidden(&requested));
-    if blind && !s.policy.blind_write_allowed(&r.target) {
-        return Err(ToolError::denied(
+    // writes to it), and the refusal is the same whether or not it exists. Only a path
+    // hidden by its own name may be written blind; one reached through a link is refused.
+    let not_readable = || {
+        ToolError::denied(
             &shown,
             "not_readable",
             format!("'{shown}' cannot be changed: the session policy does not let you read it"),
-        ));
+        )
+    };
+    let blind = s.policy.hidden_path(&requested);
+    if blind && !s.policy.blind_write_allowed(&requested) {
+        return Err(not_readable());
+    }
+    let r = if blind {
+        s.fs.resolve(&requested)?
+    } else {
+        s.fs.resolve_with(&requested, &|t| s.policy.hidden_path(t))
+            .map_err(|e| {
+                if e.reason.as_deref() == Some("hidden") {
+                    not_readable()
+                } else {
+                    e
+                }
+            })?
+    };
+    if blind && (r.via_link || !s.policy.blind_write_allowed(&r.target)) {
+        return Err(not_readable());
     }
     if s.policy.is_host_file(&r.target) || s.policy.is_host_file(&requested) {
         return Err(ToolError::new(
@@ -230,7 +246,7 @@ pub fn check_expected(
         )
         .with_path(shown)),
         (Some(e), Some(bytes)) => {
-            let cur = sha256_hex(bytes);
+            let cur = s.fs.services().sha256_hex(bytes);
             if cur.eq_ignore_ascii_case(e) {
                 Ok(())
             } else {
@@ -339,15 +355,6 @@ impl Change {
     }
 }
 
-/// A unique suffix for temporary names.
-pub fn temp_suffix() -> String {
-    use std::hash::{BuildHasher, Hasher};
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-    h.write_u64(COUNTER.fetch_add(1, Ordering::Relaxed));
-    format!("{:016x}", h.finish())
-}
-
 fn side(bytes: Option<&[u8]>, opaque: bool) -> Side<'_> {
     match bytes {
         None => Side::Absent,
@@ -423,14 +430,32 @@ pub fn commit(
         files.push(FileChange {
             path: c.shown.clone(),
             action: c.label().to_string(),
-            sha256_before: c.before.as_deref().filter(|_| !c.blind).map(sha256_hex),
-            sha256_after: c.after.as_deref().map(sha256_hex),
+            sha256_before: c
+                .before
+                .as_deref()
+                .filter(|_| !c.blind)
+                .map(|b| s.fs.services().sha256_hex(b)),
+            // A blind change shows no hash: a revert's new content is the hidden original.
+            sha256_after: c
+                .after
+                .as_deref()
+                .filter(|_| !c.blind)
+                .map(|a| s.fs.services().sha256_hex(a)),
             insertions: d.insertions,
             deletions: d.deletions,
         });
     }
     let mut warnings = warnings;
-    let reasons = s.policy.approval().reasons(&s.policy, &changes, ins + del);
+    let facts: Vec<ChangeFacts<'_>> = changes
+        .iter()
+        .map(|c| ChangeFacts {
+            target: &c.target,
+            shown: &c.shown,
+            plain_delete: c.action() == Action::Delete && c.label.is_none(),
+            kind: s.policy.kind_of(&c.target, false),
+        })
+        .collect();
+    let reasons = s.policy.approval().reasons(&facts, ins + del);
     if !reasons.is_empty() {
         if dry_run {
             warnings.push(format!(
@@ -446,7 +471,7 @@ pub fn commit(
                 deletions: del,
                 diff: diff.clone(),
             };
-            if !approval::ask(&request) {
+            if !s.fs.services().approve(&request) {
                 return Err(ToolError::new(
                     ErrorCode::ApprovalRequired,
                     format!(
@@ -514,7 +539,11 @@ fn summarize(files: &[FileChange], ins: u32, del: u32, dry_run: bool, cut: bool)
 }
 
 fn temp_name(target: &LogicalPath) -> String {
-    format!(".{}{TEMP_MARKER}{}", target.name(), temp_suffix())
+    format!(
+        ".{}{TEMP_MARKER}{}",
+        target.name(),
+        crate::path::temp_suffix()
+    )
 }
 
 /// The held directories from the root down to `dir` (`chain[0]` is the root, the last is
@@ -694,9 +723,9 @@ fn write_and_commit(
         // (WASI cannot set them itself).
         let tmp_logical = c.target.parent().join(tmp);
         if c.before.is_some() {
-            crate::modes::copy_mode(&c.target, &tmp_logical);
+            s.fs.services().copy_mode(&c.target, &tmp_logical);
         } else if let Some(from) = &c.mode_from {
-            crate::modes::copy_mode(from, &tmp_logical);
+            s.fs.services().copy_mode(from, &tmp_logical);
         }
         temps.push(Some((dir, tmp.clone())));
     }
@@ -721,7 +750,7 @@ fn write_and_commit(
             )
             .with_path(&c.shown);
             if let Ok(Some(now)) = now {
-                e = e.with_detail("current_sha256", sha256_hex(&now));
+                e = e.with_detail("current_sha256", s.fs.services().sha256_hex(&now));
             }
             return Err(e);
         }

@@ -150,7 +150,7 @@ fn load_ignores(
     for name in [".gitignore", ".ignore"] {
         if names.contains(&name) {
             let path = dir.join(name);
-            let text = match crate::hostfs::read_file(&path, MAX_IGNORE_FILE_BYTES) {
+            let text = match fsx.services().read_file(&path, MAX_IGNORE_FILE_BYTES) {
                 Some(r) => r.ok(),
                 None => fsx
                     .open_dir(dir)
@@ -281,7 +281,7 @@ fn read_sorted(
     dir: &LogicalPath,
     parent: Option<&Arc<Dir>>,
 ) -> std::io::Result<(Vec<DirItem>, Option<Arc<Dir>>)> {
-    let (mut out, held) = match crate::hostfs::read_dir(dir) {
+    let (mut out, held) = match fsx.services().read_dir(dir) {
         Some(listing) => (listing?, None),
         None => {
             let handle = match parent {

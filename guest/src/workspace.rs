@@ -8,7 +8,6 @@ use crate::baseline::{Baseline, Entry};
 use crate::classify::Kind;
 use crate::diff::{bound, file_diff, Side};
 use crate::error::{ToolError, ToolResult};
-use crate::hash::sha256_hex;
 use crate::path::LogicalPath;
 use crate::policy::Policy;
 use crate::session::Session;
@@ -33,9 +32,13 @@ fn changed_files(s: &Session, filter: &[LogicalPath]) -> ToolResult<Vec<Changed>
         // Never through a symlink: something else planted where a file was is shown as
         // changed, its content withheld.
         let max = s.policy.limits().max_write_bytes.saturating_add(1);
+        // A file with several hard links may be another name of a file outside the
+        // repository or of a secret: planted too, unless the policy allows hard links.
+        let links_ok = |st: &crate::port::Stat| st.nlink <= 1 || s.policy.config.allow_hardlinks;
         let (now, planted) = match s.fs.read_nofollow(&lp, max) {
-            Ok(now) => (now, false),
-            Err(_) => (Some(Vec::new()), true),
+            Ok(Some((data, st))) if links_ok(&st) => (Some(data), false),
+            Ok(None) => (None, false),
+            Ok(Some(_)) | Err(_) => (Some(Vec::new()), true),
         };
         if !planted && crate::bytes::eq_opt(before.as_deref(), now.as_deref()) {
             continue;
@@ -142,7 +145,7 @@ pub fn diff_workspace(
         log.paths_read.push(c.path.clone());
     }
     changed.clear();
-    let diff_sha256 = sha256_hex(diff.as_bytes());
+    let diff_sha256 = s.fs.services().sha256_hex(diff.as_bytes());
     let max = s.policy.limits().max_diff_bytes;
     let cap = Policy::clamp(a.max_bytes, max, max.saturating_mul(16));
     let truncated = if a.stat_only.unwrap_or(false) {

@@ -4,7 +4,7 @@ wasmtime::component::bindgen!({
     world: "file-tools",
     path: "../wit",
     with: {
-        "agent:file-tools/host-fs.dir": crate::host_dir::OpenDir,
-        "agent:file-tools/host-fs.file": crate::host_dir::OpenFile,
+        "agent:file-tools/host-fs.dir": crate::handles::OpenDir,
+        "agent:file-tools/host-fs.file": crate::handles::OpenFile,
     },
 });

@@ -16,27 +16,8 @@ use crate::bindings::agent::file_tools::host_fs::{
     DirEntry, EntryStat, FsError, HostDir as DirMethods, HostFile as FileMethods,
 };
 use crate::bindings::agent::file_tools::types::EntryType;
+use crate::handles::{OpenDir, OpenFile};
 use crate::state::HostState;
-
-/// A directory the component holds through the host.
-#[derive(Debug)]
-pub struct OpenDir {
-    fd: Arc<OwnedFd>,
-}
-
-/// A regular file the component opened for reading through the host.
-#[derive(Debug)]
-pub struct OpenFile {
-    fd: OwnedFd,
-}
-
-impl OpenDir {
-    /// The repository root, from an already open directory.
-    pub(crate) fn root(dir: &cap_std::fs::Dir) -> Option<OpenDir> {
-        let fd = rustix::io::fcntl_dupfd_cloexec(dir, 0).ok()?;
-        Some(OpenDir { fd: Arc::new(fd) })
-    }
-}
 
 fn fs_err(e: rustix::io::Errno) -> FsError {
     use rustix::io::Errno;
@@ -74,7 +55,7 @@ fn kind(mode: u32) -> EntryType {
 fn entry_stat(st: &rustix::fs::Stat) -> EntryStat {
     let ns = u64::try_from(st.st_mtime)
         .ok()
-        .map(|s| s * 1_000_000_000 + st.st_mtime_nsec as u64);
+        .map(|s| s * 1_000_000_000 + st.st_mtime_nsec);
     EntryStat {
         kind: kind(st.st_mode),
         size: st.st_size.max(0) as u64,

@@ -158,8 +158,8 @@ impl Host for HostState {
         Some(read_file(dir, &path, max_bytes, self.allow_hardlinks))
     }
 
-    fn root(&mut self) -> Option<wasmtime::component::Resource<crate::host_dir::OpenDir>> {
-        let dir = crate::host_dir::OpenDir::root(self.repo_dir.as_ref()?)?;
+    fn root(&mut self) -> Option<wasmtime::component::Resource<crate::handles::OpenDir>> {
+        let dir = crate::handles::OpenDir::root(self.repo_dir.as_ref()?)?;
         self.table.push(dir).ok()
     }
 }

@@ -22,6 +22,7 @@ pub mod audit;
 pub mod audit_log;
 pub mod bindings;
 pub mod error;
+mod handles;
 mod host_dir;
 mod host_fs;
 pub mod mcp;

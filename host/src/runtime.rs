@@ -5,7 +5,6 @@
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
 
 use sha2::{Digest, Sha256};
 use wasmtime::component::{Component, HasSelf, Linker};
@@ -13,7 +12,7 @@ use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConf
 
 use crate::bindings::{FileTools, FileToolsPre};
 use crate::error::HostError;
-use crate::state::HostState;
+use crate::state::{HostState, EPOCH_TICK};
 
 /// The component, as built from `guest/` by this crate's build script.
 pub const GUEST_WASM: &[u8] = include_bytes!(env!("FILE_TOOLS_GUEST_WASM"));
@@ -21,9 +20,6 @@ pub const GUEST_WASM: &[u8] = include_bytes!(env!("FILE_TOOLS_GUEST_WASM"));
 /// The standalone variant of the component (world `file-tools-standalone`): its only
 /// imports are WASI, so plain WASI hosts such as the `wasmtime` CLI can run it.
 pub const STANDALONE_WASM: &[u8] = include_bytes!(env!("FILE_TOOLS_GUEST_STANDALONE_WASM"));
-
-/// How often the epoch advances; wall-clock limits are rounded up to this.
-pub(crate) const EPOCH_TICK: Duration = Duration::from_millis(5);
 
 /// Header of a precompiled artifact: magic, then the sha256 of the component it was
 /// compiled from, then Wasmtime's own serialized form.

@@ -21,8 +21,8 @@ use crate::bindings::agent::file_tools::types::{AuditEvent, ErrorCode, ToolError
 use crate::bindings::exports::agent::file_tools::tools as t;
 use crate::bindings::FileTools;
 use crate::error::HostError;
-use crate::runtime::{Runtime, EPOCH_TICK};
-use crate::state::{internal, trap_error, HostState, MemoryLimiter};
+use crate::runtime::Runtime;
+use crate::state::{internal, trap_error, HostState, MemoryLimiter, EPOCH_TICK};
 
 /// Name of the environment variable that carries the policy into the component.
 pub const POLICY_ENV: &str = "FILE_TOOLS_POLICY";

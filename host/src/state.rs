@@ -8,6 +8,9 @@ use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 use crate::bindings::agent;
 use crate::bindings::agent::file_tools::types::{AuditEvent, ErrorCode, ToolError};
 
+/// How often the epoch advances; wall-clock limits are rounded up to this.
+pub(crate) const EPOCH_TICK: std::time::Duration = std::time::Duration::from_millis(5);
+
 /// Per-instance state inside the store.
 pub struct HostState {
     /// The repository (canonical), for `host-fs`; `None` when no repository is open.
@@ -69,7 +72,7 @@ impl agent::file_tools::approval::Host for HostState {
         let yes =
             std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| approver.approve(&change)))
                 .unwrap_or(false);
-        let waited = started.elapsed().as_micros() / crate::runtime::EPOCH_TICK.as_micros();
+        let waited = started.elapsed().as_micros() / EPOCH_TICK.as_micros();
         self.approval_ticks = self.approval_ticks.saturating_add(waited as u64 + 1);
         yes
     }

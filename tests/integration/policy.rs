@@ -253,3 +253,125 @@ fn blind_writes_return_nothing_of_the_old_content() {
     assert!(!d.to_string().contains("OLD-CONTENT"), "{d}");
     assert!(!fx.events().iter().any(|e| e.diff.contains("OLD-CONTENT")));
 }
+
+/// What the attacker review found, pinned: no probe tells a hidden path from a missing one,
+/// whatever lies in the hidden area (files, links out of the repository, loops, links to
+/// visible files) and whatever the probe (a path below a hidden file, a link into the
+/// hidden area from outside it), for every tool; a link into the hidden area shows no
+/// target in listings.
+#[cfg(unix)]
+#[test]
+fn no_probe_tells_hidden_from_missing() {
+    let fx = Fixture::new();
+    fx.write("private/a.txt", b"hidden\n");
+    fx.symlink("/etc/passwd", "private/outlink");
+    fx.symlink("loop2", "private/loop1");
+    fx.symlink("loop1", "private/loop2");
+    fx.symlink("../docs/guide.md", "private/inlink");
+    fx.symlink("../private/a.txt", "pub/to_hidden");
+    fx.symlink("../private/none.txt", "pub/to_hidden_missing");
+    fx.symlink("../nowhere/none.txt", "pub/to_missing");
+    for block in [json!(["private/**"]), json!(["private"])] {
+        let mut s = fx.session_with(
+            json!({ "read": { "block": block } }),
+            true,
+            Default::default(),
+        );
+        let answer = |s: &mut file_tools_host::Session, tool: &str, path: &str| {
+            let args = match tool {
+                "list_dir" | "read_file" | "file_info" | "delete_file" => json!({ "path": path }),
+                "search_text" => json!({ "query": "x", "path": path }),
+                "read_many" => json!({ "paths": [path] }),
+                "write_file" | "append_file" => json!({ "path": path, "content": "x" }),
+                "edit_file" => {
+                    json!({ "path": path, "edits": [{ "old_text": "a", "new_text": "b" }] })
+                }
+                _ => unreachable!(),
+            };
+            let v = match call(s, tool, args) {
+                Ok(v) if tool == "read_many" => v["files"][0]["outcome"].clone(),
+                Ok(v) => v,
+                Err(e) => e.to_json(),
+            };
+            v.to_string().replace(path, "P")
+        };
+        let missing = "private/never/here.txt";
+        for tool in [
+            "read_file",
+            "file_info",
+            "list_dir",
+            "search_text",
+            "read_many",
+            "write_file",
+            "append_file",
+            "edit_file",
+            "delete_file",
+        ] {
+            let want = answer(&mut s, tool, missing);
+            // (`private/**` hides what is in `private`, not the directory itself.)
+            let dir_hidden = block == json!(["private"]);
+            for probe in [
+                "private/a.txt",
+                "private/a.txt/x",
+                "private/outlink",
+                "private/loop1",
+                "private/inlink",
+                "private/zzzz/x",
+                "private",
+            ] {
+                if probe == "private" && !dir_hidden {
+                    continue;
+                }
+                assert_eq!(
+                    answer(&mut s, tool, probe),
+                    want,
+                    "{tool} tells {probe} from a missing path ({block})"
+                );
+            }
+        }
+        // Links from visible places into the hidden area answer as a missing file, the same
+        // whether their target exists.
+        for tool in ["read_file", "file_info"] {
+            let a = answer(&mut s, tool, "pub/to_hidden");
+            let b = answer(&mut s, tool, "pub/to_hidden_missing");
+            assert_eq!(a, b, "{tool}");
+            assert!(a.contains("NOT_FOUND"), "{a}");
+        }
+        let listing = call(&mut s, "list_dir", json!({ "path": "pub" })).unwrap();
+        assert!(!listing.to_string().contains("private"), "{listing}");
+        // Positive control: a link to a visible, missing file still says what it is.
+        let e = call(&mut s, "read_file", json!({ "path": "pub/to_missing" })).unwrap_err();
+        assert!(e.message.contains("symlink"), "{}", e.message);
+    }
+}
+
+/// What the attacker review found, pinned: reverting a blind write returns no hash (the
+/// reverted content is the hidden original).
+#[test]
+fn reverting_a_blind_write_shows_no_hash() {
+    let fx = Fixture::new();
+    fx.write("private/p.txt", b"db_password=hunter2\n");
+    let policy = json!({ "read": { "block": ["private/**"] }, "blind_writes": ["private/**"] });
+    let mut s = fx.session_with(policy, true, Default::default());
+    assert!(call(
+        &mut s,
+        "write_file",
+        json!({ "path": "private/p.txt", "content": "new\n" })
+    )
+    .is_ok());
+    let hidden = sha256(b"db_password=hunter2\n");
+    for dry in [true, false] {
+        let r = call(
+            &mut s,
+            "revert",
+            json!({ "paths": ["private/p.txt"], "dry_run": dry }),
+        )
+        .unwrap();
+        assert!(!r.to_string().contains(&hidden), "{r}");
+        assert!(r["changes"][0]["sha256_after"].is_null(), "{r}");
+    }
+    assert!(!fx
+        .events()
+        .iter()
+        .any(|e| format!("{e:?}").contains(&hidden)));
+}

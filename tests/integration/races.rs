@@ -367,3 +367,34 @@ fn a_file_swapped_for_a_fifo_never_blocks_a_call() {
     .is_ok());
     assert!(started.elapsed() < std::time::Duration::from_secs(3));
 }
+
+/// What the attacker review found, pinned: a file the agent wrote, swapped afterwards for a
+/// hard link to `.env` or to a file outside, shows in the session diff as opaque, never
+/// with that content.
+#[cfg(unix)]
+#[test]
+fn diff_workspace_never_shows_content_through_a_hard_link_swapped_in() {
+    let fx = Fixture::new();
+    let mut s = fx.session();
+    for p in ["c.txt", "o.txt"] {
+        assert!(call(
+            &mut s,
+            "write_file",
+            json!({"path": p, "content": "mine\n"})
+        )
+        .is_ok());
+    }
+    let swap = |name: &str, to: &Path| {
+        let tmp = fx.repo.join(format!("{name}.swap"));
+        std::fs::hard_link(to, &tmp).unwrap();
+        std::fs::rename(&tmp, fx.repo.join(name)).unwrap();
+    };
+    swap("c.txt", &fx.repo.join(".env"));
+    swap("o.txt", &fx.outside.join("secret.txt"));
+    // `call` fails on any output holding the secret or the outside sentinel.
+    let d = call(&mut s, "diff_workspace", json!({})).unwrap();
+    assert_eq!(d["files"].as_array().unwrap().len(), 2, "{d}");
+    assert!(call(&mut s, "list_dir", json!({})).is_ok());
+    let info = call(&mut s, "file_info", json!({"path": "c.txt"})).unwrap();
+    assert_eq!(info["size"], 0, "{info}");
+}

@@ -327,3 +327,43 @@ fn hard_links_are_not_read_unless_the_policy_allows_them() {
     let r = s.call("read_file", r#"{"path":"innocent.txt"}"#).unwrap();
     assert_eq!(r["content"], SENTINEL_MARK);
 }
+
+/// What the attacker review found, pinned: counting regex matches, query by query, must not
+/// spell out a sniffed token or key. A file holding one counts for nothing in every output
+/// mode. Positive control: the same queries count a harmless file.
+#[test]
+fn counts_do_not_spell_out_a_sniffed_secret() {
+    let fx = Fixture::new();
+    fx.write(
+        "tok.txt",
+        b"intro line\ntoken = ghp_SUPERSECRETabcdefghijklmnopqrstuvwxy\n",
+    );
+    fx.write(
+        "key.txt",
+        b"-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA1234\n-----END RSA PRIVATE KEY-----\n",
+    );
+    fx.write("plain.txt", b"token = gxp_harmless\nMIIEharmless\n");
+    let mut s = fx.session();
+    // (query, file, count in every output): a match on the token's line or in the key file
+    // counts for nothing; one on another line of the token file counts, without its lines.
+    for (query, file, want) in [
+        ("ghp_S[A-M]", "tok.txt", 0),
+        ("^MIIEp[A-Z]", "key.txt", 0),
+        ("intro", "tok.txt", 1),
+        ("gxp_h", "plain.txt", 1),
+        ("^MIIEh", "plain.txt", 1),
+    ] {
+        for output in ["count", "files", "matches"] {
+            let r = call(
+                &mut s,
+                "search_text",
+                json!({ "query": query, "regex": true, "output": output, "include": [file] }),
+            )
+            .unwrap();
+            assert_eq!(r["total_matches"], want, "{query} {output}: {r}");
+            if file == "tok.txt" {
+                assert_eq!(r["matches"], json!([]), "{r}");
+            }
+        }
+    }
+}

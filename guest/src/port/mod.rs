@@ -20,7 +20,7 @@
 use std::io;
 use std::time::SystemTime;
 
-use crate::fsx::EntryType;
+use serde::{Deserialize, Serialize};
 
 #[cfg(not(target_os = "wasi"))]
 mod native;
@@ -50,6 +50,16 @@ pub trait DirOps: std::fmt::Debug + Send + Sync {
 pub trait FileOps: std::fmt::Debug + Send + Sync {
     fn stat(&self) -> io::Result<Stat>;
     fn read_at(&self, offset: u64, len: usize) -> io::Result<Vec<u8>>;
+}
+
+/// What an entry is on disk; one-to-one with the WIT `entry-type` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EntryType {
+    File,
+    Dir,
+    Symlink,
+    Other,
 }
 
 /// What a look at one entry tells.

@@ -8,8 +8,8 @@ use std::path::Path;
 use cap_fs_ext::{DirExt, FollowSymlinks, OpenOptionsFollowExt};
 use cap_std::fs::{MetadataExt, OpenOptions, OpenOptionsExt};
 
+use super::EntryType;
 use super::{DirItem, DirOps, FileId, FileOps, Stat};
-use crate::fsx::EntryType;
 
 #[derive(Debug)]
 pub struct Dir(cap_std::fs::Dir);

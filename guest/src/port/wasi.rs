@@ -11,8 +11,8 @@ use wasip2::filesystem::types::{
     PathFlags,
 };
 
+use super::EntryType;
 use super::{DirItem, DirOps, FileId, FileOps, Stat};
-use crate::fsx::EntryType;
 
 #[derive(Debug)]
 pub struct Dir(Descriptor);

@@ -1,0 +1,103 @@
+//! The shell's [`Services`]: the world's imports (audit, approval, host-fs) behind the trait
+//! the rest of the component uses. A batched-read or hashing service the host answers
+//! `none` for is not asked again in this instance.
+
+#[cfg(not(feature = "standalone"))]
+use std::io;
+#[cfg(not(feature = "standalone"))]
+use std::sync::atomic::{AtomicBool, Ordering};
+
+#[cfg(not(feature = "standalone"))]
+use crate::approval::ApprovalRequest;
+use crate::audit::AuditEvent;
+#[cfg(not(feature = "standalone"))]
+use crate::path::LogicalPath;
+#[cfg(not(feature = "standalone"))]
+use crate::port::DirItem;
+use crate::services::Services;
+
+#[cfg(not(feature = "standalone"))]
+use super::{agent, Conv};
+
+/// The host's services, through the `file-tools` world's imports.
+#[cfg(not(feature = "standalone"))]
+#[derive(Debug, Default)]
+pub struct HostServices {
+    no_read_dir: AtomicBool,
+    no_read_file: AtomicBool,
+    no_sha256: AtomicBool,
+}
+
+/// Asks an optional service unless the host said earlier that it does not offer it.
+#[cfg(not(feature = "standalone"))]
+fn offered<T>(off: &AtomicBool, ask: impl FnOnce() -> Option<T>) -> Option<T> {
+    if off.load(Ordering::Relaxed) {
+        return None;
+    }
+    let answer = ask();
+    if answer.is_none() {
+        off.store(true, Ordering::Relaxed);
+    }
+    answer
+}
+
+#[cfg(not(feature = "standalone"))]
+impl Services for HostServices {
+    fn emit(&self, event: AuditEvent) {
+        agent::file_tools::audit::emit(&event.conv());
+    }
+
+    fn approve(&self, request: &ApprovalRequest) -> bool {
+        agent::file_tools::approval::request(&request.clone().conv())
+    }
+
+    fn copy_mode(&self, from: &LogicalPath, to: &LogicalPath) -> bool {
+        agent::file_tools::host_fs::copy_mode(from.as_str(), to.as_str())
+    }
+
+    fn read_dir(&self, dir: &LogicalPath) -> Option<io::Result<Vec<DirItem>>> {
+        offered(&self.no_read_dir, || {
+            agent::file_tools::host_fs::read_dir(dir.as_str())
+        })
+        .map(|r| {
+            r.map(|entries| {
+                entries
+                    .into_iter()
+                    .map(|e| (e.name.ok_or(()), e.kind.conv()))
+                    .collect()
+            })
+            .map_err(io::Error::other)
+        })
+    }
+
+    fn read_file(&self, path: &LogicalPath, max: u64) -> Option<io::Result<Vec<u8>>> {
+        offered(&self.no_read_file, || {
+            agent::file_tools::host_fs::read_file(path.as_str(), max)
+        })
+        .map(|r| r.map_err(io::Error::other))
+    }
+
+    fn sha256(&self, data: &[u8]) -> Option<[u8; 32]> {
+        offered(&self.no_sha256, || {
+            agent::file_tools::host_fs::sha256(data)
+                .and_then(|d| <[u8; 32]>::try_from(d.as_slice()).ok())
+        })
+    }
+}
+
+/// The standalone world's services: audit events as JSON lines on stderr, nothing else
+/// (nobody to ask for approval, no permission bits, reads and hashing in the component).
+#[cfg(feature = "standalone")]
+#[derive(Debug, Default)]
+pub struct HostServices {
+    _private: (),
+}
+
+#[cfg(feature = "standalone")]
+impl Services for HostServices {
+    fn emit(&self, event: AuditEvent) {
+        if let Ok(line) = serde_json::to_string(&event) {
+            eprintln!("{line}");
+        }
+    }
+}
