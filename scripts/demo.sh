@@ -39,6 +39,7 @@ run edit_file '{"path":"src/lib.rs","edits":[{"old_text":"    a - b\n","new_text
 run edit_file '{"path":"src/lib.rs","edits":[{"old_text":"a + b","new_text":"b + a"}],"expected_sha256":"0000000000000000000000000000000000000000000000000000000000000000"}'
 run apply_patch '{"patch":"--- a/docs/usage.md\n+++ b/docs/usage.md\n@@ -1 +1,2 @@\n Call `add` or `sub` with two integers.\n+Both saturate instead of overflowing.\n"}'
 run write_file '{"path":".env","content":"STOLEN=1\n"}'
+run write_file '{"path":"README.md","content":"overwritten unread\n"}'
 run write_file '{"path":"src/ops/mul.rs","content":"pub fn mul(a: i64, b: i64) -> i64 {\n    a * b\n}\n"}'
 run diff_workspace '{}'
 run revert '{"paths":["docs/usage.md"]}'

@@ -162,6 +162,8 @@ pub struct FileMatches {
     pub lines: Vec<SearchMatch>,
     /// A matched line holds a token of a known format (see `sniff`).
     pub token: bool,
+    /// A matched line could be a line of a private key's base64 body.
+    pub base64: bool,
 }
 
 /// Searches one buffer. `want` is how many match records to build (0 for counting only).
@@ -177,6 +179,7 @@ pub fn search_buffer(
             count: 0,
             lines: Vec::new(),
             token: false,
+            base64: false,
         };
     }
     let hay = match &m.literal {
@@ -185,6 +188,7 @@ pub fn search_buffer(
     };
     let mut count = 0u32;
     let mut token = false;
+    let mut base64 = false;
     let mut lines = Vec::new();
     let mut pos = 0usize;
     let mut line_no = 1u32;
@@ -207,6 +211,7 @@ pub fn search_buffer(
         if let Some(col) = col {
             count += 1;
             token = token || crate::sniff::token_in_line(&buf[ls..le]).is_some();
+            base64 = base64 || crate::sniff::base64_line(&buf[ls..le]);
             if lines.len() < want {
                 line_no += memchr::memchr_iter(b'\n', &buf[counted_to..ls]).count() as u32;
                 counted_to = ls;
@@ -226,6 +231,7 @@ pub fn search_buffer(
         count,
         lines,
         token,
+        base64,
     }
 }
 
@@ -462,11 +468,11 @@ impl State<'_> {
         }
         if self.s.policy.sniffs(real_path) {
             // Counts of matches on a secret's own line would spell it out, query by query:
-            // a match on a token's line, or anywhere in a file with a private key (whose
-            // body lines carry no marker), counts for nothing in every output. Otherwise
-            // the count stays (the same in every output), and the lines of a file holding
-            // a secret anywhere are not returned.
-            if fm.token || crate::sniff::private_key_block(&self.buf) {
+            // a match on a token's line, or on a base64 line of a file with a private key
+            // (whose body lines carry no marker), counts for nothing in every output.
+            // Otherwise the count stays (the same in every output), and the lines of a
+            // file holding a secret anywhere are not returned.
+            if fm.token || (fm.base64 && crate::sniff::private_key_block(&self.buf)) {
                 return self.skips.add("secret_content");
             }
             if !fm.lines.is_empty() && crate::sniff::secret_in(&self.buf).is_some() {

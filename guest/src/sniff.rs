@@ -187,6 +187,17 @@ pub fn token_in_line(line: &[u8]) -> Option<&'static str> {
     None
 }
 
+/// Whether `line` could be a line of a key block's base64 body (8 or more base64 bytes and
+/// nothing else, as a block's short last line too): only then can a search probe a private
+/// key's content. Code lines hardly ever are (indentation, spaces, punctuation).
+pub fn base64_line(line: &[u8]) -> bool {
+    let line = line.strip_suffix(b"\r").unwrap_or(line);
+    line.len() >= 8
+        && line
+            .iter()
+            .all(|&b| b.is_ascii_alphanumeric() || b == b'+' || b == b'/' || b == b'=')
+}
+
 /// `-----BEGIN ... PRIVATE KEY-----` (RSA, EC, DSA, OpenSSH, encrypted, PGP blocks).
 pub fn private_key_block(data: &[u8]) -> bool {
     for at in memmem::find_iter(data, b"PRIVATE KEY") {
@@ -300,6 +311,18 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn base64_lines_are_told_from_code() {
+        assert!(base64_line(
+            b"MIIEpAIBAAKCAQEA0Z3VS5JJcds3xfn/ygWyF8PbnGy0AHB7MhgHcTz6sE2I2yPB\r"
+        ));
+        assert!(base64_line(b"MIIEpAIBAAKCAQEA"));
+        assert!(!base64_line(b"Yw=="));
+        assert!(!base64_line(
+            b"    EXPORT_SYMBOL_GPL(some_function_with_a_long_name_here);"
+        ));
     }
 
     #[test]
