@@ -635,3 +635,33 @@ fn overwriting_or_deleting_unread_files_needs_their_hash_by_default() {
     .is_ok());
     assert!(call(&mut s, "delete_file", json!({ "path": "new.txt" })).is_ok());
 }
+
+/// A rename keeps the file's permission bits (a 0600 file does not become 0644), through
+/// move_file and through a patch that renames.
+#[cfg(unix)]
+#[test]
+fn renames_keep_permission_bits() {
+    use std::os::unix::fs::PermissionsExt;
+    let fx = Fixture::new();
+    for f in ["a.key.txt", "b.key.txt"] {
+        fx.write(f, b"private notes\n");
+        std::fs::set_permissions(fx.repo.join(f), std::fs::Permissions::from_mode(0o600)).unwrap();
+    }
+    let mut s = fx.session_with(json!({ "allow_move": true }), true, Default::default());
+    call(
+        &mut s,
+        "move_file",
+        json!({ "from": "a.key.txt", "to": "moved/a.key.txt" }),
+    )
+    .unwrap();
+    let patch = "diff --git a/b.key.txt b/moved/b.key.txt\nsimilarity index 100%\nrename from b.key.txt\nrename to moved/b.key.txt\n";
+    call(&mut s, "apply_patch", json!({ "patch": patch })).unwrap();
+    for f in ["moved/a.key.txt", "moved/b.key.txt"] {
+        let mode = std::fs::metadata(fx.repo.join(f))
+            .unwrap()
+            .permissions()
+            .mode()
+            & 0o777;
+        assert_eq!(mode, 0o600, "{f}");
+    }
+}

@@ -254,6 +254,8 @@ pub fn apply_patch(
         }
         if let Some(from) = f.renamed_from {
             c.label = Some("move_to");
+            // The new file takes the old one's permission bits, as `move_file` does.
+            c.mode_from = crate::path::LogicalPath::parse(&from.0).ok();
             c.renamed_from = Some(from);
         }
         changes.push(c);

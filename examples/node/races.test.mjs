@@ -1,0 +1,97 @@
+// The adversarial race section through the Node host (jco + preview2-shim), where directory
+// descriptors are path strings the shim resolves again on every use. Measured, not
+// assumed: a second process flips links while the component reads, and the test prints
+// how often a hidden file's content came back. It asserts only that the flipper ran and
+// that harmless reads succeeded (the positive control); the rate is the finding, and
+// SECURITY.md quotes it. Run with `npm test` after `npm run transpile`.
+
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { openFileTools } from './file-tools.mjs';
+
+const MARK = 'SECRET-VALUE-93ab';
+const ROUNDS = 400;
+
+// A second process: swaps `name` between a link to `a` and a link to `b`, atomically
+// (a new link renamed over the name), until killed.
+function flipper(dir, name, a, b) {
+  const script = `
+    const fs = require('node:fs'); const p = require('node:path');
+    const [dir, name, a, b] = process.argv.slice(1);
+    const at = p.join(dir, name), tmp = at + '.flip';
+    let flip = false, n = 0;
+    for (;;) {
+      flip = !flip;
+      try { fs.rmSync(tmp, { force: true }); fs.symlinkSync(flip ? a : b, tmp); fs.renameSync(tmp, at); n++; } catch {}
+      if (n % 1000 === 0) { try { fs.writeFileSync(p.join(dir, '.flips'), String(n)); } catch {} }
+    }`;
+  return spawn(process.execPath, ['-e', script, dir, name, a, b], { stdio: 'ignore' });
+}
+
+function repoWithSecret() {
+  const base = mkdtempSync(join(tmpdir(), 'file-tools-race-'));
+  const repo = join(base, 'repo');
+  mkdirSync(join(repo, 'sub'), { recursive: true });
+  writeFileSync(join(repo, 'harmless.txt'), 'harmless words\n');
+  writeFileSync(join(repo, '.env'), `API_KEY=${MARK}\n`);
+  writeFileSync(join(repo, 'sub', 'inner.txt'), 'inner words\n');
+  writeFileSync(join(base, 'outside.txt'), `${MARK} outside\n`);
+  return { base, repo };
+}
+
+test('a link flipped between a harmless file and .env: leak rate under Node', async () => {
+  const { repo } = repoWithSecret();
+  symlinkSync('harmless.txt', join(repo, 'link.txt'));
+  const tools = await openFileTools({ repo });
+  const child = flipper(repo, 'link.txt', 'harmless.txt', '.env');
+  let ok = 0, refused = 0, leaked = 0;
+  try {
+    for (let i = 0; i < ROUNDS; i++) {
+      try {
+        const r = tools.call('read_file', { path: 'link.txt' });
+        if (JSON.stringify(r).includes(MARK)) leaked++; else ok++;
+      } catch (e) {
+        if (JSON.stringify(e).includes(MARK)) leaked++; else refused++;
+      }
+      // Let the flipper run between calls (the calls themselves are synchronous).
+      if (i % 20 === 0) await new Promise((r) => setTimeout(r, 1));
+    }
+  } finally {
+    child.kill();
+  }
+  console.log(`node race (link flip): ${ROUNDS} reads, ${ok} harmless, ${refused} refused, ${leaked} leaked the secret (${(100 * leaked / ROUNDS).toFixed(1)}%)`);
+  assert.ok(ok > 0, 'no harmless read succeeded: the positive control failed');
+});
+
+test('a directory swapped for a link leading outside: leak rate under Node', async () => {
+  const { base, repo } = repoWithSecret();
+  // `dir` flips between a link to the harmless `sub` and a link climbing out of the
+  // repository, whose `inner.txt` would be outside.
+  mkdirSync(join(base, 'outdir'));
+  writeFileSync(join(base, 'outdir', 'inner.txt'), `${MARK} outside\n`);
+  symlinkSync('sub', join(repo, 'dir'));
+  const tools = await openFileTools({ repo });
+  const child = flipper(repo, 'dir', 'sub', '../outdir');
+  let ok = 0, refused = 0, leaked = 0;
+  try {
+    for (let i = 0; i < ROUNDS; i++) {
+      try {
+        const r = tools.call('read_file', { path: 'dir/inner.txt' });
+        if (JSON.stringify(r).includes(MARK)) leaked++; else ok++;
+      } catch (e) {
+        if (JSON.stringify(e).includes(MARK)) leaked++; else refused++;
+      }
+      if (i % 20 === 0) await new Promise((r) => setTimeout(r, 1));
+    }
+  } finally {
+    child.kill();
+  }
+  console.log(`node race (directory link flip, outside): ${ROUNDS} reads, ${ok} harmless, ${refused} refused, ${leaked} leaked outside content (${(100 * leaked / ROUNDS).toFixed(1)}%)`);
+  assert.ok(ok > 0, 'no harmless read succeeded: the positive control failed');
+});
+
+test('FIFO swap and directory exchange under Node', { skip: 'preview2-shim has no non-blocking open (a FIFO swapped in would block the test process) and Node has no renameat2 RENAME_EXCHANGE; both are covered through the Wasmtime host' }, () => {});
