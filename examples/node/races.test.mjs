@@ -43,16 +43,14 @@ function repoWithSecret() {
   return { base, repo };
 }
 
-test('a link flipped between a harmless file and .env: leak rate under Node', async () => {
-  const { repo } = repoWithSecret();
-  symlinkSync('harmless.txt', join(repo, 'link.txt'));
-  const tools = await openFileTools({ repo });
-  const child = flipper(repo, 'link.txt', 'harmless.txt', '.env');
+// Reads `path` ROUNDS times while `child` runs; counts harmless answers, refusals and
+// answers that hold the secret marker.
+async function measure(tools, child, path) {
   let ok = 0, refused = 0, leaked = 0;
   try {
     for (let i = 0; i < ROUNDS; i++) {
       try {
-        const r = tools.call('read_file', { path: 'link.txt' });
+        const r = tools.call('read_file', { path });
         if (JSON.stringify(r).includes(MARK)) leaked++; else ok++;
       } catch (e) {
         if (JSON.stringify(e).includes(MARK)) leaked++; else refused++;
@@ -63,8 +61,16 @@ test('a link flipped between a harmless file and .env: leak rate under Node', as
   } finally {
     child.kill();
   }
-  console.log(`node race (link flip): ${ROUNDS} reads, ${ok} harmless, ${refused} refused, ${leaked} leaked the secret (${(100 * leaked / ROUNDS).toFixed(1)}%)`);
-  assert.ok(ok > 0, 'no harmless read succeeded: the positive control failed');
+  return { ok, refused, leaked, rate: (100 * leaked / ROUNDS).toFixed(1) };
+}
+
+test('a link flipped between a harmless file and .env: leak rate under Node', async () => {
+  const { repo } = repoWithSecret();
+  symlinkSync('harmless.txt', join(repo, 'link.txt'));
+  const tools = await openFileTools({ repo });
+  const m = await measure(tools, flipper(repo, 'link.txt', 'harmless.txt', '.env'), 'link.txt');
+  console.log(`node race (link flip): ${ROUNDS} reads, ${m.ok} harmless, ${m.refused} refused, ${m.leaked} leaked the secret (${m.rate}%)`);
+  assert.ok(m.ok > 0, 'no harmless read succeeded: the positive control failed');
 });
 
 test('a directory swapped for a link leading outside: leak rate under Node', async () => {
@@ -75,23 +81,9 @@ test('a directory swapped for a link leading outside: leak rate under Node', asy
   writeFileSync(join(base, 'outdir', 'inner.txt'), `${MARK} outside\n`);
   symlinkSync('sub', join(repo, 'dir'));
   const tools = await openFileTools({ repo });
-  const child = flipper(repo, 'dir', 'sub', '../outdir');
-  let ok = 0, refused = 0, leaked = 0;
-  try {
-    for (let i = 0; i < ROUNDS; i++) {
-      try {
-        const r = tools.call('read_file', { path: 'dir/inner.txt' });
-        if (JSON.stringify(r).includes(MARK)) leaked++; else ok++;
-      } catch (e) {
-        if (JSON.stringify(e).includes(MARK)) leaked++; else refused++;
-      }
-      if (i % 20 === 0) await new Promise((r) => setTimeout(r, 1));
-    }
-  } finally {
-    child.kill();
-  }
-  console.log(`node race (directory link flip, outside): ${ROUNDS} reads, ${ok} harmless, ${refused} refused, ${leaked} leaked outside content (${(100 * leaked / ROUNDS).toFixed(1)}%)`);
-  assert.ok(ok > 0, 'no harmless read succeeded: the positive control failed');
+  const m = await measure(tools, flipper(repo, 'dir', 'sub', '../outdir'), 'dir/inner.txt');
+  console.log(`node race (directory link flip, outside): ${ROUNDS} reads, ${m.ok} harmless, ${m.refused} refused, ${m.leaked} leaked outside content (${m.rate}%)`);
+  assert.ok(m.ok > 0, 'no harmless read succeeded: the positive control failed');
 });
 
 test('FIFO swap and directory exchange under Node', { skip: 'preview2-shim has no non-blocking open (a FIFO swapped in would block the test process) and Node has no renameat2 RENAME_EXCHANGE; both are covered through the Wasmtime host' }, () => {});

@@ -279,37 +279,20 @@ args!(wx::SearchTextArgs => SearchTextArgs {
 args!(wx::WriteFileArgs => WriteFileArgs { path, content, mode, expected_sha256, dry_run });
 args!(wx::Edit => Edit { old_text, new_text, replace_all });
 args!(wx::EditFileArgs => EditFileArgs { path, edits, expected_sha256, dry_run });
-impl Conv<api::ApplyPatchArgs> for wx::ApplyPatchArgs {
-    fn conv(self) -> api::ApplyPatchArgs {
-        api::ApplyPatchArgs {
-            patch: self.patch,
-            expected_sha256s: self
-                .expected_sha256s
-                .into_iter()
-                .map(|p| (p.path, p.sha256))
-                .collect(),
-            dry_run: self.dry_run,
-        }
-    }
-}
+args!(wx::ApplyPatchArgs => ApplyPatchArgs { patch, expected_sha256s, dry_run });
 args!(wx::AppendFileArgs => AppendFileArgs { path, content, expected_sha256, dry_run });
 args!(wx::DeleteFileArgs => DeleteFileArgs { path, expected_sha256, dry_run });
 args!(wx::MoveFileArgs => MoveFileArgs { from, to, expected_sha256, destination_sha256, dry_run });
 args!(wx::DiffWorkspaceArgs => DiffWorkspaceArgs { paths, stat_only, max_bytes });
 
-impl Conv<api::RevertArgs> for wx::RevertArgs {
-    fn conv(self) -> api::RevertArgs {
-        api::RevertArgs {
-            paths: self.paths,
-            expected_sha256s: self
-                .expected_sha256s
-                .into_iter()
-                .map(|p| (p.path, p.sha256))
-                .collect(),
-            dry_run: self.dry_run,
-        }
+/// Path-and-hash pairs as the map the tools take.
+impl Conv<std::collections::BTreeMap<String, String>> for Vec<wx::PathSha256> {
+    fn conv(self) -> std::collections::BTreeMap<String, String> {
+        self.into_iter().map(|p| (p.path, p.sha256)).collect()
     }
 }
+
+args!(wx::RevertArgs => RevertArgs { paths, expected_sha256s, dry_run });
 
 impl Conv<api::WriteMode> for wx::WriteMode {
     fn conv(self) -> api::WriteMode {

@@ -335,6 +335,12 @@ fn host_files_inside_the_repository_are_reserved_or_refused() {
     let policy = fx.repo.join("policy.toml");
     std::fs::write(&policy, "[read]\nblock = [\"docs/**\"]\n").unwrap();
     let policy = policy.to_str().unwrap();
+    let with_policy = |tool: &str, args: &str| {
+        cli(
+            &["--repo", repo, "--policy", policy, "call", tool, args],
+            None,
+        )
+    };
     for (tool, args) in [
         (
             "write_file",
@@ -347,71 +353,24 @@ fn host_files_inside_the_repository_are_reserved_or_refused() {
         ),
         ("delete_file", r#"{"path":"./policy.toml"}"#),
     ] {
-        let (out, v) = cli(
-            &["--repo", repo, "--policy", policy, "call", tool, args],
-            None,
-        );
+        let (out, v) = with_policy(tool, args);
         assert_eq!(out.status.code(), Some(1), "{tool}: {v}");
         assert_eq!(v["error"]["code"], "PATH_REJECTED", "{tool}: {v}");
     }
     fx.symlink("policy.toml", "alias.toml");
-    let (_, v) = cli(
-        &[
-            "--repo",
-            repo,
-            "--policy",
-            policy,
-            "call",
-            "append_file",
-            r#"{"path":"alias.toml","content":"x"}"#,
-        ],
-        None,
-    );
+    let (_, v) = with_policy("append_file", r#"{"path":"alias.toml","content":"x"}"#);
     assert_eq!(v["error"]["code"], "PATH_REJECTED", "{v}");
     assert_eq!(
         std::fs::read_to_string(fx.repo.join("policy.toml")).unwrap(),
         "[read]\nblock = [\"docs/**\"]\n"
     );
     // Readable, and the rules in it still hold.
-    let (out, v) = cli(
-        &[
-            "--repo",
-            repo,
-            "--policy",
-            policy,
-            "call",
-            "read_file",
-            r#"{"path":"policy.toml"}"#,
-        ],
-        None,
-    );
+    let (out, v) = with_policy("read_file", r#"{"path":"policy.toml"}"#);
     assert_eq!(out.status.code(), Some(0), "{v}");
-    let (_, v) = cli(
-        &[
-            "--repo",
-            repo,
-            "--policy",
-            policy,
-            "call",
-            "read_file",
-            r#"{"path":"docs/guide.md"}"#,
-        ],
-        None,
-    );
+    let (_, v) = with_policy("read_file", r#"{"path":"docs/guide.md"}"#);
     assert_eq!(v["error"]["code"], "NOT_FOUND");
     // Positive control: other files are writable in the same setting.
-    let (out, v) = cli(
-        &[
-            "--repo",
-            repo,
-            "--policy",
-            policy,
-            "call",
-            "write_file",
-            r#"{"path":"new.txt","content":"x"}"#,
-        ],
-        None,
-    );
+    let (out, v) = with_policy("write_file", r#"{"path":"new.txt","content":"x"}"#);
     assert_eq!(out.status.code(), Some(0), "{v}");
 
     let log = fx.repo.join("audit.jsonl");

@@ -17,9 +17,8 @@ pub struct Dir(cap_std::fs::Dir);
 #[derive(Debug)]
 pub struct File(cap_std::fs::File);
 
-fn stat_of(m: &cap_std::fs::Metadata) -> Stat {
-    let ft = m.file_type();
-    let ty = if ft.is_symlink() {
+fn entry_type(ft: cap_std::fs::FileType) -> EntryType {
+    if ft.is_symlink() {
         EntryType::Symlink
     } else if ft.is_dir() {
         EntryType::Dir
@@ -27,9 +26,12 @@ fn stat_of(m: &cap_std::fs::Metadata) -> Stat {
         EntryType::File
     } else {
         EntryType::Other
-    };
+    }
+}
+
+fn stat_of(m: &cap_std::fs::Metadata) -> Stat {
     Stat {
-        ty,
+        ty: entry_type(m.file_type()),
         size: m.len(),
         nlink: m.nlink(),
         modified: m.modified().ok().map(cap_std::time::SystemTime::into_std),
@@ -93,17 +95,7 @@ impl DirOps for Dir {
         let mut out = Vec::new();
         for e in self.0.entries()? {
             let e = e?;
-            let ty = e.file_type().map_or(EntryType::Other, |ft| {
-                if ft.is_symlink() {
-                    EntryType::Symlink
-                } else if ft.is_dir() {
-                    EntryType::Dir
-                } else if ft.is_file() {
-                    EntryType::File
-                } else {
-                    EntryType::Other
-                }
-            });
+            let ty = e.file_type().map_or(EntryType::Other, entry_type);
             out.push((e.file_name().into_string().map_err(|_| ()), ty));
         }
         Ok(out)
