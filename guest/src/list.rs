@@ -295,7 +295,7 @@ pub fn file_info(s: &Session, log: &mut CallLog, a: &FileInfoArgs) -> ToolResult
     let size = if is_dir || secret { 0 } else { meta.size };
     let readable = read_denial.is_none();
     let mut summary = format!(
-        "{shown}: {}, {}, {} bytes; {}{}",
+        "{shown}: {}, {}, {}; {}{}",
         match ty {
             EntryType::File => "file",
             EntryType::Dir => "directory",
@@ -303,7 +303,11 @@ pub fn file_info(s: &Session, log: &mut CallLog, a: &FileInfoArgs) -> ToolResult
             EntryType::Other => "special file",
         },
         kind.as_str(),
-        size,
+        if secret {
+            "size withheld".to_string()
+        } else {
+            format!("{size} bytes")
+        },
         if readable { "readable" } else { "not readable" },
         if write_denial.is_none() {
             ", writable"

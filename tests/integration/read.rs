@@ -260,6 +260,10 @@ fn a_key_under_an_innocent_name_is_withheld_by_its_content() {
             info["sha256"].is_null() && info["size"] == 0 && !info["readable"].as_bool().unwrap(),
             "{info}"
         );
+        assert!(
+            info["summary"].as_str().unwrap().contains("size withheld"),
+            "{info}"
+        );
         let e = call(
             &mut s,
             "edit_file",
