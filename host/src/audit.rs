@@ -61,6 +61,8 @@ pub fn event_json(e: &AuditEvent) -> Value {
 pub struct JsonLinesSink {
     path: std::path::PathBuf,
     file: Mutex<File>,
+    /// Signs every line and the head (see [`crate::audit_key`]).
+    key: Option<crate::audit_key::AuditKey>,
 }
 
 impl JsonLinesSink {
@@ -77,7 +79,20 @@ impl JsonLinesSink {
         Ok(JsonLinesSink {
             path: path.to_path_buf(),
             file: Mutex::new(file),
+            key: None,
         })
+    }
+
+    /// Opens the log like [`JsonLinesSink::open`], signing every line and the head record
+    /// with `key` (kept outside the repository), so that `audit verify` with the key finds
+    /// a log rewritten by anyone without it.
+    ///
+    /// # Errors
+    /// When the file cannot be opened for appending.
+    pub fn open_keyed(path: &Path, key: crate::audit_key::AuditKey) -> std::io::Result<Self> {
+        let mut sink = JsonLinesSink::open(path)?;
+        sink.key = Some(key);
+        Ok(sink)
     }
 
     fn append(&self, event: &AuditEvent) -> std::io::Result<()> {
@@ -94,11 +109,17 @@ impl JsonLinesSink {
                 obj["diff_artifact"] = serde_json::Value::String(rel);
             }
             obj["prev_sha256"] = serde_json::Value::String(prev);
-            let line = obj.to_string();
+            let body = obj.to_string();
+            let line = match &self.key {
+                Some(k) => k.sign_line(&body),
+                None => body,
+            };
             let mut out = line.clone().into_bytes();
             out.push(b'\n');
             (&*f).write_all(&out)?;
-            crate::audit_log::write_head(&self.path, count + 1, &crate::audit_log::line_hash(&line))
+            let hash = crate::audit_log::line_hash(&line);
+            let mac = self.key.as_ref().map(|k| k.head_mac(count + 1, &hash));
+            crate::audit_log::write_head(&self.path, count + 1, &hash, mac.as_deref())
         })();
         let _ = f.unlock();
         result

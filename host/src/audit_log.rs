@@ -42,7 +42,7 @@ pub fn store_artifact(log: &Path, sha256: &str, diff: &str) -> std::io::Result<S
     Ok(format!("{dir_name}/{name}"))
 }
 
-fn head_path(log: &Path) -> PathBuf {
+pub(crate) fn head_path(log: &Path) -> PathBuf {
     let mut name = log.file_name().unwrap_or_default().to_os_string();
     name.push(".head");
     log.with_file_name(name)
@@ -55,7 +55,9 @@ fn head_path(log: &Path) -> PathBuf {
 /// When the log or its sidecar cannot be read.
 pub fn tail(log: &Path) -> std::io::Result<(u64, String)> {
     if let Ok(text) = std::fs::read_to_string(head_path(log)) {
-        if let Some((n, h)) = text.trim().split_once(' ') {
+        // `COUNT HASH`, and a mac after them when the log is keyed.
+        let mut fields = text.split_whitespace();
+        if let (Some(n), Some(h)) = (fields.next(), fields.next()) {
             if let Ok(n) = n.parse() {
                 return Ok((n, h.to_string()));
             }
@@ -76,14 +78,19 @@ pub fn tail(log: &Path) -> std::io::Result<(u64, String)> {
     Ok((count, line_hash(last)))
 }
 
-/// Records the line count and the last line's hash beside the log (atomically).
+/// Records the line count and the last line's hash beside the log (atomically), with
+/// their mac when the log is keyed.
 ///
 /// # Errors
 /// When the sidecar cannot be written.
-pub fn write_head(log: &Path, count: u64, hash: &str) -> std::io::Result<()> {
+pub fn write_head(log: &Path, count: u64, hash: &str, mac: Option<&str>) -> std::io::Result<()> {
     let head = head_path(log);
     let tmp = head.with_extension(format!("tmp{}", std::process::id()));
-    std::fs::write(&tmp, format!("{count} {hash}\n"))?;
+    let record = match mac {
+        Some(m) => format!("{count} {hash} {m}\n"),
+        None => format!("{count} {hash}\n"),
+    };
+    std::fs::write(&tmp, record)?;
     std::fs::rename(tmp, head)
 }
 
@@ -128,7 +135,8 @@ pub fn verify(log: &Path) -> Result<u64, VerifyError> {
     }
     if let Ok(head) = std::fs::read_to_string(head_path(log)) {
         let expected = format!("{n} {prev}");
-        if head.trim() != expected {
+        let recorded: Vec<&str> = head.split_whitespace().take(2).collect();
+        if recorded.join(" ") != expected {
             return Err(VerifyError {
                 line: n,
                 message: format!("the log ends differently from its head record ({}): its end was cut off or its last line edited", head.trim()),

@@ -19,6 +19,7 @@
 
 pub mod approval;
 pub mod audit;
+pub mod audit_key;
 pub mod audit_log;
 pub mod bindings;
 pub mod error;

@@ -36,7 +36,11 @@ const USAGE: &str = "usage:
   file-tools component [--standalone] OUT.wasm
       (writes the component; --standalone: the variant with WASI imports only, for
        `wasmtime run --dir REPO::/ --invoke ...`)
-  file-tools audit verify FILE    check an audit log's hash chain (exit 1 when broken)
+  file-tools [--audit-key KEY] audit verify FILE
+                                  check an audit log's hash chain (exit 1 when broken); with
+                                  --audit-key, also every line's and the head's mac
+      (--audit-key KEY with --audit-log signs every line with the key in KEY, a file outside
+       the repository made on first use, so that a log rewritten without it is found)
   file-tools audit stats FILE     calls per tool and outcome, p50/p99 durations, bytes
 
 environment:
@@ -51,6 +55,7 @@ struct Options {
     read_only: bool,
     policy: Option<PathBuf>,
     audit_log: Option<PathBuf>,
+    audit_key: Option<PathBuf>,
     state_dir: Option<PathBuf>,
     session: Option<String>,
     command: Vec<String>,
@@ -65,6 +70,7 @@ fn parse_options(args: Vec<String>) -> Result<Options, String> {
             "--repo" => o.repo = Some(PathBuf::from(value("--repo")?)),
             "--policy" => o.policy = Some(PathBuf::from(value("--policy")?)),
             "--audit-log" => o.audit_log = Some(PathBuf::from(value("--audit-log")?)),
+            "--audit-key" => o.audit_key = Some(PathBuf::from(value("--audit-key")?)),
             "--state-dir" => o.state_dir = Some(PathBuf::from(value("--state-dir")?)),
             "--session" => o.session = Some(value("--session")?),
             "--read-only" => o.read_only = true,
@@ -141,10 +147,13 @@ fn main() -> ExitCode {
             }
             Err(e) => usage_error(&e.to_string()),
         },
-        ["audit", "verify", file] => match file_tools_host::audit_log::verify(&PathBuf::from(file))
-        {
+        ["audit", "verify", file] => match verify_log(&opts, &PathBuf::from(file)) {
             Ok(lines) => {
-                println!("{}", json!({"ok": true, "result": {"lines": lines}}));
+                let keyed = opts.audit_key.is_some();
+                println!(
+                    "{}",
+                    json!({"ok": true, "result": {"lines": lines, "keyed": keyed}})
+                );
                 ExitCode::SUCCESS
             }
             Err(e) => {
@@ -252,11 +261,46 @@ fn open_session(opts: &Options, repo: &PathBuf) -> Result<Session, String> {
                 repo.display()
             ));
         }
-        let sink = JsonLinesSink::open(log)
-            .map_err(|e| format!("cannot open the audit log {}: {e}", log.display()))?;
+        let open_err =
+            |e: std::io::Error| format!("cannot open the audit log {}: {e}", log.display());
+        let sink = match &opts.audit_key {
+            Some(key_file) => {
+                if file_tools_host::session::inside(&repo_dir, key_file).is_some() {
+                    return Err(format!(
+                        "the audit key {} lies inside the repository {}: keep it outside",
+                        key_file.display(),
+                        repo.display()
+                    ));
+                }
+                let key = file_tools_host::audit_key::AuditKey::load_or_create(key_file).map_err(
+                    |e| {
+                        format!(
+                            "cannot read or create the audit key {}: {e}",
+                            key_file.display()
+                        )
+                    },
+                )?;
+                JsonLinesSink::open_keyed(log, key).map_err(open_err)?
+            }
+            None => JsonLinesSink::open(log).map_err(open_err)?,
+        };
         builder = builder.audit_sink(Arc::new(sink));
     }
     builder.build().map_err(|e| e.to_string())
+}
+
+/// Checks a log's chain, and its macs when `--audit-key` names the key.
+fn verify_log(opts: &Options, log: &Path) -> Result<u64, file_tools_host::audit_log::VerifyError> {
+    let Some(key_file) = &opts.audit_key else {
+        return file_tools_host::audit_log::verify(log);
+    };
+    let key = file_tools_host::audit_key::AuditKey::load(key_file).map_err(|e| {
+        file_tools_host::audit_log::VerifyError {
+            line: 0,
+            message: format!("cannot read the audit key {}: {e}", key_file.display()),
+        }
+    })?;
+    file_tools_host::audit_key::verify_keyed(log, &key)
 }
 
 fn session_reset(opts: &Options) -> ExitCode {

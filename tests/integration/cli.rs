@@ -454,3 +454,121 @@ fn cli_calls_share_a_default_session_until_it_is_reset() {
     );
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// Anyone who can write a plain log can rewrite it and recompute its sha256 chain and head;
+/// with `--audit-key` (a key file outside the repository, made on first use, owner-only),
+/// `audit verify --audit-key` finds such a rewrite, a cut-off end with its head rewritten,
+/// and a wrong key. The plain check passing on the forged log is the positive control that
+/// the forgery is a good one.
+#[cfg(unix)]
+#[test]
+fn a_keyed_audit_log_finds_a_rewrite_the_plain_chain_misses() {
+    use std::os::unix::fs::PermissionsExt;
+    let fx = Fixture::new();
+    let repo = fx.repo.to_str().unwrap();
+    let dir = fx.repo.parent().unwrap().to_path_buf();
+    let (log, key) = (dir.join("keyed.jsonl"), dir.join("audit.key"));
+    let (log_s, key_s) = (log.to_str().unwrap(), key.to_str().unwrap());
+    for p in ["README.md", "docs/guide.md", "src/main.rs"] {
+        let args = format!(r#"{{"path":"{p}"}}"#);
+        let (out, v) = cli(
+            &[
+                "--repo",
+                repo,
+                "--audit-log",
+                log_s,
+                "--audit-key",
+                key_s,
+                "call",
+                "read_file",
+                &args,
+            ],
+            None,
+        );
+        assert_eq!(out.status.code(), Some(0), "{v}");
+    }
+    assert_eq!(
+        std::fs::metadata(&key).unwrap().permissions().mode() & 0o777,
+        0o600
+    );
+    let verify = |with_key: bool| {
+        let mut args = vec![];
+        if with_key {
+            args.extend(["--audit-key", key_s]);
+        }
+        args.extend(["audit", "verify", log_s]);
+        cli(&args, None)
+    };
+    let (out, v) = verify(true);
+    assert_eq!(out.status.code(), Some(0), "{v}");
+    assert_eq!(
+        v["result"],
+        serde_json::json!({ "lines": 3, "keyed": true })
+    );
+    let original = std::fs::read_to_string(&log).unwrap();
+    let head = log.with_file_name("keyed.jsonl.head");
+    let original_head = std::fs::read_to_string(&head).unwrap();
+    // A forger without the key: edit line 2, recompute the chain and the head.
+    let forge = |lines: Vec<String>, edit: Option<usize>| {
+        let mut prev = "0".repeat(64);
+        let mut out = String::new();
+        for (i, l) in lines.iter().enumerate() {
+            // Lines before the edit are kept byte for byte, as a careful forger would.
+            if edit.is_some_and(|e| i < e) || edit.is_none() {
+                prev = sha256(l.as_bytes());
+                out.push_str(l);
+                out.push('\n');
+                continue;
+            }
+            let mut v: serde_json::Value = serde_json::from_str(l).unwrap();
+            if edit == Some(i) {
+                v["paths_read"] = serde_json::json!(["nothing-to-see.md"]);
+            }
+            v["prev_sha256"] = serde_json::Value::String(prev.clone());
+            let line = v.to_string();
+            prev = sha256(line.as_bytes());
+            out.push_str(&line);
+            out.push('\n');
+        }
+        std::fs::write(&log, out).unwrap();
+        std::fs::write(&head, format!("{} {prev}\n", lines.len())).unwrap();
+    };
+    let lines: Vec<String> = original.lines().map(str::to_string).collect();
+    forge(lines.clone(), Some(1));
+    assert_eq!(
+        verify(false).0.status.code(),
+        Some(0),
+        "the forged chain is a good one"
+    );
+    let (out, v) = verify(true);
+    assert_eq!(out.status.code(), Some(1), "{v}");
+    assert_eq!(v["error"]["line"], 2, "{v}");
+    // The end cut off and the head rewritten.
+    forge(lines[..2].to_vec(), None);
+    assert_eq!(verify(false).0.status.code(), Some(0));
+    assert_eq!(verify(true).0.status.code(), Some(1));
+    // The untouched log under another key.
+    std::fs::write(&log, &original).unwrap();
+    std::fs::write(&head, &original_head).unwrap();
+    assert_eq!(verify(true).0.status.code(), Some(0));
+    std::fs::write(&key, format!("{}\n", "ab".repeat(32))).unwrap();
+    assert_eq!(verify(true).0.status.code(), Some(1));
+    // A key inside the repository is refused at start.
+    let inside = fx.repo.join("audit.key");
+    let (out, _) = cli(
+        &[
+            "--repo",
+            repo,
+            "--audit-log",
+            log_s,
+            "--audit-key",
+            inside.to_str().unwrap(),
+            "call",
+            "read_file",
+            r#"{"path":"README.md"}"#,
+        ],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(!inside.exists());
+}
