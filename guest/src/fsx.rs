@@ -95,15 +95,26 @@ impl Resolved {
     /// # Errors
     /// `NOT_FOUND`, `NOT_A_FILE`, `IO_ERROR`.
     pub fn read(&self, max: u64) -> ToolResult<(Vec<u8>, Stat)> {
+        let (file, st) = self.open()?;
+        file.read_all(st.size, max)
+            .map(|data| (data, st))
+            .map_err(|e| ToolError::io(self.requested.as_str(), &e))
+    }
+
+    /// Opens the target, a regular file, through the held parent, checked on the opened
+    /// descriptor.
+    ///
+    /// # Errors
+    /// `NOT_FOUND`, `NOT_A_FILE`, `IO_ERROR`.
+    pub fn open(&self) -> ToolResult<(crate::port::File, Stat)> {
         self.require_file()?;
-        let shown = self.requested.to_string();
         let parent = self
             .parent
             .as_ref()
             .ok_or_else(|| self.not_a_file_error())?;
         parent
-            .read_file(self.target.name(), max)
-            .map_err(|e| ToolError::io(&shown, &e))
+            .open_file(self.target.name())
+            .map_err(|e| ToolError::io(self.requested.as_str(), &e))
     }
 }
 

@@ -138,7 +138,7 @@ fn describe_entry(
         // A file with several names may be a secret's or an outside file's other name.
         parents
             .stat(s, path)
-            .filter(|m| m.nlink <= 1 || !m.is_file() || s.policy.config.allow_hardlinks)
+            .filter(|m| !m.is_file() || s.policy.links_allowed(m.nlink))
     };
     DirEntry {
         path: path.to_string(),
@@ -266,9 +266,8 @@ pub fn file_info(s: &Session, log: &mut CallLog, a: &FileInfoArgs) -> ToolResult
     let mut sniffed = None;
     let hashable = meta.size <= s.policy.limits().max_hash_bytes;
     if read_denial.is_none() && meta.is_file() && hashable {
-        let parent = r.parent.as_ref().ok_or_else(|| r.not_a_file_error())?;
         let io = |e: std::io::Error| ToolError::io(&shown, &e);
-        let (file, _) = parent.open_file(r.target.name()).map_err(io)?;
+        let (file, _) = r.open()?;
         let mut sniffer = crate::sniff::Sniffer::default();
         let sniff = s.policy.sniffs(&r.target);
         let (digest, bytes) = sha256_file(&file, |c| {

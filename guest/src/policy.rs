@@ -344,13 +344,19 @@ impl Policy {
         )
     }
 
+    /// Whether a file with `nlink` names may be read or changed (one name, or the policy
+    /// allows hard links).
+    pub fn links_allowed(&self, nlink: u64) -> bool {
+        nlink <= 1 || self.config.allow_hardlinks
+    }
+
     /// Refuses a file with several hard links unless the policy allows them: another name
     /// of it may lie outside the repository (a hard link to `~/.aws/credentials`).
     ///
     /// # Errors
     /// `POLICY_DENIED` with reason `hardlinked`.
     pub fn check_links(&self, shown: &str, nlink: u64) -> ToolResult<()> {
-        if nlink > 1 && !self.config.allow_hardlinks {
+        if !self.links_allowed(nlink) {
             return Err(ToolError::denied(
                 shown,
                 "hardlinked",

@@ -54,19 +54,13 @@ pub fn read_file(s: &Session, log: &mut CallLog, a: &ReadFileArgs) -> ToolResult
     );
     let target = &r.resolved.target;
     if size <= limits.max_whole_read_bytes {
-        let buf = read_whole(&r.resolved, size, &shown)?;
+        // Room past the size seen, so a file that grew meanwhile is not silently cut.
+        let (buf, _) = r.resolved.read(size.saturating_add(1 << 16))?;
         Policy::content_denial(&shown, s.policy.sniff(target, &buf))?;
         col.feed_whole(&buf, &shown, s.fs.services())?;
     } else {
         let mut sniffer = crate::sniff::Sniffer::default();
-        let parent = r
-            .resolved
-            .parent
-            .as_ref()
-            .ok_or_else(|| r.resolved.not_a_file_error())?;
-        let (file, _) = parent
-            .open_file(r.resolved.target.name())
-            .map_err(|e| ToolError::io(&shown, &e))?;
+        let (file, _) = r.resolved.open()?;
         let mut offset = 0u64;
         loop {
             let chunk = file
@@ -140,19 +134,6 @@ pub fn read_many(s: &Session, log: &mut CallLog, a: &ReadManyArgs) -> ToolResult
     }
     let summary = format!("read {ok} of {} files", files.len());
     Ok(ReadManyResult { files, summary })
-}
-
-/// A whole regular file of about `size` bytes, read through the held directory that
-/// resolution checked (not by name again, which a concurrent rename could redirect).
-///
-/// # Errors
-/// `NOT_FOUND`, `NOT_A_FILE`, `IO_ERROR`.
-pub fn read_whole(r: &crate::fsx::Resolved, size: u64, shown: &str) -> ToolResult<Vec<u8>> {
-    // Room past the size seen, so a file that grew meanwhile is not silently cut.
-    let max = size.saturating_add(1 << 16);
-    r.read(max)
-        .map(|(data, _)| data)
-        .map_err(|e| e.with_path(shown))
 }
 
 fn binary_error(shown: &str) -> ToolError {

@@ -322,14 +322,14 @@ pub fn search_text(
         skips: Skips::default(),
         bytes: 0,
         buf: Vec::new(),
-        parent: None,
     };
     if !start.is_root() {
         let r = s.readable_path(&start)?;
         match r.resolved.entry_type() {
             Some(EntryType::File) => {
                 // `readable_path` has applied the read policy, as the walk does below.
-                st.search_file(&r.resolved.target, &start.to_string(), r.kind, None);
+                let held = r.resolved.parent.as_ref();
+                st.search_file(&r.resolved.target, &start.to_string(), r.kind, held);
                 return Ok(st.finish(log, output, max_matches, max_files));
             }
             Some(EntryType::Dir) => {}
@@ -391,40 +391,29 @@ struct State<'a> {
     skips: Skips,
     bytes: u64,
     buf: Vec<u8>,
-    /// The held directory of the files last read without the host's batched reads.
-    parent: Option<(LogicalPath, std::sync::Arc<crate::port::Dir>)>,
 }
 
 impl State<'_> {
     /// Reads up to `max` bytes of `path` into the buffer through its held parent directory
-    /// (kept open while the walk visits its siblings).
+    /// (the walk's, or one opened from the root when there is none).
     fn read_through_port(
         &mut self,
         path: &LogicalPath,
         held: Option<&std::sync::Arc<crate::port::Dir>>,
         max: u64,
     ) -> std::io::Result<usize> {
-        let links_ok = |st: &crate::port::Stat| {
-            if st.nlink > 1 && !self.s.policy.config.allow_hardlinks {
-                return Err(std::io::Error::other("several hard links"));
+        let opened;
+        let dir = match held {
+            Some(d) => d,
+            None => {
+                opened = self.s.fs.open_dir(&path.parent())?;
+                &opened
             }
-            Ok(())
-        };
-        if let Some(dir) = held {
-            let (data, st) = dir.read_file(path.name(), max)?;
-            links_ok(&st)?;
-            self.buf = data;
-            return Ok(self.buf.len());
-        }
-        let parent = path.parent();
-        if self.parent.as_ref().is_none_or(|(p, _)| *p != parent) {
-            self.parent = Some((parent.clone(), self.s.fs.open_dir(&parent)?));
-        }
-        let Some((_, dir)) = &self.parent else {
-            return Err(std::io::ErrorKind::NotFound.into());
         };
         let (data, st) = dir.read_file(path.name(), max)?;
-        links_ok(&st)?;
+        if !self.s.policy.links_allowed(st.nlink) {
+            return Err(std::io::Error::other("several hard links"));
+        }
         self.buf = data;
         Ok(self.buf.len())
     }

@@ -175,7 +175,7 @@ pub fn writable_path(s: &Session, requested: LogicalPath) -> ToolResult<Writable
         )
         .with_path(shown));
     }
-    if r.meta.is_some_and(|m| m.nlink > 1) && !s.policy.config.allow_hardlinks {
+    if r.meta.is_some_and(|m| !s.policy.links_allowed(m.nlink)) {
         return Err(ToolError::denied(
             &shown,
             "hardlinked",
@@ -592,8 +592,9 @@ fn open_chain(
 /// The error for a directory on the way that is no longer a plain directory.
 fn changed_under(shown: &str, e: &std::io::Error) -> ToolError {
     match e.kind() {
-        std::io::ErrorKind::NotFound => ToolError::io(shown, e),
-        std::io::ErrorKind::PermissionDenied | std::io::ErrorKind::Other => ToolError::io(shown, e),
+        std::io::ErrorKind::NotFound
+        | std::io::ErrorKind::PermissionDenied
+        | std::io::ErrorKind::Other => ToolError::io(shown, e),
         _ => ToolError::new(
             ErrorCode::PathRejected,
             format!("'{shown}' changed while the call ran ({e}); nothing was written"),

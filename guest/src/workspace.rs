@@ -34,9 +34,8 @@ fn changed_files(s: &Session, filter: &[LogicalPath]) -> ToolResult<Vec<Changed>
         let max = s.policy.limits().max_write_bytes.saturating_add(1);
         // A file with several hard links may be another name of a file outside the
         // repository or of a secret: planted too, unless the policy allows hard links.
-        let links_ok = |st: &crate::port::Stat| st.nlink <= 1 || s.policy.config.allow_hardlinks;
         let (now, planted) = match s.fs.read_nofollow(&lp, max) {
-            Ok(Some((data, st))) if links_ok(&st) => (Some(data), false),
+            Ok(Some((data, st))) if s.policy.links_allowed(st.nlink) => (Some(data), false),
             Ok(None) => (None, false),
             Ok(Some(_)) | Err(_) => (Some(Vec::new()), true),
         };
