@@ -65,14 +65,20 @@ function allowFileWrites(types) {
  * even offered). `onAudit` receives every audit event. `approve(request)` decides on
  * changes the policy's `approval` rules mark; without it they are refused with
  * APPROVAL_REQUIRED.
+ *
+ * `descriptors` tells the component what its directory descriptors are. preview2-shim keeps
+ * every descriptor but the preopen as a path string that it resolves again on each use, so
+ * the default, `'paths'`, makes the component name every path from the preopen and check
+ * each directory's identity again after using it. `'held'` (what Wasmtime hosts have) is
+ * there only for the tests that show why.
  */
-export async function openFileTools({ repo, readOnly = false, policy = {}, onAudit, approve, generated = join(HERE, 'gen') }) {
+export async function openFileTools({ repo, readOnly = false, policy = {}, onAudit, approve, descriptors = 'paths', generated = join(HERE, 'gen') }) {
   const { instantiate } = await import(join(generated, 'file-tools.js'));
   const effective = { ...policy, ...(readOnly ? { read_only: true } : {}) };
   const shim = new WASIShim({
     sandbox: {
       preopens: { '/': realpathSync(repo) },
-      env: { FILE_TOOLS_POLICY: JSON.stringify(effective) },
+      env: { FILE_TOOLS_POLICY: JSON.stringify(effective), FILE_TOOLS_DESCRIPTORS: descriptors },
     },
   });
   const wasi = shim.getImportObject();

@@ -8,7 +8,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
+import { filesystem } from '@bytecodealliance/preview2-shim';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openFileTools } from './file-tools.mjs';
@@ -85,5 +86,97 @@ test('a directory swapped for a link leading outside: leak rate under Node', asy
   console.log(`node race (directory link flip, outside): ${ROUNDS} reads, ${m.ok} harmless, ${m.refused} refused, ${m.leaked} leaked outside content (${m.rate}%)`);
   assert.ok(m.ok > 0, 'no harmless read succeeded: the positive control failed');
 });
+
+// A directory renamed away and replaced by a link, by a second process, in a loop: the
+// attack on a held directory descriptor, which the shim resolves again through the link.
+function dirSwapper(dir, name, link) {
+  const script = `
+    const fs = require('node:fs'); const p = require('node:path');
+    const [dir, name, link] = process.argv.slice(1);
+    const at = p.join(dir, name), away = at + '.away';
+    for (;;) {
+      try { fs.renameSync(at, away); fs.symlinkSync(link, at); } catch {}
+      try { fs.unlinkSync(at); fs.renameSync(away, at); } catch {}
+    }`;
+  return spawn(process.execPath, ['-e', script, dir, name, link], { stdio: 'ignore' });
+}
+
+test('a directory renamed away and replaced by a link climbing out: leak rate under Node', async () => {
+  const { base, repo } = repoWithSecret();
+  mkdirSync(join(base, 'outdir'));
+  writeFileSync(join(base, 'outdir', 'inner.txt'), `${MARK} outside\n`);
+  const tools = await openFileTools({ repo });
+  const m = await measure(tools, dirSwapper(repo, 'sub', '../outdir'), 'sub/inner.txt');
+  console.log(`node race (directory renamed away, link out): ${ROUNDS} reads, ${m.ok} harmless, ${m.refused} refused, ${m.leaked} leaked outside content (${m.rate}%)`);
+  assert.ok(m.ok > 0, 'no harmless read succeeded: the positive control failed');
+});
+
+// Runs `call` while the shim's `openAt` is hooked: right after the component opens the
+// directory `sub` for the first time, `swap` runs, as a second process could at that moment.
+function swapAfterOpeningSub(swap, call) {
+  const proto = filesystem.types.Descriptor.prototype;
+  const inner = proto.openAt;
+  let done = false;
+  proto.openAt = function (pathFlags, path, openFlags, flags) {
+    const d = inner.call(this, pathFlags, path, openFlags, flags);
+    if (!done && path === 'sub' && openFlags.directory) {
+      done = true;
+      swap();
+    }
+    return d;
+  };
+  try {
+    return call();
+  } catch (e) {
+    return { error: e };
+  } finally {
+    proto.openAt = inner;
+    assert.ok(done, 'the component never opened sub as a directory: the swap did not happen');
+  }
+}
+
+// The deterministic form of the attack, in both modes: with descriptors held (what a
+// Wasmtime host has) the shim leaks, which shows the swap is the real attack; with the
+// Node host's default, path descriptors, nothing hidden comes back and nothing is written.
+for (const descriptors of ['held', 'paths']) {
+  test(`a held directory swapped for a link out of the repository (descriptors: ${descriptors})`, async () => {
+    const { base, repo } = repoWithSecret();
+    mkdirSync(join(base, 'outdir'));
+    writeFileSync(join(base, 'outdir', 'inner.txt'), `${MARK} outside\n`);
+    const policy = { read: { block: ['private/**'] }, write: { block: ['private/**'] } };
+    mkdirSync(join(repo, 'private'));
+    writeFileSync(join(repo, 'private', 'inner.txt'), `${MARK} private\n`);
+    const tools = await openFileTools({ repo, policy, descriptors });
+    const swapTo = (target) => () => {
+      renameSync(join(repo, 'sub'), join(repo, 'sub.away'));
+      symlinkSync(target, join(repo, 'sub'));
+    };
+    const restore = () => {
+      if (existsSync(join(repo, 'sub.away'))) {
+        renameSync(join(repo, 'sub'), join(repo, 'sub.link'));
+        renameSync(join(repo, 'sub.away'), join(repo, 'sub'));
+      }
+    };
+    // Positive control: untouched, the harmless file reads.
+    assert.equal(tools.call('read_file', { path: 'sub/inner.txt' }).content, 'inner words\n');
+
+    const results = [];
+    for (const target of ['../outdir', 'private']) {
+      results.push(swapAfterOpeningSub(swapTo(target), () => tools.call('read_file', { path: 'sub/inner.txt' })));
+      restore();
+      results.push(swapAfterOpeningSub(swapTo(target), () => tools.call('write_file', { path: 'sub/new.txt', content: 'planted\n' })));
+      restore();
+    }
+    const leaked = results.filter((r) => JSON.stringify(r, (_, v) => (typeof v === 'bigint' ? String(v) : v)).includes(MARK)).length;
+    const planted = ['outdir', 'repo/private'].filter((d) => readdirSync(join(base, d)).includes('new.txt'));
+    if (descriptors === 'held') {
+      assert.ok(leaked > 0 || planted.length > 0, 'the swap no longer reaches through a held descriptor: this control shows nothing');
+    } else {
+      assert.equal(leaked, 0, 'hidden content came back through a swapped directory');
+      assert.deepEqual(planted, [], 'a write landed outside the checked directory');
+    }
+    console.log(`node swap after open (${descriptors}): ${leaked} of 2 reads leaked, writes planted in: ${planted.join(', ') || 'nowhere'}`);
+  });
+}
 
 test('FIFO swap and directory exchange under Node', { skip: 'preview2-shim has no non-blocking open (a FIFO swapped in would block the test process) and Node has no renameat2 RENAME_EXCHANGE; both are covered through the Wasmtime host' }, () => {});

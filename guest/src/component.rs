@@ -44,6 +44,22 @@ export!(Component);
 const ROOT_ENV: &str = "FILE_TOOLS_ROOT";
 const STATE_ENV: &str = "FILE_TOOLS_STATE";
 const STATE_DEFAULT: &str = "/.file-tools-state";
+/// Set by a host whose directory descriptors are path strings resolved again on every use
+/// (`paths`: the Node host over jco's preview2-shim); `held` (the default) for hosts whose
+/// descriptors are open directories (Wasmtime).
+const DESCRIPTORS_ENV: &str = "FILE_TOOLS_DESCRIPTORS";
+
+/// Whether the host said its descriptors are path strings.
+fn path_descriptors() -> ToolResult<bool> {
+    match std::env::var(DESCRIPTORS_ENV).as_deref() {
+        Err(_) | Ok("held") => Ok(false),
+        Ok("paths") => Ok(true),
+        Ok(other) => Err(ToolError::new(
+            ErrorCode::InvalidInput,
+            format!("{DESCRIPTORS_ENV} is '{other}'; it takes 'held' or 'paths'"),
+        )),
+    }
+}
 
 /// The repository root and whether the state directory is mounted, from the preopens the
 /// host gave: the one named by `FILE_TOOLS_ROOT`, else the one named `/`, else the only
@@ -91,7 +107,12 @@ fn preopens() -> ToolResult<(Dir, Option<std::path::PathBuf>)> {
     }
     let root = dirs.into_iter().nth(i).map(|(d, _)| d);
     let root = root.ok_or_else(|| ToolError::new(ErrorCode::Internal, "preopen vanished"))?;
-    Ok((Dir::from_descriptor(root), state))
+    let root = if path_descriptors()? {
+        Dir::from_path_descriptor(root)
+    } else {
+        Dir::from_descriptor(root)
+    };
+    Ok((root, state))
 }
 
 /// The instance's session, built on first use.

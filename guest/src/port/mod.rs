@@ -26,6 +26,8 @@ use serde::{Deserialize, Serialize};
 mod native;
 #[cfg(target_os = "wasi")]
 mod wasi;
+#[cfg(target_os = "wasi")]
+mod wasi_paths;
 
 /// One backend's directory operations. Every `name` has passed [`check_name`]; none may
 /// follow a symlink.
@@ -147,6 +149,14 @@ impl Dir {
     #[cfg(target_os = "wasi")]
     pub fn from_descriptor(d: wasip2::filesystem::types::Descriptor) -> Dir {
         Dir(Box::new(wasi::Dir::new(d)))
+    }
+
+    /// Wraps a WASI preopen on a host whose directory descriptors are path strings
+    /// resolved again on every use (jco's preview2-shim): every operation then names its
+    /// path from the preopen and re-checks the directory's identity (`wasi_paths`).
+    #[cfg(target_os = "wasi")]
+    pub fn from_path_descriptor(d: wasip2::filesystem::types::Descriptor) -> Dir {
+        Dir(Box::new(wasi_paths::PathDir::root(d)))
     }
 
     /// Wraps another backend's directory (the host's, injected by the bindings shell).

@@ -20,7 +20,7 @@ pub struct Dir(Descriptor);
 #[derive(Debug)]
 pub struct File(Descriptor);
 
-fn err(e: ErrorCode) -> io::Error {
+pub(super) fn err(e: ErrorCode) -> io::Error {
     use io::ErrorKind as K;
     let kind = match e {
         ErrorCode::NoEntry => K::NotFound,
@@ -52,7 +52,7 @@ fn time(t: Option<Datetime>) -> Option<SystemTime> {
     Some(UNIX_EPOCH + Duration::new(t.seconds, t.nanoseconds))
 }
 
-fn stat_of(s: &DescriptorStat) -> Stat {
+pub(super) fn stat_of(s: &DescriptorStat) -> Stat {
     Stat {
         ty: entry_type(s.type_),
         size: s.size,
@@ -65,6 +65,57 @@ impl Dir {
     pub fn new(d: Descriptor) -> Dir {
         Dir(d)
     }
+}
+
+impl File {
+    pub(super) fn new(d: Descriptor) -> File {
+        File(d)
+    }
+}
+
+/// Every entry of the directory `d`.
+pub(super) fn entries_of(d: &Descriptor) -> io::Result<Vec<DirItem>> {
+    let stream = d.read_directory().map_err(err)?;
+    let mut out = Vec::new();
+    loop {
+        match stream.read_directory_entry() {
+            Ok(Some(e)) => out.push((Ok(e.name), entry_type(e.type_))),
+            Ok(None) => break,
+            // A name the host cannot give (not UTF-8) is kept as unnamed, to be counted.
+            Err(ErrorCode::IllegalByteSequence) => out.push((Err(()), EntryType::Other)),
+            Err(e) => return Err(err(e)),
+        }
+        if out.len() > 10_000_000 {
+            break;
+        }
+    }
+    Ok(out)
+}
+
+/// Creates `path` below `d` (which must not exist; a final link is not followed), writes
+/// `data` and flushes it.
+pub(super) fn create_new_at(d: &Descriptor, path: &str, data: &[u8]) -> io::Result<()> {
+    let f = d
+        .open_at(
+            PathFlags::empty(),
+            path,
+            OpenFlags::CREATE | OpenFlags::EXCLUSIVE,
+            DescriptorFlags::WRITE,
+        )
+        .map_err(err)?;
+    let mut off = 0usize;
+    while off < data.len() {
+        let end = data.len().min(off + (1 << 20));
+        let n = f.write(&data[off..end], off as u64).map_err(err)? as usize;
+        if n == 0 {
+            return Err(io::Error::new(
+                io::ErrorKind::WriteZero,
+                "write made no progress",
+            ));
+        }
+        off += n;
+    }
+    f.sync().map_err(err)
 }
 
 impl DirOps for Dir {
@@ -122,46 +173,11 @@ impl DirOps for Dir {
     }
 
     fn entries(&self) -> io::Result<Vec<DirItem>> {
-        let stream = self.0.read_directory().map_err(err)?;
-        let mut out = Vec::new();
-        loop {
-            match stream.read_directory_entry() {
-                Ok(Some(e)) => out.push((Ok(e.name), entry_type(e.type_))),
-                Ok(None) => break,
-                // A name the host cannot give (not UTF-8) is kept as unnamed, to be counted.
-                Err(ErrorCode::IllegalByteSequence) => out.push((Err(()), EntryType::Other)),
-                Err(e) => return Err(err(e)),
-            }
-            if out.len() > 10_000_000 {
-                break;
-            }
-        }
-        Ok(out)
+        entries_of(&self.0)
     }
 
     fn create_new(&self, name: &str, data: &[u8]) -> io::Result<()> {
-        let f = self
-            .0
-            .open_at(
-                PathFlags::empty(),
-                name,
-                OpenFlags::CREATE | OpenFlags::EXCLUSIVE,
-                DescriptorFlags::WRITE,
-            )
-            .map_err(err)?;
-        let mut off = 0usize;
-        while off < data.len() {
-            let end = data.len().min(off + (1 << 20));
-            let n = f.write(&data[off..end], off as u64).map_err(err)? as usize;
-            if n == 0 {
-                return Err(io::Error::new(
-                    io::ErrorKind::WriteZero,
-                    "write made no progress",
-                ));
-            }
-            off += n;
-        }
-        f.sync().map_err(err)
+        create_new_at(&self.0, name, data)
     }
 
     fn rename(&self, from: &str, to: &str) -> io::Result<()> {
