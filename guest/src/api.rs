@@ -44,11 +44,33 @@ pub struct SkipCount {
     pub count: u32,
 }
 
+/// The cap that cut a result short, and its value.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
+pub struct Stop {
+    pub cap: String,
+    pub limit: u64,
+}
+
+impl Stop {
+    pub fn new(cap: &str, limit: impl Into<u64>) -> Self {
+        Stop {
+            cap: cap.to_string(),
+            limit: limit.into(),
+        }
+    }
+
+    /// The summary's words for it: which cap, at what value, and what to do.
+    pub fn note(&self, advice: &str) -> String {
+        format!("; stopped at {} = {}: {advice}", self.cap, self.limit)
+    }
+}
+
 /// Result of `list_dir`.
 #[derive(Debug, Clone, Deserialize, Serialize)]
 pub struct ListDirResult {
     pub entries: Vec<DirEntry>,
     pub truncated: bool,
+    pub stopped_by: Option<Stop>,
     pub skipped: Vec<SkipCount>,
     pub summary: String,
 }
@@ -75,6 +97,7 @@ pub struct FindFilesArgs {
 pub struct FindFilesResult {
     pub paths: Vec<String>,
     pub truncated: bool,
+    pub stopped_by: Option<Stop>,
     pub skipped: Vec<SkipCount>,
     pub summary: String,
 }
@@ -234,8 +257,10 @@ pub struct SearchTextResult {
     pub matches: Vec<SearchMatch>,
     pub files: Vec<FileCount>,
     pub total_matches: u64,
+    pub files_matched: u64,
     pub files_searched: u64,
     pub truncated: bool,
+    pub stopped_by: Option<Stop>,
     pub skipped: Vec<SkipCount>,
     pub summary: String,
 }

@@ -336,8 +336,9 @@ impl Conv<api::SearchOutput> for wx::SearchOutput {
 }
 
 record!(api::SkipCount => wt::SkipCount { reason, count });
-record!(api::ListDirResult => wx::ListDirResult { entries, truncated, skipped, summary });
-record!(api::FindFilesResult => wx::FindFilesResult { paths, truncated, skipped, summary });
+record!(api::Stop => wx::Stop { cap, limit });
+record!(api::ListDirResult => wx::ListDirResult { entries, truncated, stopped_by, skipped, summary });
+record!(api::FindFilesResult => wx::FindFilesResult { paths, truncated, stopped_by, skipped, summary });
 record!(api::ReadFileResult => wx::ReadFileResult {
     path, content, start_line, end_line, total_lines, size, sha256, truncated, line_ending, bom,
     valid_utf8, kind, summary,
@@ -346,7 +347,8 @@ record!(api::ReadManyResult => wx::ReadManyResult { files, summary });
 record!(api::SearchMatch => wx::SearchMatch { path, line, column, text, before, after });
 record!(api::FileCount => wx::FileCount { path, count });
 record!(api::SearchTextResult => wx::SearchTextResult {
-    matches, files, total_matches, files_searched, truncated, skipped, summary,
+    matches, files, total_matches, files_matched, files_searched, truncated, stopped_by, skipped,
+    summary,
 });
 record!(api::FileChange => wx::FileChange {
     path, action, sha256_before, sha256_after, insertions, deletions,

@@ -34,6 +34,8 @@ pub mod services;
 pub mod session;
 pub mod simd;
 pub mod sniff;
+#[cfg(test)]
+mod summaries;
 pub mod text;
 pub mod tools;
 pub mod txn;

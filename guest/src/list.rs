@@ -3,7 +3,7 @@
 
 use crate::api::{
     DirEntry, FileInfoArgs, FileInfoResult, FindFilesArgs, FindFilesResult, ListDirArgs,
-    ListDirResult,
+    ListDirResult, Stop,
 };
 use crate::audit::CallLog;
 use crate::classify::Kind;
@@ -14,7 +14,7 @@ use crate::hash::sha256_file;
 use crate::path::LogicalPath;
 use crate::policy::Policy;
 use crate::session::Session;
-use crate::walk::{walk, Flow, Skips, WalkOptions};
+use crate::walk::{walk, walk_budget, Flow, Skips, WalkOptions};
 
 /// Resolves a directory argument and refuses anything but a readable directory.
 fn start_dir(s: &Session, input: Option<&str>) -> ToolResult<LogicalPath> {
@@ -54,16 +54,17 @@ pub fn list_dir(s: &Session, log: &mut CallLog, a: &ListDirArgs) -> ToolResult<L
     };
     let mut skips = Skips::default();
     let mut entries = Vec::new();
-    let mut truncated = false;
+    let mut stopped_by = None;
     let mut parents = ParentCache::default();
-    walk(&s.fs, &s.policy, &start, &opts, &mut skips, |e| {
+    let walk_stopped = walk(&s.fs, &s.policy, &start, &opts, &mut skips, |e| {
         if entries.len() >= max {
-            truncated = true;
+            stopped_by = Some(Stop::new("max_entries", max as u64));
             return Flow::Stop;
         }
         entries.push(describe_entry(s, &mut parents, &e.path, e.ty, e.kind));
         Flow::Continue
     })?;
+    let stopped_by = stopped_by.or_else(|| walk_stopped.then(|| walk_budget(&s.policy)));
     log.paths_read.push(start.to_string());
     let dirs = entries.iter().filter(|e| e.ty == EntryType::Dir).count();
     let mut summary = format!(
@@ -76,10 +77,12 @@ pub fn list_dir(s: &Session, log: &mut CallLog, a: &ListDirArgs) -> ToolResult<L
         entries.len(),
         entries.len() - dirs
     );
-    if truncated {
-        summary.push_str(&format!(
-            "; truncated at {max}: list a subdirectory or raise max_entries"
-        ));
+    if let Some(stop) = &stopped_by {
+        summary.push_str(&stop.note(if stop.cap == "max_entries" {
+            "more entries follow; list a subdirectory or raise max_entries"
+        } else {
+            "the walk visited no more entries; list a subdirectory"
+        }));
     }
     let skipped_text = skips.describe();
     if !skipped_text.is_empty() {
@@ -87,7 +90,8 @@ pub fn list_dir(s: &Session, log: &mut CallLog, a: &ListDirArgs) -> ToolResult<L
     }
     Ok(ListDirResult {
         entries,
-        truncated,
+        truncated: stopped_by.is_some(),
+        stopped_by,
         skipped: skips.counts(),
         summary,
     })
@@ -184,31 +188,35 @@ pub fn find_files(
     };
     let mut skips = Skips::default();
     let mut paths = Vec::new();
-    let mut truncated = false;
-    walk(&s.fs, &s.policy, &start, &opts, &mut skips, |e| {
+    let mut stopped_by = None;
+    let walk_stopped = walk(&s.fs, &s.policy, &start, &opts, &mut skips, |e| {
         if e.ty == EntryType::Dir {
             return Flow::Continue;
         }
         let p = e.path.to_string();
         if globs.matches(&p) {
             if paths.len() >= max {
-                truncated = true;
+                stopped_by = Some(Stop::new("max_results", max as u64));
                 return Flow::Stop;
             }
             paths.push(p);
         }
         Flow::Continue
     })?;
+    let stopped_by = stopped_by.or_else(|| walk_stopped.then(|| walk_budget(&s.policy)));
     log.paths_read.push(start.to_string());
     let mut summary = format!("{} files match {}", paths.len(), a.patterns.join(", "));
-    if truncated {
-        summary.push_str(&format!(
-            "; truncated at {max}: narrow the patterns or path"
-        ));
+    if let Some(stop) = &stopped_by {
+        summary.push_str(&stop.note(if stop.cap == "max_results" {
+            "more files match; narrow the patterns or path"
+        } else {
+            "the walk visited no more entries, so more files may match; narrow the path"
+        }));
     }
     Ok(FindFilesResult {
         paths,
-        truncated,
+        truncated: stopped_by.is_some(),
+        stopped_by,
         skipped: skips.counts(),
         summary,
     })

@@ -8,7 +8,7 @@
 
 use regex::bytes::{Regex, RegexBuilder};
 
-use crate::api::{FileCount, SearchMatch, SearchOutput, SearchTextArgs, SearchTextResult};
+use crate::api::{FileCount, SearchMatch, SearchOutput, SearchTextArgs, SearchTextResult, Stop};
 use crate::audit::CallLog;
 use crate::classify::{looks_binary, Kind};
 use crate::error::{ToolError, ToolResult};
@@ -18,7 +18,7 @@ use crate::literal::Literal;
 use crate::path::LogicalPath;
 use crate::policy::Policy;
 use crate::session::Session;
-use crate::walk::{walk, Flow, Skips, WalkOptions};
+use crate::walk::{walk, walk_budget, Flow, Skips, WalkOptions};
 
 const MAX_CONTEXT: u32 = 10;
 const MAX_LINE_TEXT: usize = 500;
@@ -318,7 +318,7 @@ pub fn search_text(
         files: Vec::new(),
         total: 0,
         searched: 0,
-        truncated: false,
+        stopped_by: None,
         skips: Skips::default(),
         bytes: 0,
         buf: Vec::new(),
@@ -330,7 +330,7 @@ pub fn search_text(
                 // `readable_path` has applied the read policy, as the walk does below.
                 let held = r.resolved.parent.as_ref();
                 st.search_file(&r.resolved.target, &start.to_string(), r.kind, held);
-                return Ok(st.finish(log, output, max_matches, max_files));
+                return Ok(st.finish(log, output, max_files));
             }
             Some(EntryType::Dir) => {}
             _ => return Err(r.resolved.not_a_file_error()),
@@ -363,7 +363,7 @@ pub fn search_text(
             return Flow::Continue;
         }
         st.search_file(&e.path, p, e.kind, e.dir.as_ref());
-        if st.truncated {
+        if st.stopped_by.is_some() {
             Flow::Stop
         } else {
             Flow::Continue
@@ -371,10 +371,10 @@ pub fn search_text(
     })?;
     // Each shard's walk counts only its own entries, so shards' counts add up.
     st.skips.merge(&walk_skips);
-    if stopped && !st.truncated {
-        st.truncated = true;
+    if stopped && st.stopped_by.is_none() {
+        st.stopped_by = Some(walk_budget(&s.policy));
     }
-    Ok(st.finish(log, output, max_matches, max_files))
+    Ok(st.finish(log, output, max_files))
 }
 
 struct State<'a> {
@@ -387,7 +387,8 @@ struct State<'a> {
     files: Vec<FileCount>,
     total: u64,
     searched: u64,
-    truncated: bool,
+    /// The cap that stopped the search (or, at the end, cut its list of files).
+    stopped_by: Option<Stop>,
     skips: Skips,
     bytes: u64,
     buf: Vec<u8>,
@@ -471,7 +472,7 @@ impl State<'_> {
         }
         self.total += u64::from(fm.count);
         if self.want > 0 && fm.count as usize > room {
-            self.truncated = true;
+            self.stopped_by = Some(Stop::new("max_matches", self.want as u64));
         }
         self.matches.extend(fm.lines);
         self.files.push(FileCount {
@@ -484,7 +485,6 @@ impl State<'_> {
         mut self,
         log: &mut CallLog,
         output: SearchOutput,
-        max_matches: usize,
         max_files: usize,
     ) -> SearchTextResult {
         log.bytes_read += self.bytes;
@@ -492,24 +492,34 @@ impl State<'_> {
             log.paths_read.push(f.path.clone());
         }
         self.files.sort_by(|a, b| a.path.cmp(&b.path));
+        let files_matched = self.files.len() as u64;
         if output != SearchOutput::Count && self.files.len() > max_files {
             self.files.truncate(max_files);
-            self.truncated = true;
+            self.stopped_by
+                .get_or_insert_with(|| Stop::new("max_search_files", max_files as u64));
         }
         if output == SearchOutput::Count {
             self.files.clear();
         }
         let skipped = self.skips.counts();
         let mut summary = format!(
-            "{} matching lines in {} files ({} files searched)",
-            self.total,
-            self.files.len().max(usize::from(self.total > 0)),
-            self.searched
+            "{} matching lines in {files_matched} files ({} files searched",
+            self.total, self.searched
         );
-        if self.truncated {
-            summary.push_str(&format!(
-                "; stopped at {max_matches} matches: narrow the query, path or include globs"
-            ));
+        if output == SearchOutput::Matches && (self.matches.len() as u64) < self.total {
+            summary.push_str(&format!("; {} lines shown", self.matches.len()));
+        }
+        summary.push(')');
+        if let Some(stop) = &self.stopped_by {
+            summary.push_str(&stop.note(match stop.cap.as_str() {
+                "max_matches" => {
+                    "the counts cover the files searched until then; narrow the query, path or include globs"
+                }
+                "max_search_files" => {
+                    "the files listed are the first by path; the counts cover every file searched"
+                }
+                _ => "the walk visited no more entries, so more files may match; search a subdirectory",
+            }));
         }
         let skipped_text = self.skips.describe();
         if !skipped_text.is_empty() {
@@ -519,8 +529,10 @@ impl State<'_> {
             matches: self.matches,
             files: self.files,
             total_matches: self.total,
+            files_matched,
             files_searched: self.searched,
-            truncated: self.truncated,
+            truncated: self.stopped_by.is_some(),
+            stopped_by: self.stopped_by,
             skipped,
             summary,
         }

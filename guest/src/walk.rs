@@ -192,6 +192,11 @@ struct Pending {
     dir: Option<Arc<Dir>>,
 }
 
+/// The cap a walk stopped at when [`walk`] answers that it stopped without being asked.
+pub fn walk_budget(policy: &Policy) -> crate::api::Stop {
+    crate::api::Stop::new("max_walk_entries", policy.limits().max_walk_entries)
+}
+
 /// Walks below `start` (a directory, already resolved and checked), calling `visit` for
 /// every entry that survives the filters. Returns true when the walk stopped early
 /// (the visitor said stop, or the policy's walk limit was reached).

@@ -8,7 +8,7 @@
 
 use crate::bindings::agent::file_tools::types::{ErrorCode, SkipCount, ToolError};
 use crate::bindings::exports::agent::file_tools::tools::{
-    FileCount, SearchMatch, SearchTextArgs, SearchTextResult, Shard,
+    FileCount, SearchMatch, SearchTextArgs, SearchTextResult, Shard, Stop,
 };
 use crate::error::HostError;
 use crate::session::{Session, SessionBuilder};
@@ -95,12 +95,15 @@ fn merge(parts: Vec<SearchTextResult>, max_matches: Option<u32>) -> SearchTextRe
     let mut files: Vec<FileCount> = Vec::new();
     let mut skipped: Vec<SkipCount> = Vec::new();
     let (mut total, mut searched, mut truncated) = (0u64, 0u64, false);
+    let (mut files_matched, mut stopped_by) = (0u64, None);
     for p in parts {
         matches.extend(p.matches);
         files.extend(p.files);
         total += p.total_matches;
         searched += p.files_searched;
+        files_matched += p.files_matched;
         truncated |= p.truncated;
+        stopped_by = stopped_by.or(p.stopped_by);
         for s in p.skipped {
             match skipped.iter_mut().find(|k| k.reason == s.reason) {
                 Some(k) => k.count += s.count,
@@ -119,19 +122,25 @@ fn merge(parts: Vec<SearchTextResult>, max_matches: Option<u32>) -> SearchTextRe
         if matches.len() > cap {
             matches.truncate(cap);
             truncated = true;
+            stopped_by = stopped_by.or(Some(Stop {
+                cap: "max_matches".into(),
+                limit: cap as u64,
+            }));
         }
     }
-    let summary = format!(
-        "{total} matching lines in {} files ({searched} files searched{})",
-        files.len(),
-        if truncated { "; results truncated" } else { "" }
-    );
+    let mut summary =
+        format!("{total} matching lines in {files_matched} files ({searched} files searched)");
+    if let Some(stop) = &stopped_by {
+        summary.push_str(&format!("; stopped at {} = {}", stop.cap, stop.limit));
+    }
     SearchTextResult {
         matches,
         files,
         total_matches: total,
+        files_matched,
         files_searched: searched,
         truncated,
+        stopped_by,
         skipped,
         summary,
     }

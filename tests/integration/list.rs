@@ -110,7 +110,10 @@ fn truncation_is_reported() {
     let v = call(&mut s, "list_dir", json!({ "max_entries": 3 })).unwrap();
     assert_eq!(v["entries"].as_array().unwrap().len(), 3);
     assert_eq!(v["truncated"], true);
-    assert!(v["summary"].as_str().unwrap().contains("truncated"));
+    assert_eq!(v["stopped_by"], json!({"cap": "max_entries", "limit": 3}));
+    let summary = v["summary"].as_str().unwrap();
+    assert!(summary.contains("3 entries"), "{summary}");
+    assert!(summary.contains("stopped at max_entries = 3"), "{summary}");
 }
 
 #[test]
