@@ -108,7 +108,7 @@ fn preopens() -> ToolResult<(Dir, Option<std::path::PathBuf>)> {
     let root = dirs.into_iter().nth(i).map(|(d, _)| d);
     let root = root.ok_or_else(|| ToolError::new(ErrorCode::Internal, "preopen vanished"))?;
     let root = if path_descriptors()? {
-        Dir::from_path_descriptor(root)
+        Dir::from_path_descriptor(root).map_err(|e| ToolError::io(".", &e))?
     } else {
         Dir::from_descriptor(root)
     };

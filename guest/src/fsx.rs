@@ -315,6 +315,13 @@ impl Fs {
                         format!("'{shown}' goes through a symlink with an absolute target, which is refused"),
                     )
                     .with_path(shown.clone()),
+                    // A text the port will not take as it stands (a backslash on a host
+                    // that reads it as a separator). The text itself is not shown.
+                    std::io::ErrorKind::InvalidInput => ToolError::new(
+                        ErrorCode::PathRejected,
+                        format!("'{shown}' goes through a symlink whose target this host cannot take as one name (a backslash); it is refused"),
+                    )
+                    .with_path(shown.clone()),
                     _ => io(&e),
                 })?;
                 let target = link_target(&done, &link_text).ok_or_else(|| {

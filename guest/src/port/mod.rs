@@ -154,9 +154,12 @@ impl Dir {
     /// Wraps a WASI preopen on a host whose directory descriptors are path strings
     /// resolved again on every use (jco's preview2-shim): every operation then names its
     /// path from the preopen and re-checks the directory's identity (`wasi_paths`).
+    ///
+    /// # Errors
+    /// When the root cannot be opened to take its identity.
     #[cfg(target_os = "wasi")]
-    pub fn from_path_descriptor(d: wasip2::filesystem::types::Descriptor) -> Dir {
-        Dir(Box::new(wasi_paths::PathDir::root(d)))
+    pub fn from_path_descriptor(d: wasip2::filesystem::types::Descriptor) -> io::Result<Dir> {
+        wasi_paths::PathDir::root(d).map(|d| Dir(Box::new(d)))
     }
 
     /// Wraps another backend's directory (the host's, injected by the bindings shell).
