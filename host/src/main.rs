@@ -1,88 +1,242 @@
 //! `file-tools`: the command-line face of the host library.
 //!
-//! ```text
-//! file-tools [--repo DIR] [--read-only] [--policy FILE] [--audit-log FILE] [--state-dir DIR] call TOOL 'JSON-ARGS'|-
-//! file-tools --repo DIR [--session NAME] session reset
-//! file-tools --repo DIR [--read-only] [--policy FILE] [--audit-log FILE] mcp
-//! file-tools [--policy FILE] [--read-only] schema
-//! file-tools compile OUT.cwasm
-//! file-tools component [--standalone] OUT.wasm
-//! ```
-//! `call` prints one JSON object: `{"ok":true,"result":{...}}` and exits 0, or
-//! `{"ok":false,"error":{...}}` and exits 1. Usage and set-up errors exit 2.
+//! `file-tools --help` lists the commands, `file-tools help COMMAND` (or `COMMAND --help`)
+//! explains one, `file-tools tools` lists the tools and `file-tools call TOOL --help` shows
+//! a tool's argument schema. `call` prints one JSON object, `{"ok":true,"result":{...}}`
+//! with exit 0 or `{"ok":false,"error":{...}}` with exit 1, unless `--format text` (the
+//! default when stdout is a terminal) asks for what a person reads. Usage and set-up errors
+//! exit 2.
 
-use std::io::Read;
+mod cli_text;
+
+use cli_text as text;
+
+use std::io::{IsTerminal, Read};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 
+use clap::{CommandFactory, Parser, Subcommand, ValueEnum};
 use file_tools_host::mcp::{serve_stdio, McpServer};
 use file_tools_host::{describe_tools, policy_file, JsonLinesSink, Limits, Runtime, Session};
 use serde_json::{json, Value};
 use sha2::Digest as _;
 
-const USAGE: &str = "usage:
-  file-tools [--repo DIR] [--read-only] [--policy FILE] [--audit-log FILE] [--state-dir DIR]
-             [--session NAME] call TOOL 'JSON-ARGS'
-      (give - as JSON-ARGS to read the arguments from stdin; the session baseline, for
-       diff_workspace and revert, is kept across calls in --state-dir, by default in the
-       user's state directory per repository and --session NAME, default 'default')
-  file-tools --repo DIR [--session NAME] session reset
-      (forgets that session's baseline: diff_workspace starts from the tree as it is)
-  file-tools --repo DIR [--read-only] [--policy FILE] [--audit-log FILE] [--state-dir DIR] mcp
-      (serves every tool over MCP on stdin/stdout until the client disconnects)
-  file-tools [--read-only] [--policy FILE] schema
-  file-tools compile OUT.cwasm
-  file-tools component [--standalone] OUT.wasm
-      (writes the component; --standalone: the variant with WASI imports only, for
-       `wasmtime run --dir REPO::/ --invoke ...`)
-  file-tools [--audit-key KEY] audit verify FILE
-                                  check an audit log's hash chain (exit 1 when broken); with
-                                  --audit-key, also every line's and the head's mac
-      (--audit-key KEY with --audit-log signs every line with the key in KEY, a file outside
-       the repository made on first use, so that a log rewritten without it is found)
-  file-tools audit stats FILE     calls per tool and outcome, p50/p99 durations, bytes
+const ENVIRONMENT: &str = "Environment:
+  XDG_STATE_HOME        the user's state directory (default ~/.local/state); sessions live in
+                        its file-tools/ folder, keyed by the repository's canonical path
+  FILE_TOOLS_CACHE_DIR  where compiled components are cached (default ~/.cache/file-tools;
+                        'off' compiles every time)
 
-environment:
-  XDG_STATE_HOME        the user's state directory (default ~/.local/state); sessions live
-                        in its file-tools/ folder, keyed by the repository's canonical path
-  FILE_TOOLS_CACHE_DIR  where compiled components are cached (default: ~/.cache/file-tools;
-                        set it to 'off' to compile every time)";
+Exit codes: 0 ok, 1 a tool's error (or a broken audit chain), 2 usage or set-up error.";
 
-#[derive(Debug, Default)]
-struct Options {
-    repo: Option<PathBuf>,
-    read_only: bool,
-    policy: Option<PathBuf>,
-    audit_log: Option<PathBuf>,
-    audit_key: Option<PathBuf>,
-    state_dir: Option<PathBuf>,
-    session: Option<String>,
-    command: Vec<String>,
+/// File tools for AI coding agents, run in a WebAssembly sandbox over one repository.
+#[derive(Debug, Parser)]
+#[command(name = "file-tools", version, after_help = ENVIRONMENT, propagate_version = true)]
+struct Cli {
+    #[command(flatten)]
+    opts: Options,
+    #[command(subcommand)]
+    command: Command,
 }
 
-fn parse_options(args: Vec<String>) -> Result<Options, String> {
-    let mut o = Options::default();
-    let mut it = args.into_iter();
-    while let Some(a) = it.next() {
-        let mut value = |name: &str| it.next().ok_or_else(|| format!("{name} needs a value"));
-        match a.as_str() {
-            "--repo" => o.repo = Some(PathBuf::from(value("--repo")?)),
-            "--policy" => o.policy = Some(PathBuf::from(value("--policy")?)),
-            "--audit-log" => o.audit_log = Some(PathBuf::from(value("--audit-log")?)),
-            "--audit-key" => o.audit_key = Some(PathBuf::from(value("--audit-key")?)),
-            "--state-dir" => o.state_dir = Some(PathBuf::from(value("--state-dir")?)),
-            "--session" => o.session = Some(value("--session")?),
-            "--read-only" => o.read_only = true,
-            "-h" | "--help" => return Err(String::new()),
-            flag if flag.starts_with("--") => return Err(format!("unknown option {flag}")),
-            _ => {
-                o.command.push(a);
-                o.command.extend(it.by_ref());
+#[derive(Debug, clap::Args)]
+struct Options {
+    /// The repository the tools work in.
+    #[arg(long, global = true, value_name = "DIR")]
+    repo: Option<PathBuf>,
+    /// Offer and allow no change to any file.
+    #[arg(long, global = true)]
+    read_only: bool,
+    /// A policy file (TOML); default: the built-in policy.
+    #[arg(long, global = true, value_name = "FILE")]
+    policy: Option<PathBuf>,
+    /// Append an audit event per call to this JSON-lines log (outside the repository).
+    #[arg(long, global = true, value_name = "FILE")]
+    audit_log: Option<PathBuf>,
+    /// Sign the audit log with the key in this file (made on first use; outside the
+    /// repository); with `audit verify`, check the signatures too.
+    #[arg(long, global = true, value_name = "KEY")]
+    audit_key: Option<PathBuf>,
+    /// Where the session baseline (for diff_workspace and revert) lives; default: the
+    /// user's state directory, per repository and --session.
+    #[arg(long, global = true, value_name = "DIR")]
+    state_dir: Option<PathBuf>,
+    /// The session's name: calls with the same name share a baseline.
+    #[arg(long, global = true, value_name = "NAME", default_value = "default")]
+    session: String,
+    /// Output: json (what agents parse; the default when stdout is not a terminal) or text
+    /// (search hits as path:line:text, diffs as unified diffs, errors as one line).
+    #[arg(long, global = true, value_enum)]
+    format: Option<Format>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Format {
+    Json,
+    Text,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Run one tool with JSON arguments (`-` reads them from stdin); `call TOOL --help`
+    /// shows the tool's argument schema.
+    #[command(disable_help_flag = true)]
+    Call {
+        /// The tool's name (see `file-tools tools`).
+        #[arg(required_unless_present = "help")]
+        tool: Option<String>,
+        /// Its arguments as one JSON object (`'{}'` for none), or `-` for stdin.
+        #[arg(allow_hyphen_values = true, required_unless_present = "help")]
+        args: Option<String>,
+        /// Show the tool's description and argument schema.
+        #[arg(short, long)]
+        help: bool,
+    },
+    /// One line per tool: its name and what it is for.
+    Tools,
+    /// Every tool's name, description, JSON Schema and annotations, as JSON.
+    Schema,
+    /// Serve every tool over MCP on stdin/stdout until the client disconnects.
+    Mcp,
+    /// The session baseline.
+    #[command(subcommand)]
+    Session(SessionCommand),
+    /// Write the precompiled component for this engine.
+    Compile {
+        /// Where to write it.
+        out: PathBuf,
+    },
+    /// Write the component itself, for other hosts.
+    Component {
+        /// The variant with WASI imports only (for `wasmtime run --dir REPO::/ --invoke`).
+        #[arg(long)]
+        standalone: bool,
+        /// Where to write it.
+        out: PathBuf,
+    },
+    /// Audit logs.
+    #[command(subcommand)]
+    Audit(AuditCommand),
+    /// Print a completion script for a shell.
+    Completions { shell: clap_complete::Shell },
+}
+
+#[derive(Debug, Subcommand)]
+enum SessionCommand {
+    /// Forget the session's baseline: diff_workspace starts from the tree as it is.
+    Reset,
+}
+
+#[derive(Debug, Subcommand)]
+enum AuditCommand {
+    /// Check a log's hash chain (exit 1 when broken) and, with --audit-key, its signatures.
+    Verify { file: PathBuf },
+    /// Calls per tool and outcome, p50/p99 durations, bytes.
+    Stats { file: PathBuf },
+}
+
+/// A usage or set-up error: one line on stderr, exit 2.
+fn usage_error(msg: &str) -> ExitCode {
+    eprintln!("file-tools: {msg}");
+    eprintln!("(file-tools --help lists the commands and options)");
+    ExitCode::from(2)
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            // --help and --version print and exit 0; real usage errors exit 2.
+            let _ = e.print();
+            return if e.use_stderr() {
+                ExitCode::from(2)
+            } else {
+                ExitCode::SUCCESS
+            };
+        }
+    };
+    let format = cli
+        .opts
+        .format
+        .unwrap_or(if std::io::stdout().is_terminal() {
+            Format::Text
+        } else {
+            Format::Json
+        });
+    let o = &cli.opts;
+    match &cli.command {
+        Command::Call {
+            tool: None,
+            help: true,
+            ..
+        } => {
+            let mut cmd = Cli::command();
+            cmd.build();
+            if let Some(c) = cmd.find_subcommand_mut("call") {
+                let _ = c.print_help();
+            }
+            ExitCode::SUCCESS
+        }
+        Command::Call {
+            tool: Some(tool),
+            help: true,
+            ..
+        } => tool_help(o, tool),
+        Command::Call {
+            tool: Some(tool),
+            args,
+            ..
+        } => call(o, format, tool, args.as_deref().unwrap_or("{}")),
+        Command::Call { tool: None, .. } => usage_error("call needs a TOOL"),
+        Command::Tools => tools(o),
+        Command::Schema => schema(o),
+        Command::Mcp => mcp(o),
+        Command::Session(SessionCommand::Reset) => session_reset(o),
+        Command::Compile { out } => match Runtime::precompile(out) {
+            Ok(()) => ok(json!({ "path": out })),
+            Err(e) => usage_error(&e.to_string()),
+        },
+        Command::Component { standalone, out } => write_component(
+            if *standalone {
+                file_tools_host::runtime::STANDALONE_WASM
+            } else {
+                file_tools_host::runtime::GUEST_WASM
+            },
+            out,
+        ),
+        Command::Audit(AuditCommand::Verify { file }) => match verify_log(o, file) {
+            Ok(lines) => ok(json!({"lines": lines, "keyed": o.audit_key.is_some()})),
+            Err(e) => {
+                println!(
+                    "{}",
+                    json!({"ok": false, "error": {"code": "AUDIT_CHAIN_BROKEN", "message": e.message, "line": e.line}})
+                );
+                ExitCode::from(1)
+            }
+        },
+        Command::Audit(AuditCommand::Stats { file }) => {
+            match file_tools_host::audit_log::stats(file) {
+                Ok(v) => ok(v),
+                Err(e) => usage_error(&e.to_string()),
             }
         }
+        Command::Completions { shell } => {
+            clap_complete::generate(
+                *shell,
+                &mut Cli::command(),
+                "file-tools",
+                &mut std::io::stdout(),
+            );
+            ExitCode::SUCCESS
+        }
     }
-    Ok(o)
+}
+
+/// Prints `{"ok":true,"result":...}`.
+fn ok(result: Value) -> ExitCode {
+    println!("{}", json!({"ok": true, "result": result}));
+    ExitCode::SUCCESS
 }
 
 fn runtime() -> Result<Runtime, String> {
@@ -117,86 +271,23 @@ fn load_policy(o: &Options) -> Result<(Value, Limits), String> {
     Ok((policy, limits))
 }
 
-fn usage_error(msg: &str) -> ExitCode {
-    if !msg.is_empty() {
-        eprintln!("file-tools: {msg}");
-    }
-    eprintln!("{USAGE}");
-    ExitCode::from(2)
-}
-
-fn main() -> ExitCode {
-    let opts = match parse_options(std::env::args().skip(1).collect()) {
-        Ok(o) => o,
-        Err(msg) => return usage_error(&msg),
-    };
-    let cmd: Vec<&str> = opts.command.iter().map(String::as_str).collect();
-    match cmd.as_slice() {
-        ["call", tool, args] => call(&opts, tool, args),
-        ["schema"] => schema(&opts),
-        ["component", out] => write_component(file_tools_host::runtime::GUEST_WASM, out),
-        ["component", "--standalone", out] => {
-            write_component(file_tools_host::runtime::STANDALONE_WASM, out)
-        }
-        ["mcp"] => mcp(&opts),
-        ["session", "reset"] => session_reset(&opts),
-        ["compile", out] => match Runtime::precompile(&PathBuf::from(out)) {
-            Ok(()) => {
-                println!("{}", json!({"ok": true, "result": {"path": out}}));
-                ExitCode::SUCCESS
-            }
-            Err(e) => usage_error(&e.to_string()),
-        },
-        ["audit", "verify", file] => match verify_log(&opts, &PathBuf::from(file)) {
-            Ok(lines) => {
-                let keyed = opts.audit_key.is_some();
-                println!(
-                    "{}",
-                    json!({"ok": true, "result": {"lines": lines, "keyed": keyed}})
-                );
-                ExitCode::SUCCESS
-            }
-            Err(e) => {
-                println!(
-                    "{}",
-                    json!({"ok": false, "error": {"code": "AUDIT_CHAIN_BROKEN", "message": e.message, "line": e.line}})
-                );
-                ExitCode::from(1)
-            }
-        },
-        ["audit", "stats", file] => match file_tools_host::audit_log::stats(&PathBuf::from(file)) {
-            Ok(v) => {
-                println!("{}", json!({"ok": true, "result": v}));
-                ExitCode::SUCCESS
-            }
-            Err(e) => usage_error(&e.to_string()),
-        },
-        [] => usage_error("no command given"),
-        _ => usage_error(&format!(
-            "unknown or incomplete command: {}",
-            opts.command.join(" ")
-        )),
-    }
-}
-
-fn write_component(bytes: &[u8], out: &str) -> ExitCode {
+fn write_component(bytes: &[u8], out: &Path) -> ExitCode {
     match std::fs::write(out, bytes) {
-        Ok(()) => {
-            println!(
-                "{}",
-                json!({"ok": true, "result": {"path": out, "bytes": bytes.len()}})
-            );
-            ExitCode::SUCCESS
-        }
-        Err(e) => usage_error(&format!("cannot write {out}: {e}")),
+        Ok(()) => ok(json!({"path": out, "bytes": bytes.len()})),
+        Err(e) => usage_error(&format!("cannot write {}: {e}", out.display())),
     }
 }
 
-fn schema(opts: &Options) -> ExitCode {
-    let result = load_policy(opts).and_then(|(policy, _)| {
-        runtime().and_then(|rt| describe_tools(&rt, policy).map_err(|e| e.to_string()))
-    });
-    match result {
+/// Every tool offered under the options' policy.
+fn described(o: &Options) -> Result<Vec<Value>, String> {
+    let (policy, _) = load_policy(o)?;
+    let rt = runtime()?;
+    let tools = describe_tools(&rt, policy).map_err(|e| e.to_string())?;
+    Ok(tools.as_array().cloned().unwrap_or_default())
+}
+
+fn schema(o: &Options) -> ExitCode {
+    match described(o) {
         Ok(tools) => {
             println!(
                 "{}",
@@ -208,13 +299,41 @@ fn schema(opts: &Options) -> ExitCode {
     }
 }
 
+fn tools(o: &Options) -> ExitCode {
+    match described(o) {
+        Ok(tools) => {
+            for t in &tools {
+                println!("{}", text::tool_line(t));
+            }
+            ExitCode::SUCCESS
+        }
+        Err(e) => usage_error(&e),
+    }
+}
+
+fn tool_help(o: &Options, name: &str) -> ExitCode {
+    let tools = match described(o) {
+        Ok(t) => t,
+        Err(e) => return usage_error(&e),
+    };
+    match tools.iter().find(|t| t["name"] == name) {
+        Some(t) => {
+            print!("{}", text::tool_help(t));
+            ExitCode::SUCCESS
+        }
+        None => usage_error(&format!(
+            "no tool '{name}' under this policy (file-tools tools lists them)"
+        )),
+    }
+}
+
 /// The session's state directory: `--state-dir`, else one per repository and session
 /// name in the user's state directory (outside any repository).
-fn state_dir(opts: &Options, repo: &Path) -> Result<PathBuf, String> {
-    if let Some(d) = &opts.state_dir {
+fn state_dir(o: &Options, repo: &Path) -> Result<PathBuf, String> {
+    if let Some(d) = &o.state_dir {
         return Ok(d.clone());
     }
-    let name = opts.session.as_deref().unwrap_or("default");
+    let name = &o.session;
     if name.is_empty()
         || name.len() > 64
         || !name
@@ -237,61 +356,74 @@ fn state_dir(opts: &Options, repo: &Path) -> Result<PathBuf, String> {
     Ok(base.join("file-tools").join(format!("{key}-{name}")))
 }
 
-fn open_session(opts: &Options, repo: &PathBuf) -> Result<Session, String> {
-    let (policy, limits) = load_policy(opts)?;
+fn need_repo<'a>(o: &'a Options, what: &str) -> Result<&'a PathBuf, String> {
+    o.repo
+        .as_ref()
+        .ok_or_else(|| format!("{what} needs --repo DIR"))
+}
+
+fn open_session(o: &Options, repo: &PathBuf) -> Result<Session, String> {
+    let (policy, limits) = load_policy(o)?;
     let rt = runtime()?;
     let mut builder = Session::builder(&rt)
         .repo(repo)
-        .writable(!opts.read_only)
+        .writable(!o.read_only)
         .policy(policy)
         .limits(limits);
-    if !opts.read_only {
-        builder = builder.state_dir(state_dir(opts, repo)?);
+    if !o.read_only {
+        builder = builder.state_dir(state_dir(o, repo)?);
     }
-    if let Some(p) = &opts.policy {
+    if let Some(p) = &o.policy {
         builder = builder.host_file(p);
     }
-    if let Some(log) = &opts.audit_log {
-        let repo_dir = std::fs::canonicalize(repo)
-            .map_err(|e| format!("cannot open the repository {}: {e}", repo.display()))?;
-        if file_tools_host::session::inside(&repo_dir, log).is_some() {
-            return Err(format!(
-                "the audit log {} lies inside the repository {}: a tool could rewrite it. Put it outside the repository",
-                log.display(),
-                repo.display()
-            ));
-        }
-        let open_err =
-            |e: std::io::Error| format!("cannot open the audit log {}: {e}", log.display());
-        let sink = match &opts.audit_key {
-            Some(key_file) => {
-                if file_tools_host::session::inside(&repo_dir, key_file).is_some() {
-                    return Err(format!(
-                        "the audit key {} lies inside the repository {}: keep it outside",
-                        key_file.display(),
-                        repo.display()
-                    ));
-                }
-                let key = file_tools_host::audit_key::AuditKey::load_or_create(key_file).map_err(
-                    |e| {
-                        format!(
-                            "cannot read or create the audit key {}: {e}",
-                            key_file.display()
-                        )
-                    },
-                )?;
-                JsonLinesSink::open_keyed(log, key).map_err(open_err)?
-            }
-            None => JsonLinesSink::open(log).map_err(open_err)?,
-        };
-        builder = builder.audit_sink(Arc::new(sink));
+    if let Some(log) = &o.audit_log {
+        builder = builder.audit_sink(audit_sink(o, repo, log)?);
     }
     builder.build().map_err(|e| e.to_string())
 }
 
+/// The audit log's sink, refused inside the repository, keyed when `--audit-key` says so.
+fn audit_sink(
+    o: &Options,
+    repo: &Path,
+    log: &Path,
+) -> Result<Arc<dyn file_tools_host::AuditSink>, String> {
+    let repo_dir = std::fs::canonicalize(repo)
+        .map_err(|e| format!("cannot open the repository {}: {e}", repo.display()))?;
+    if file_tools_host::session::inside(&repo_dir, log).is_some() {
+        return Err(format!(
+            "the audit log {} lies inside the repository {}: a tool could rewrite it. Put it outside the repository",
+            log.display(),
+            repo.display()
+        ));
+    }
+    let open_err = |e: std::io::Error| format!("cannot open the audit log {}: {e}", log.display());
+    let sink = match &o.audit_key {
+        Some(key_file) => {
+            if file_tools_host::session::inside(&repo_dir, key_file).is_some() {
+                return Err(format!(
+                    "the audit key {} lies inside the repository {}: keep it outside",
+                    key_file.display(),
+                    repo.display()
+                ));
+            }
+            let key =
+                file_tools_host::audit_key::AuditKey::load_or_create(key_file).map_err(|e| {
+                    format!(
+                        "cannot read or create the audit key {}: {e}",
+                        key_file.display()
+                    )
+                })?;
+            JsonLinesSink::open_keyed(log, key).map_err(open_err)?
+        }
+        None => JsonLinesSink::open(log).map_err(open_err)?,
+    };
+    Ok(Arc::new(sink))
+}
+
 /// Checks a log's chain, and its macs when `--audit-key` names the key.
-fn verify_log(opts: &Options, log: &Path) -> Result<u64, file_tools_host::audit_log::VerifyError> {
-    let Some(key_file) = &opts.audit_key else {
+fn verify_log(o: &Options, log: &Path) -> Result<u64, file_tools_host::audit_log::VerifyError> {
+    let Some(key_file) = &o.audit_key else {
         return file_tools_host::audit_log::verify(log);
     };
     let key = file_tools_host::audit_key::AuditKey::load(key_file).map_err(|e| {
@@ -303,11 +435,8 @@ fn verify_log(opts: &Options, log: &Path) -> Result<u64, file_tools_host::audit_
     file_tools_host::audit_key::verify_keyed(log, &key)
 }
 
-fn session_reset(opts: &Options) -> ExitCode {
-    let Some(repo) = &opts.repo else {
-        return usage_error("session reset needs --repo DIR");
-    };
-    let dir = match state_dir(opts, repo) {
+fn session_reset(o: &Options) -> ExitCode {
+    let dir = match need_repo(o, "session reset").and_then(|repo| state_dir(o, repo)) {
         Ok(d) => d,
         Err(e) => return usage_error(&e),
     };
@@ -321,22 +450,17 @@ fn session_reset(opts: &Options) -> ExitCode {
             return ExitCode::from(1);
         }
     }
-    println!(
-        "{}",
-        json!({"ok": true, "result": {"state_dir": dir, "removed": existed}})
-    );
-    ExitCode::SUCCESS
+    ok(json!({"state_dir": dir, "removed": existed}))
 }
 
-fn mcp(opts: &Options) -> ExitCode {
-    let Some(repo) = &opts.repo else {
-        return usage_error("mcp needs --repo DIR");
+fn mcp(o: &Options) -> ExitCode {
+    let server = match need_repo(o, "mcp")
+        .and_then(|repo| open_session(o, repo))
+        .and_then(|s| McpServer::new(s).map_err(|e| e.to_string()))
+    {
+        Ok(s) => s,
+        Err(e) => return usage_error(&e),
     };
-    let server =
-        match open_session(opts, repo).and_then(|s| McpServer::new(s).map_err(|e| e.to_string())) {
-            Ok(s) => s,
-            Err(e) => return usage_error(&e),
-        };
     match serve_stdio(server) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
@@ -346,9 +470,10 @@ fn mcp(opts: &Options) -> ExitCode {
     }
 }
 
-fn call(opts: &Options, tool: &str, args: &str) -> ExitCode {
-    let Some(repo) = &opts.repo else {
-        return usage_error("call needs --repo DIR");
+fn call(o: &Options, format: Format, tool: &str, args: &str) -> ExitCode {
+    let repo = match need_repo(o, "call") {
+        Ok(r) => r,
+        Err(e) => return usage_error(&e),
     };
     let args = if args == "-" {
         let mut s = String::new();
@@ -359,17 +484,27 @@ fn call(opts: &Options, tool: &str, args: &str) -> ExitCode {
     } else {
         args.to_string()
     };
-    let mut session = match open_session(opts, repo) {
+    let mut session = match open_session(o, repo) {
         Ok(s) => s,
         Err(e) => return usage_error(&e),
     };
-    match session.call(tool, &args) {
-        Ok(result) => {
-            println!("{}", json!({"ok": true, "result": result}));
+    let outcome = session.call(tool, &args);
+    match (format, outcome) {
+        (Format::Json, Ok(result)) => ok(result),
+        (Format::Json, Err(e)) => {
+            println!("{}", json!({"ok": false, "error": e.to_json()}));
+            ExitCode::from(1)
+        }
+        (Format::Text, Ok(result)) => {
+            let t = text::result(tool, &result);
+            print!("{}", t.out);
+            if let Some(note) = t.note {
+                eprintln!("{note}");
+            }
             ExitCode::SUCCESS
         }
-        Err(e) => {
-            println!("{}", json!({"ok": false, "error": e.to_json()}));
+        (Format::Text, Err(e)) => {
+            eprintln!("{}", text::error(&e.to_json()));
             ExitCode::from(1)
         }
     }

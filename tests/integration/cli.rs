@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use crate::support::*;
 
-fn cli(args: &[&str], stdin: Option<&str>) -> (Output, Value) {
+pub(crate) fn cli(args: &[&str], stdin: Option<&str>) -> (Output, Value) {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_file-tools"));
     cmd.args(args)
         .env(

@@ -8,6 +8,7 @@ mod adversarial;
 mod approval;
 mod audit;
 mod cli;
+mod cli_conventions;
 mod concurrency;
 mod crash;
 mod git_apply;

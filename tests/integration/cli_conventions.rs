@@ -1,0 +1,233 @@
+//! The CLI behaves like one: help and version exit 0, usage errors exit 2 with one line
+//! instead of the whole usage, each tool explains its arguments, and `--format text`
+//! prints what grep and diff print.
+
+use crate::cli::cli;
+use crate::support::*;
+
+fn stdout(out: &std::process::Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn stderr(out: &std::process::Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+#[test]
+fn help_and_version_exit_zero() {
+    for args in [
+        &["--help"][..],
+        &["-h"],
+        &["help"],
+        &["help", "call"],
+        &["call", "--help"],
+        &["audit", "--help"],
+    ] {
+        let (out, _) = cli(args, None);
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {}", stderr(&out));
+        assert!(
+            stdout(&out).contains("Usage:"),
+            "{args:?}: {}",
+            stdout(&out)
+        );
+    }
+    let (out, _) = cli(&["--help"], None);
+    for cmd in [
+        "call",
+        "tools",
+        "schema",
+        "mcp",
+        "session",
+        "component",
+        "audit",
+        "completions",
+    ] {
+        assert!(stdout(&out).contains(cmd), "--help does not name {cmd}");
+    }
+    // Every option is documented, with its default where it has one.
+    assert!(stdout(&out).contains("[default: default]"));
+    let (out, _) = cli(&["--version"], None);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(
+        stdout(&out).trim(),
+        format!("file-tools {}", env!("CARGO_PKG_VERSION"))
+    );
+}
+
+#[test]
+fn usage_errors_are_one_short_message_and_exit_two() {
+    let (out, _) = cli(&["--bogus", "tools"], None);
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(err.contains("--bogus"), "{err}");
+    // Not the whole usage of every command: a pointer to --help instead.
+    assert!(!err.contains("completions"), "{err}");
+    assert!(err.lines().count() <= 6, "{err}");
+    let (out, _) = cli(&["call"], None);
+    assert_eq!(out.status.code(), Some(2));
+    let (out, _) = cli(&["frobnicate"], None);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn a_subcommand_help_flag_is_never_taken_for_a_file_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_file-tools"))
+        .args(["component", "--help"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert!(
+        std::fs::read_dir(dir.path()).unwrap().next().is_none(),
+        "a file was written"
+    );
+}
+
+#[test]
+fn tools_lists_each_tool_and_call_help_shows_its_arguments() {
+    let (out, _) = cli(&["tools"], None);
+    assert_eq!(out.status.code(), Some(0));
+    let text = stdout(&out);
+    let read = text
+        .lines()
+        .find(|l| l.starts_with("read_file "))
+        .expect(&text);
+    assert!(read.contains("Read a text file"), "{read}");
+    // Under a read-only policy the mutation tools are not offered.
+    let (out, _) = cli(&["--read-only", "tools"], None);
+    assert!(!stdout(&out).contains("write_file"));
+    assert!(stdout(&out).contains("search_text"));
+
+    let (out, _) = cli(&["call", "edit_file", "--help"], None);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let help = stdout(&out);
+    assert!(help.contains("  path (string, required)"), "{help}");
+    assert!(help.contains("  edits (array of"), "{help}");
+    assert!(help.contains("expected_sha256"), "{help}");
+    let (out, _) = cli(&["call", "no_such_tool", "--help"], None);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("no tool 'no_such_tool'"));
+}
+
+#[test]
+fn text_format_prints_hits_like_grep_and_errors_as_one_line() {
+    let fx = Fixture::new();
+    let repo = fx.repo.to_str().unwrap();
+    let (out, _) = cli(
+        &[
+            "--repo",
+            repo,
+            "--format",
+            "text",
+            "call",
+            "search_text",
+            r#"{"query":"pub fn add"}"#,
+        ],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stdout(&out)
+            .lines()
+            .any(|l| l == "src/lib.rs:1:pub fn add(a: i32, b: i32) -> i32 {"),
+        "{}",
+        stdout(&out)
+    );
+    let (out, _) = cli(
+        &[
+            "--repo",
+            repo,
+            "call",
+            "read_file",
+            r#"{"path":"missing.rs"}"#,
+            "--format",
+            "text",
+        ],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stdout(&out).is_empty());
+    let err = stderr(&out);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.starts_with("NOT_FOUND: "), "{err}");
+    // JSON stays the default when stdout is not a terminal (it is a pipe here).
+    let (out, v) = cli(
+        &[
+            "--repo",
+            repo,
+            "call",
+            "read_file",
+            r#"{"path":"missing.rs"}"#,
+        ],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(v["error"]["code"], "NOT_FOUND");
+}
+
+#[test]
+fn text_format_shows_a_change_as_a_unified_diff() {
+    let fx = Fixture::new();
+    let repo = fx.repo.to_str().unwrap();
+    let (_, page) = cli(
+        &[
+            "--repo",
+            repo,
+            "call",
+            "read_file",
+            r#"{"path":"src/main.rs"}"#,
+        ],
+        None,
+    );
+    let sha = page["result"]["sha256"].as_str().unwrap().to_string();
+    let args = serde_json::json!({
+        "path": "src/main.rs", "expected_sha256": sha,
+        "edits": [{"old_text": "hello", "new_text": "goodbye"}]
+    })
+    .to_string();
+    let (out, _) = cli(
+        &[
+            "--repo",
+            repo,
+            "--format",
+            "text",
+            "call",
+            "edit_file",
+            &args,
+        ],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let diff = stdout(&out);
+    assert!(
+        diff.contains("--- a/src/main.rs\n+++ b/src/main.rs\n@@"),
+        "{diff}"
+    );
+    assert!(
+        diff.lines()
+            .any(|l| l.starts_with('-') && l.contains("hello")),
+        "{diff}"
+    );
+    assert!(
+        diff.lines()
+            .any(|l| l.starts_with('+') && l.contains("goodbye")),
+        "{diff}"
+    );
+}
+
+#[test]
+fn completions_are_generated_for_common_shells() {
+    for shell in ["bash", "zsh", "fish"] {
+        let (out, _) = cli(&["completions", shell], None);
+        assert_eq!(out.status.code(), Some(0), "{shell}");
+        let script = stdout(&out);
+        assert!(
+            script.contains("file-tools") && script.contains("call"),
+            "{shell}"
+        );
+        assert!(script.len() > 500, "{shell}: {} bytes", script.len());
+    }
+    let (out, _) = cli(&["completions", "tcsh-not-a-shell"], None);
+    assert_eq!(out.status.code(), Some(2));
+}
