@@ -215,8 +215,19 @@ pub struct SearchTextArgs {
 pub struct SearchMatch {
     pub path: String,
     pub line: u32,
+    /// Byte column of the first match in the whole line, from 1.
     pub column: u32,
+    /// The line, or for a long line a window around the match with `[…N bytes cut]` /
+    /// `[N bytes cut…]` markers where it was cut.
     pub text: String,
+    /// Bytes of the line cut before `text` (0: it starts at the line's start).
+    pub cut_before: u32,
+    /// Bytes of the line cut after `text` (0: it runs to the line's end).
+    pub cut_after: u32,
+    /// Byte offset of the match in `text`.
+    pub match_start: u32,
+    /// Bytes of the match shown in `text`.
+    pub match_len: u32,
     pub before: Vec<String>,
     pub after: Vec<String>,
 }

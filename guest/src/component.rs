@@ -322,7 +322,9 @@ record!(api::ReadFileResult => wx::ReadFileResult {
     valid_utf8, kind, summary,
 });
 record!(api::ReadManyResult => wx::ReadManyResult { files, summary });
-record!(api::SearchMatch => wx::SearchMatch { path, line, column, text, before, after });
+record!(api::SearchMatch => wx::SearchMatch {
+    path, line, column, text, cut_before, cut_after, match_start, match_len, before, after,
+});
 record!(api::FileCount => wx::FileCount { path, count });
 record!(api::SearchTextResult => wx::SearchTextResult {
     matches, files, total_matches, files_searched, truncated, skipped, summary,

@@ -34,6 +34,7 @@ pub mod services;
 pub mod session;
 pub mod simd;
 pub mod sniff;
+pub mod snippet;
 pub mod text;
 pub mod tools;
 pub mod txn;
