@@ -300,6 +300,8 @@ pub struct MutationResult {
     pub diff_truncated: bool,
     pub dry_run: bool,
     pub warnings: Vec<String>,
+    /// `apply_patch`: hunks that matched only with relaxed matching.
+    pub relaxed_hunks: Vec<RelaxedHunk>,
     pub summary: String,
 }
 
@@ -371,6 +373,56 @@ pub struct ApplyPatchArgs {
     pub expected_sha256s: std::collections::BTreeMap<String, String>,
     /// Check and return the result without writing (default false).
     pub dry_run: Option<bool>,
+    /// How loosely a hunk's old lines may match the file when they do not match exactly:
+    /// "exact" (default), "trailing_whitespace", "whitespace" (runs of spaces and tabs,
+    /// indentation included) or "punctuation" (also curly quotes, dashes, ellipsis and
+    /// non-breaking or other Unicode spaces read as their ASCII forms). Looser levels are
+    /// tried only after the stricter ones fail; every relaxed hunk is reported in
+    /// `relaxed_hunks`, and the file's own text is kept outside the lines a hunk changes.
+    #[serde(rename = "match")]
+    pub match_level: Option<MatchLevel>,
+}
+
+/// How loosely `apply_patch` may match a hunk's old lines, from strictest to loosest.
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Deserialize, Serialize, JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum MatchLevel {
+    /// Byte for byte.
+    #[default]
+    Exact,
+    /// Whitespace at the end of lines ignored.
+    TrailingWhitespace,
+    /// Every run of spaces and tabs counts as one space; indentation ignored.
+    Whitespace,
+    /// As whitespace, with Unicode quotes, dashes, ellipsis and spaces read as ASCII.
+    Punctuation,
+}
+
+impl MatchLevel {
+    /// The snake_case name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MatchLevel::Exact => "exact",
+            MatchLevel::TrailingWhitespace => "trailing_whitespace",
+            MatchLevel::Whitespace => "whitespace",
+            MatchLevel::Punctuation => "punctuation",
+        }
+    }
+}
+
+/// A hunk of `apply_patch` that matched only at a relaxed level.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
+pub struct RelaxedHunk {
+    /// The file, as the patch names it.
+    pub path: String,
+    /// The hunk's number in that file's part of the patch, from 1.
+    pub hunk: u32,
+    /// The file line where the hunk's old lines were found, from 1.
+    pub line: u32,
+    /// The level that was needed.
+    pub level: MatchLevel,
 }
 
 /// Arguments of `append_file`.

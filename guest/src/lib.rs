@@ -38,6 +38,7 @@ pub mod snippet;
 pub mod text;
 pub mod tools;
 pub mod txn;
+pub mod visible;
 pub mod walk;
 pub mod workspace;
 

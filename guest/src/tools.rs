@@ -280,6 +280,7 @@ pub fn run_call<T>(
         deletions: log.deletions,
         duration_us: started.elapsed().as_micros() as u64,
         diff: log.diff,
+        notes: log.notes,
     };
     services.emit(event);
     result

@@ -30,3 +30,57 @@ fn search_shows_a_match_at_column_5001_of_a_long_line_and_marks_the_cuts() {
     let at = m["match_start"].as_u64().unwrap() as usize;
     assert_eq!(&text[at..at + 11], "needle_here");
 }
+
+#[test]
+fn padded_envelope_markers_and_a_file_without_final_newline() {
+    let fx = Fixture::new();
+    fx.write("tail.txt", b"first\nlast");
+    let mut s = fx.session();
+    let p = " *** Begin Patch \n  *** Update File: tail.txt \n@@\n first\n-last\n+LAST\n*** End Patch \n";
+    call(&mut s, "apply_patch", json!({ "patch": p })).unwrap();
+    assert_eq!(std::fs::read(fx.repo.join("tail.txt")).unwrap(), b"first\nLAST");
+}
+
+#[test]
+fn add_file_onto_an_existing_file_is_refused_without_its_sha256_and_done_with_it() {
+    let fx = Fixture::new();
+    fx.write("notes.txt", b"old\n");
+    let mut s = fx.session();
+    let p = "*** Begin Patch\n*** Add File: notes.txt\n+new\n*** End Patch\n";
+    let r = call(&mut s, "apply_patch", json!({ "patch": p }));
+    assert_eq!(code(&r), "PATCH_CONFLICT");
+    let r = call(
+        &mut s,
+        "apply_patch",
+        json!({ "patch": p, "expected_sha256s": { "notes.txt": sha256(b"other\n") } }),
+    );
+    assert_eq!(code(&r), "WRITE_CONFLICT");
+    assert_eq!(std::fs::read(fx.repo.join("notes.txt")).unwrap(), b"old\n");
+    call(
+        &mut s,
+        "apply_patch",
+        json!({ "patch": p, "expected_sha256s": { "notes.txt": sha256(b"old\n") } }),
+    )
+    .unwrap();
+    assert_eq!(std::fs::read(fx.repo.join("notes.txt")).unwrap(), b"new\n");
+}
+
+#[test]
+fn relaxed_patch_matching_is_reported_in_the_result_and_the_audit_event() {
+    let fx = Fixture::new();
+    fx.write("q.txt", "say \u{201c}hi\u{201d}\u{a0}now\nkeep\n".as_bytes());
+    let mut s = fx.session();
+    let p = "--- a/q.txt\n+++ b/q.txt\n@@ -1,2 +1,2 @@\n-say \"hi\" now\n+say \"bye\" now\n keep\n";
+    let r = call(&mut s, "apply_patch", json!({ "patch": p }));
+    assert_eq!(code(&r), "PATCH_CONFLICT");
+    let msg = r.unwrap_err().message;
+    assert!(msg.contains("⟨NBSP⟩"), "{msg}");
+    let v = call(&mut s, "apply_patch", json!({ "patch": p, "match": "punctuation" })).unwrap();
+    assert_eq!(v["relaxed_hunks"][0]["level"], "punctuation");
+    assert_eq!(
+        std::fs::read_to_string(fx.repo.join("q.txt")).unwrap(),
+        "say \"bye\" now\nkeep\n"
+    );
+    let last = fx.events().last().cloned().unwrap();
+    assert!(last.notes.iter().any(|n| n.contains("punctuation")), "{:?}", last.notes);
+}

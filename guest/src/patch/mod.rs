@@ -5,11 +5,14 @@
 //! may be found at an offset from its stated line (reported), never by fuzz — and only
 //! when every file of the patch applies does `txn::commit` write anything.
 
+mod locate;
 mod parse;
+#[cfg(test)]
+mod tests_native;
 
 use std::collections::BTreeMap;
 
-use crate::api::{ApplyPatchArgs, LineEnding, MutationResult};
+use crate::api::{ApplyPatchArgs, LineEnding, MatchLevel, MutationResult, RelaxedHunk};
 use crate::audit::CallLog;
 use crate::error::{ErrorCode, ToolError, ToolResult};
 use crate::path::LogicalPath;
@@ -167,7 +170,12 @@ pub fn apply_patch(
     log: &mut CallLog,
     a: &ApplyPatchArgs,
 ) -> ToolResult<MutationResult> {
-    let (patches, mut warnings) = parse(&a.patch)?;
+    let (patches, warnings) = parse(&a.patch)?;
+    let mut notes = Notes {
+        max: a.match_level.unwrap_or_default(),
+        warnings,
+        relaxed: Vec::new(),
+    };
     check_budget(s, &a.patch, &patches)?;
     if let Some(fp) = patches.iter().find(|p| p.binary) {
         let p = fp.display_path();
@@ -214,7 +222,7 @@ pub fn apply_patch(
     let mut files: Vec<Planned> = Vec::new();
     for fp in &patches {
         if fp.mode_change {
-            warnings.push(format!(
+            notes.warnings.push(format!(
                 "mode change for '{}' ignored (file modes are not managed)",
                 fp.new_path
                     .as_deref()
@@ -222,7 +230,7 @@ pub fn apply_patch(
                     .unwrap_or("")
             ));
         }
-        plan_file(s, fp, &checked, &mut files, &mut warnings)?;
+        plan_file(s, fp, &checked, &expected, &mut files, &mut notes)?;
     }
     if let Some(stray) = expected
         .keys()
@@ -260,7 +268,18 @@ pub fn apply_patch(
         }
         changes.push(c);
     }
-    commit(s, log, changes, a.dry_run.unwrap_or(false), warnings)
+    for r in &notes.relaxed {
+        log.notes.push(format!(
+            "apply_patch: hunk {} of '{}' matched at line {} with matching \"{}\"",
+            r.hunk,
+            r.path,
+            r.line,
+            r.level.as_str()
+        ));
+    }
+    let mut result = commit(s, log, changes, a.dry_run.unwrap_or(false), notes.warnings)?;
+    result.relaxed_hunks = notes.relaxed;
+    Ok(result)
 }
 
 /// The call's expected hashes by normalised path.
@@ -323,17 +342,22 @@ fn plan_file(
     s: &Session,
     fp: &FilePatch,
     checked: &BTreeMap<String, crate::txn::Writable>,
+    expected: &BTreeMap<String, String>,
     files: &mut Vec<Planned>,
-    warnings: &mut Vec<String>,
+    notes: &mut Notes,
 ) -> ToolResult<()> {
     match (&fp.old_path, &fp.new_path) {
         (None, Some(new)) => {
             let f = state(s, files, checked, new)?;
             if f.now.is_some() {
-                return Err(conflict(
-                    &f.shown,
-                    format!("the patch creates '{}', which already exists", f.shown),
-                ));
+                if !expected.contains_key(&f.shown) {
+                    return Err(conflict(
+                        &f.shown,
+                        format!("the patch creates '{}', which already exists; to replace it, read it and give its sha256 in expected_sha256s", f.shown),
+                    ));
+                }
+                // Replaced whole: checked against the given sha256 like any overwrite.
+                f.unseen = true;
             }
             let content: String = fp
                 .hunks
@@ -380,7 +404,7 @@ fn plan_file(
                 };
                 (now, f.shown.clone())
             };
-            let patched = apply_hunks(&shown_old, &content, fp, warnings)?;
+            let patched = apply_hunks(&shown_old, &content, fp, notes)?;
             if old == new
                 || checked.get(old).map(|w| &w.target) == checked.get(new).map(|w| &w.target)
             {
@@ -390,13 +414,16 @@ fn plan_file(
                 src.now = None;
                 let dest = state(s, files, checked, new)?;
                 if dest.now.is_some() {
-                    return Err(conflict(
-                        &dest.shown,
-                        format!(
-                            "the patch moves '{shown_old}' to '{}', which already exists",
-                            dest.shown
-                        ),
-                    ));
+                    if !expected.contains_key(&dest.shown) {
+                        return Err(conflict(
+                            &dest.shown,
+                            format!(
+                                "the patch moves '{shown_old}' to '{}', which already exists; to replace it, read it and give its sha256 in expected_sha256s",
+                                dest.shown
+                            ),
+                        ));
+                    }
+                    dest.unseen = true;
                 }
                 dest.now = Some(patched);
                 if dest.before.is_none() {
@@ -410,13 +437,41 @@ fn plan_file(
     Ok(())
 }
 
+/// What planning a patch tells the agent besides the change itself.
+#[derive(Debug, Default)]
+pub struct Notes {
+    /// The loosest matching the call allows.
+    pub max: MatchLevel,
+    pub warnings: Vec<String>,
+    pub relaxed: Vec<RelaxedHunk>,
+}
+
 /// Applies a file's hunks to its content.
 fn apply_hunks(
     shown: &str,
     content: &str,
     fp: &FilePatch,
-    warnings: &mut Vec<String>,
+    notes: &mut Notes,
 ) -> ToolResult<String> {
+    // A file without a final newline is matched as if it had one, unless the patch itself
+    // says which lines have none (`\ No newline at end of file`); the file keeps its state.
+    let nl = if ending_of(content) == LineEnding::Crlf {
+        "\r\n"
+    } else {
+        "\n"
+    };
+    let marks_eol = fp
+        .hunks
+        .iter()
+        .any(|h| h.old.iter().chain(&h.new).any(|l| !l.ends_with('\n')));
+    let pad = !content.is_empty() && !content.ends_with('\n') && !marks_eol;
+    let padded;
+    let content = if pad {
+        padded = format!("{content}{nl}");
+        padded.as_str()
+    } else {
+        content
+    };
     let mut lines: Vec<String> = content.split_inclusive('\n').map(str::to_string).collect();
     // A patch written with LF for a file that uses CRLF throughout is read in the file's style.
     let translate = ending_of(content) == LineEnding::Crlf
@@ -425,7 +480,7 @@ fn apply_hunks(
             .iter()
             .any(|h| h.old.iter().chain(&h.new).any(|l| l.contains('\r')));
     if translate {
-        warnings.push(format!("'{shown}' uses CRLF line endings; the patch's LF lines were matched and written as CRLF"));
+        notes.warnings.push(format!("'{shown}' uses CRLF line endings; the patch's LF lines were matched and written as CRLF"));
     }
     let fix = |v: &[String]| -> Vec<String> {
         if translate {
@@ -441,6 +496,7 @@ fn apply_hunks(
     };
     let mut cursor = 0usize;
     let mut delta: isize = 0;
+    let mut touched_end = false;
     for (k, h) in fp.hunks.iter().enumerate() {
         let n = k + 1;
         let old = fix(&h.old);
@@ -452,7 +508,7 @@ fn apply_hunks(
             match found {
                 Some(i) => from = i + 1,
                 None => {
-                    return Err(conflict(shown, format!("hunk {n} of '{shown}' (patch line {}): the line '{anchor}' it is anchored to was not found", h.line))
+                    return Err(conflict(shown, format!("hunk {n} of '{shown}' (patch line {}): the line '{}' it is anchored to was not found", h.line, crate::visible::visible(anchor)))
                         .with_detail("hunk", n.to_string()))
                 }
             }
@@ -469,69 +525,75 @@ fn apply_hunks(
             // Pure insertion right after its anchor line.
             wanted = Some(from);
         }
-        let at = if h.at_eof {
-            lines
-                .len()
-                .checked_sub(old.len())
-                .filter(|&p| p >= from && lines[p..] == old[..])
-        } else {
-            find(&lines, &old, from, wanted)
+        let query = locate::Query {
+            old: &old,
+            from,
+            wanted,
+            at_eof: h.at_eof,
+            max: notes.max,
         };
-        let Some(at) = at else {
-            return Err(hunk_conflict(
-                shown,
-                n,
-                h,
-                &lines,
-                &old,
-                wanted.unwrap_or(from),
-            ));
+        let found = match locate::locate(&lines, &query) {
+            Ok(f) => f,
+            Err(locate::Miss::Ambiguous { level, lines: at }) => {
+                let at: Vec<String> = at.iter().map(ToString::to_string).collect();
+                return Err(conflict(
+                    shown,
+                    format!(
+                        "hunk {n} of '{shown}' (patch line {}) does not match exactly, and with matching \"{}\" it matches at several places (lines {}); add context lines, or an @@ line, to tell them apart",
+                        h.line,
+                        level.as_str(),
+                        at.join(", ")
+                    ),
+                )
+                .with_detail("hunk", n.to_string())
+                .with_detail("match_lines", at.join(",")));
+            }
+            Err(locate::Miss::Nowhere) => {
+                let at = wanted.unwrap_or_else(|| locate::closest(&lines, &old, from, from));
+                return Err(hunk_conflict(shown, n, h, &lines, &old, at, notes.max));
+            }
         };
+        let at = found.at;
         if let Some(w) = wanted {
             if w != at {
                 let off = at as isize - w as isize;
-                warnings.push(format!(
+                notes.warnings.push(format!(
                     "hunk {n} of '{shown}' applied at line {} (offset {off:+})",
                     at + 1
                 ));
             }
         }
+        let new = if found.level == MatchLevel::Exact {
+            new
+        } else {
+            notes.warnings.push(format!(
+                "hunk {n} of '{shown}' matched line {} only with matching \"{}\"; the file's own text was kept in its context lines",
+                at + 1,
+                found.level.as_str()
+            ));
+            notes.relaxed.push(RelaxedHunk {
+                path: shown.to_string(),
+                hunk: n as u32,
+                line: at as u32 + 1,
+                level: found.level,
+            });
+            locate::keep_context(&lines[at..at + old.len()], &old, &new)
+        };
+        touched_end |= at + old.len() == lines.len();
         lines.splice(at..at + old.len(), new.iter().cloned());
         delta += new.len() as isize - old.len() as isize;
         cursor = at + new.len();
     }
-    Ok(lines.concat())
-}
-
-/// Where `old` occurs at or after `from`: at `wanted` if it matches there, else the nearest
-/// match to `wanted` (later first on ties), else the first after `from`.
-fn find(lines: &[String], old: &[String], from: usize, wanted: Option<usize>) -> Option<usize> {
-    if old.is_empty() {
-        return Some(
-            wanted
-                .unwrap_or(lines.len())
-                .clamp(from.min(lines.len()), lines.len()),
-        );
-    }
-    let last = lines.len().checked_sub(old.len())?;
-    let matches_at = |p: usize| p >= from && p <= last && lines[p..p + old.len()] == old[..];
-    match wanted {
-        Some(w) => {
-            for d in 0..=lines.len() {
-                if matches_at(w + d) {
-                    return Some(w + d);
-                }
-                if d > 0 && d <= w && matches_at(w - d) {
-                    return Some(w - d);
-                }
-                if w + d > last && d > w {
-                    break;
-                }
-            }
-            None
+    let mut out = lines.concat();
+    if pad {
+        if let Some(cut) = out.strip_suffix(nl) {
+            out.truncate(cut.len());
         }
-        None => (from..=last).find(|&p| matches_at(p)),
+        if touched_end {
+            notes.warnings.push(format!("'{shown}' has no final newline; its last line was matched as if it had one, and the file still ends without one"));
+        }
     }
+    Ok(out)
 }
 
 fn hunk_conflict(
@@ -541,11 +603,17 @@ fn hunk_conflict(
     lines: &[String],
     old: &[String],
     at: usize,
+    max: MatchLevel,
 ) -> ToolError {
     let show = |v: &[String]| -> String {
         v.iter()
             .take(6)
-            .map(|l| format!("  {}", l.trim_end_matches(['\n', '\r'])))
+            .map(|l| {
+                format!(
+                    "  {}",
+                    crate::visible::visible(l.trim_end_matches(['\n', '\r']))
+                )
+            })
             .collect::<Vec<_>>()
             .join("\n")
     };
@@ -555,23 +623,57 @@ fn hunk_conflict(
     } else {
         "  (end of file)".to_string()
     };
-    conflict(
-        shown,
-        format!(
-            "hunk {n} of '{shown}' (patch line {}) does not match the file; expected at line {}:\n{}\nfound:\n{}\nre-read the file and regenerate the patch",
-            h.line,
-            at + 1,
-            show(old),
-            found
-        ),
-    )
-    .with_detail("hunk", n.to_string())
-    .with_detail("expected_line", (at + 1).to_string())
+    let mut err_text = format!(
+        "hunk {n} of '{shown}' (patch line {}) does not match the file; expected at line {}:\n{}\nfound:\n{}",
+        h.line,
+        at + 1,
+        show(old),
+        found
+    );
+    let div = crate::visible::first_divergence(old, lines.get(at..).unwrap_or(&[]));
+    if let Some(d) = &div {
+        err_text.push_str(&format!(
+            "\nfirst difference at line {}, {}:\n  expected: {}\n  found:    {}",
+            at + d.index + 1,
+            d.what,
+            d.expected,
+            d.found.as_deref().unwrap_or("(end of file)")
+        ));
+    }
+    if max == MatchLevel::Exact {
+        err_text.push_str("\n(invisible characters are shown as ⟨TAB⟩, ⟨CR⟩, ⟨NBSP⟩, ⟨SP⟩ for trailing spaces...). Re-read the file and regenerate the patch, or, if only whitespace or punctuation differs, retry with \"match\": \"whitespace\" or \"punctuation\"");
+    } else {
+        err_text.push_str(&format!("\n(invisible characters are shown as ⟨TAB⟩, ⟨CR⟩, ⟨NBSP⟩, ⟨SP⟩ for trailing spaces...; no match even with matching \"{}\"). Re-read the file and regenerate the patch", max.as_str()));
+    }
+    let mut e = conflict(shown, err_text)
+        .with_detail("hunk", n.to_string())
+        .with_detail("expected_line", (at + 1).to_string());
+    if let Some(d) = div {
+        e = e
+            .with_detail("diverges_at_line", (at + d.index + 1).to_string())
+            .with_detail("diverges_at_column", d.column.to_string())
+            .with_detail("difference", d.what)
+            .with_detail("expected_text", d.expected)
+            .with_detail("found_text", d.found.unwrap_or_default());
+    }
+    e
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn apply_hunks(
+        shown: &str,
+        content: &str,
+        fp: &FilePatch,
+        warnings: &mut Vec<String>,
+    ) -> ToolResult<String> {
+        let mut notes = Notes::default();
+        let r = super::apply_hunks(shown, content, fp, &mut notes);
+        warnings.extend(notes.warnings);
+        r
+    }
 
     fn fp(hunks: Vec<Hunk>) -> FilePatch {
         FilePatch {
@@ -659,6 +761,65 @@ mod tests {
         .unwrap();
         assert_eq!(out, "a\r\nc\r\n");
         assert_eq!(w.len(), 1);
+    }
+
+    fn envelope(hunks: Vec<Hunk>) -> FilePatch {
+        let mut p = fp(hunks);
+        p.envelope = true;
+        p
+    }
+
+    #[test]
+    fn envelope_hunks_change_the_last_line_of_a_file_without_final_newline() {
+        // Regression: every such hunk failed with a conflict whose expected and found
+        // lines looked the same ("b" against "b\n").
+        let mut w = Vec::new();
+        let p = envelope(vec![h(None, &["a\n", "b\n"], &["a\n", "c\n"])]);
+        assert_eq!(apply_hunks("f", "a\nb", &p, &mut w).unwrap(), "a\nc");
+        assert!(w.iter().any(|w| w.contains("no final newline")), "{w:?}");
+        // The same in a CRLF file, and when the last line is deleted.
+        let p = envelope(vec![h(None, &["b\n"], &["c\n"])]);
+        assert_eq!(
+            apply_hunks("f", "a\r\nb", &p, &mut Vec::new()).unwrap(),
+            "a\r\nc"
+        );
+        let p = envelope(vec![h(None, &["a\n", "b\n"], &["a\n"])]);
+        assert_eq!(apply_hunks("f", "a\nb", &p, &mut Vec::new()).unwrap(), "a");
+        // A file with a final newline is untouched by the rule.
+        let p = envelope(vec![h(None, &["b\n"], &["c\n"])]);
+        assert_eq!(
+            apply_hunks("f", "a\nb\n", &p, &mut Vec::new()).unwrap(),
+            "a\nc\n"
+        );
+    }
+
+    #[test]
+    fn conflicts_show_invisible_differences_and_the_first_divergent_column() {
+        let e = apply_hunks(
+            "f",
+            "fn x() {\n\tlet a = 1;\n}\n",
+            &envelope(vec![h(None, &["fn x() {\n", "    let a = 1;\n"], &["y\n"])]),
+            &mut Vec::new(),
+        )
+        .unwrap_err();
+        assert_eq!(e.code, ErrorCode::PatchConflict);
+        assert!(e.message.contains("⟨TAB⟩let a = 1;"), "{}", e.message);
+        assert_eq!(
+            e.details.get("diverges_at_line").map(String::as_str),
+            Some("2")
+        );
+        assert_eq!(
+            e.details.get("diverges_at_column").map(String::as_str),
+            Some("1")
+        );
+        let e = apply_hunks(
+            "f",
+            "a  \nb\n",
+            &fp(vec![h(Some(1), &["a\n"], &["c\n"])]),
+            &mut Vec::new(),
+        )
+        .unwrap_err();
+        assert!(e.message.contains("a⟨SP⟩⟨SP⟩"), "{}", e.message);
     }
 
     #[test]
