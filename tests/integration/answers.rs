@@ -38,7 +38,10 @@ fn padded_envelope_markers_and_a_file_without_final_newline() {
     let mut s = fx.session();
     let p = " *** Begin Patch \n  *** Update File: tail.txt \n@@\n first\n-last\n+LAST\n*** End Patch \n";
     call(&mut s, "apply_patch", json!({ "patch": p })).unwrap();
-    assert_eq!(std::fs::read(fx.repo.join("tail.txt")).unwrap(), b"first\nLAST");
+    assert_eq!(
+        std::fs::read(fx.repo.join("tail.txt")).unwrap(),
+        b"first\nLAST"
+    );
 }
 
 #[test]
@@ -68,19 +71,48 @@ fn add_file_onto_an_existing_file_is_refused_without_its_sha256_and_done_with_it
 #[test]
 fn relaxed_patch_matching_is_reported_in_the_result_and_the_audit_event() {
     let fx = Fixture::new();
-    fx.write("q.txt", "say \u{201c}hi\u{201d}\u{a0}now\nkeep\n".as_bytes());
+    fx.write(
+        "q.txt",
+        "say \u{201c}hi\u{201d}\u{a0}now\nkeep\n".as_bytes(),
+    );
     let mut s = fx.session();
     let p = "--- a/q.txt\n+++ b/q.txt\n@@ -1,2 +1,2 @@\n-say \"hi\" now\n+say \"bye\" now\n keep\n";
     let r = call(&mut s, "apply_patch", json!({ "patch": p }));
     assert_eq!(code(&r), "PATCH_CONFLICT");
     let msg = r.unwrap_err().message;
     assert!(msg.contains("⟨NBSP⟩"), "{msg}");
-    let v = call(&mut s, "apply_patch", json!({ "patch": p, "match": "punctuation" })).unwrap();
+    let v = call(
+        &mut s,
+        "apply_patch",
+        json!({ "patch": p, "match": "punctuation" }),
+    )
+    .unwrap();
     assert_eq!(v["relaxed_hunks"][0]["level"], "punctuation");
     assert_eq!(
         std::fs::read_to_string(fx.repo.join("q.txt")).unwrap(),
         "say \"bye\" now\nkeep\n"
     );
     let last = fx.events().last().cloned().unwrap();
-    assert!(last.notes.iter().any(|n| n.contains("punctuation")), "{:?}", last.notes);
+    assert!(
+        last.notes.iter().any(|n| n.contains("punctuation")),
+        "{:?}",
+        last.notes
+    );
+}
+
+#[test]
+fn edit_no_match_shows_where_and_why_the_closest_lines_differ() {
+    let fx = Fixture::new();
+    fx.write("t.py", b"def f():\n\treturn 1  \n");
+    let mut s = fx.session();
+    let r = call(
+        &mut s,
+        "edit_file",
+        json!({ "path": "t.py", "edits": [{ "old_text": "def f():\n    return 2", "new_text": "x" }] }),
+    );
+    assert_eq!(code(&r), "EDIT_NO_MATCH");
+    let e = r.unwrap_err();
+    assert!(e.message.contains("⟨TAB⟩return 1⟨SP⟩⟨SP⟩"), "{}", e.message);
+    assert_eq!(e.detail("diverges_at_line"), Some("2"));
+    assert_eq!(e.detail("diverges_at_column"), Some("1"));
 }
