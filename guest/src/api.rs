@@ -325,6 +325,8 @@ pub struct WriteFileArgs {
     /// File to write, relative to the repository root; missing parent directories are created.
     pub path: String,
     /// The whole new content (UTF-8). In a file that uses CRLF, LF line breaks are written as CRLF.
+    /// A new file takes the line endings, final newline and BOM that .gitattributes and
+    /// .editorconfig declare for its path (changes made are listed in warnings).
     pub content: String,
     /// "create", "replace" or "create_or_replace" (default).
     pub mode: Option<WriteMode>,
@@ -429,7 +431,8 @@ pub struct RelaxedHunk {
 #[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AppendFileArgs {
-    /// File to append to (created when missing), relative to the repository root.
+    /// File to append to (created when missing, in the line endings .gitattributes and
+    /// .editorconfig declare), relative to the repository root.
     pub path: String,
     /// Text to add at the end.
     pub content: String,

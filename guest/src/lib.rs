@@ -11,6 +11,7 @@ pub mod audit;
 pub mod baseline;
 pub mod bytes;
 pub mod classify;
+pub mod conventions;
 pub mod diff;
 pub mod edit;
 pub mod error;

@@ -165,11 +165,14 @@ pub static TOOLS: &[ToolSpec] = &[
         "Apply a unified diff (one or many files; git headers for new, deleted and renamed files; \
          a/ b/ prefixes) or a \"*** Begin Patch\" envelope (Add/Update/Delete File, Move to). \
          All or nothing: if any hunk of any file does not match, nothing changes. Context must \
-         match exactly; a hunk found away from its stated line is applied and reported. \
-         dry_run checks without writing. Errors: PATCH_PARSE_ERROR (names the line), \
-         PATCH_CONFLICT (names file and hunk, shows expected and found lines: re-read and \
-         regenerate), PATCH_BUDGET_EXCEEDED (split the patch), UNSUPPORTED_BINARY, \
-         POLICY_DENIED, PATH_REJECTED."),
+         match exactly unless you set match (\"trailing_whitespace\", \"whitespace\" or \
+         \"punctuation\"; relaxed hunks are listed in relaxed_hunks); a hunk found away from \
+         its stated line is applied and reported. To add or move onto an existing file, give \
+         its sha256 in expected_sha256s. dry_run checks without writing. Errors: \
+         PATCH_PARSE_ERROR (names the line), PATCH_CONFLICT (names file and hunk, shows \
+         expected and found lines and the first differing column, invisible characters \
+         spelled out: re-read and regenerate), PATCH_BUDGET_EXCEEDED (split the patch), \
+         UNSUPPORTED_BINARY, POLICY_DENIED, PATH_REJECTED."),
     tool!("append_file", AppendFileArgs, mutate::append_file, mutates: true, destructive: false, idempotent: false,
         "Append text to the end of a file (created when missing). The file ends up either as \
          before or fully appended, never half. Errors: WRITE_CONFLICT, POLICY_DENIED, \

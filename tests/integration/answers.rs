@@ -116,3 +116,48 @@ fn edit_no_match_shows_where_and_why_the_closest_lines_differ() {
     assert_eq!(e.detail("diverges_at_line"), Some("2"));
     assert_eq!(e.detail("diverges_at_column"), Some("1"));
 }
+
+#[test]
+fn new_files_follow_gitattributes_and_editorconfig_existing_ones_keep_theirs() {
+    let fx = Fixture::new();
+    fx.write(".gitattributes", b"*.bat eol=crlf\n");
+    fx.write(
+        ".editorconfig",
+        b"root = true\n[*.md]\ninsert_final_newline = true\n",
+    );
+    let mut s = fx.session();
+    let v = call(
+        &mut s,
+        "write_file",
+        json!({ "path": "run.bat", "content": "a\nb\n" }),
+    )
+    .unwrap();
+    assert_eq!(
+        std::fs::read(fx.repo.join("run.bat")).unwrap(),
+        b"a\r\nb\r\n"
+    );
+    assert!(v["warnings"].to_string().contains("eol=crlf"), "{v}");
+    assert!(fx
+        .events()
+        .last()
+        .unwrap()
+        .notes
+        .iter()
+        .any(|n| n.contains("CRLF")));
+    call(
+        &mut s,
+        "append_file",
+        json!({ "path": "n.md", "content": "# t" }),
+    )
+    .unwrap();
+    assert_eq!(std::fs::read(fx.repo.join("n.md")).unwrap(), b"# t\n");
+    // An existing LF .bat stays LF.
+    fx.write("old.bat", b"x\n");
+    call(
+        &mut s,
+        "append_file",
+        json!({ "path": "old.bat", "content": "y\n" }),
+    )
+    .unwrap();
+    assert_eq!(std::fs::read(fx.repo.join("old.bat")).unwrap(), b"x\ny\n");
+}

@@ -251,7 +251,14 @@ pub fn apply_patch(
     }
     let mut changes = Vec::new();
     for f in files {
-        let after = f.now.map(String::into_bytes);
+        let after = match f.now {
+            // A file the patch adds takes the repository's declared style; a moved one
+            // keeps its own.
+            Some(text) if f.before.is_none() && f.renamed_from.is_none() => Some(
+                crate::conventions::new_file_bytes(s, log, &f.target, &text, &mut notes.warnings),
+            ),
+            other => other.map(String::into_bytes),
+        };
         if let Some(a) = &after {
             check_size(s, &f.shown, a.len())?;
         }
