@@ -313,6 +313,11 @@ mod tests {
             .as_str()
             .unwrap()
             .contains("from 1"));
+        let patch = find("apply_patch").unwrap().input_schema().to_string();
+        for level in ["exact", "trailing_whitespace", "whitespace", "punctuation"] {
+            assert!(patch.contains(level), "{level}: {patch}");
+        }
+        assert!(patch.contains("\"match\""), "{patch}");
     }
 
     #[test]
