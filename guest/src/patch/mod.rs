@@ -1,9 +1,11 @@
 //! `apply_patch`: unified diffs and the `*** Begin Patch` envelope, applied all or nothing.
 //!
 //! Parsing (`parse`) yields [`FilePatch`]es. Planning then checks the budget, guards every
-//! path (old and new), applies every hunk in memory — context must match exactly; a hunk
-//! may be found at an offset from its stated line (reported), never by fuzz — and only
-//! when every file of the patch applies does `txn::commit` write anything.
+//! path (old and new), applies every hunk in memory (`hunks`) — context must match
+//! exactly, or at the relaxed level the call opts into with `match` (reported per hunk); a
+//! hunk may be found at an offset from its stated line (reported), never by fuzz — and only
+//! when every file of the patch applies does `txn::commit` write anything. A file the
+//! patch adds takes the repository's declared line endings (`conventions`).
 
 mod hunks;
 mod locate;
