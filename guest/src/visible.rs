@@ -138,11 +138,7 @@ pub fn first_divergence<E: AsRef<str>, F: AsRef<str>>(
                 name(fb)
             )
         } else {
-            format!(
-                "at column {col}: expected {}, found {}",
-                describe(ec),
-                describe(fc)
-            )
+            format!("expected {}, found {}", describe(ec), describe(fc))
         };
         return Some(Divergence {
             index,

@@ -205,8 +205,9 @@ fn hunk_conflict(
     let div = crate::visible::first_divergence(old, lines.get(at..).unwrap_or(&[]));
     if let Some(d) = &div {
         err_text.push_str(&format!(
-            "\nfirst difference at line {}, {}:\n  expected: {}\n  found:    {}",
+            "\nfirst difference at line {}, column {}: {}\n  expected: {}\n  found:    {}",
             at + d.index + 1,
+            d.column,
             d.what,
             d.expected,
             d.found.as_deref().unwrap_or("(end of file)")
