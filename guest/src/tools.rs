@@ -135,7 +135,9 @@ pub static TOOLS: &[ToolSpec] = &[
     tool!("search_text", SearchTextArgs, search::search_text, mutates: false, destructive: false, idempotent: true,
         "Search file contents for a literal string (default) or a regular expression \
          (regex: true), honouring .gitignore. Returns matching lines with path, line number, \
-         column and optional context lines; output \"files\" or \"count\" returns less. Narrow it \
+         column and optional context lines; a line over 500 bytes comes back as a window \
+         around the match, marked [\u{2026}N bytes cut] / [N bytes cut\u{2026}] (cut_before, \
+         cut_after; the match at match_start in text). Output \"files\" or \"count\" returns less. Narrow it \
          with path, include and exclude globs. Binary, secret and oversized files are skipped and \
          counted. Errors: INVALID_INPUT (empty query, malformed or too complex regex, bad glob), \
          PATH_REJECTED, NOT_FOUND."),
@@ -148,7 +150,8 @@ pub static TOOLS: &[ToolSpec] = &[
         "Create a file or replace its whole content, atomically (missing parent directories are \
          created). To change part of an existing file prefer edit_file or apply_patch. When \
          replacing, pass expected_sha256 from your last read_file so a file changed since is not \
-         overwritten. A CRLF file keeps CRLF and a BOM is kept. Returns the new sha256 and a \
+         overwritten. A CRLF file keeps CRLF and a BOM is kept; a new file takes the line \
+         endings .gitattributes and .editorconfig declare. Returns the new sha256 and a \
          diff. Errors: ALREADY_EXISTS (mode create), NOT_FOUND (mode replace), WRITE_CONFLICT \
          (file changed since you read it: re-read and retry with the current sha256), \
          POLICY_DENIED (secrets, .git, generated, vendored, lock files, read-only session), \
@@ -158,7 +161,8 @@ pub static TOOLS: &[ToolSpec] = &[
          (include enough surrounding lines) unless replace_all is set; edits apply in order, all \
          or none. Write line breaks as \\n even in CRLF files; the file's line endings, BOM and \
          final newline are kept. dry_run returns the diff without writing. Errors: EDIT_NO_MATCH \
-         (names the closest lines and says when only whitespace or line endings differ: re-read \
+         (names the closest lines, says when only whitespace or line endings differ and shows \
+         the first differing line and column with invisible characters spelled out: re-read \
          and copy exactly), EDIT_AMBIGUOUS (lists every matching line), WRITE_CONFLICT, \
          POLICY_DENIED, NOT_FOUND, ENCODING_ERROR, UNSUPPORTED_BINARY."),
     tool!("apply_patch", ApplyPatchArgs, patch::apply_patch, mutates: true, destructive: true, idempotent: false,
