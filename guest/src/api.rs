@@ -238,8 +238,19 @@ pub struct SearchTextArgs {
 pub struct SearchMatch {
     pub path: String,
     pub line: u32,
+    /// Byte column of the first match in the whole line, from 1.
     pub column: u32,
+    /// The line, or for a long line a window around the match with `[…N bytes cut]` /
+    /// `[N bytes cut…]` markers where it was cut.
     pub text: String,
+    /// Bytes of the line cut before `text` (0: it starts at the line's start).
+    pub cut_before: u32,
+    /// Bytes of the line cut after `text` (0: it runs to the line's end).
+    pub cut_after: u32,
+    /// Byte offset of the match in `text`.
+    pub match_start: u32,
+    /// Bytes of the match shown in `text`.
+    pub match_len: u32,
     pub before: Vec<String>,
     pub after: Vec<String>,
 }
@@ -314,6 +325,8 @@ pub struct MutationResult {
     pub diff_truncated: bool,
     pub dry_run: bool,
     pub warnings: Vec<String>,
+    /// `apply_patch`: hunks that matched only with relaxed matching.
+    pub relaxed_hunks: Vec<RelaxedHunk>,
     pub summary: String,
 }
 
@@ -337,6 +350,8 @@ pub struct WriteFileArgs {
     /// File to write, relative to the repository root; missing parent directories are created.
     pub path: String,
     /// The whole new content (UTF-8). In a file that uses CRLF, LF line breaks are written as CRLF.
+    /// A new file takes the line endings, final newline and BOM that .gitattributes and
+    /// .editorconfig declare for its path (changes made are listed in warnings).
     pub content: String,
     /// "create", "replace" or "create_or_replace" (default).
     pub mode: Option<WriteMode>,
@@ -385,13 +400,64 @@ pub struct ApplyPatchArgs {
     pub expected_sha256s: std::collections::BTreeMap<String, String>,
     /// Check and return the result without writing (default false).
     pub dry_run: Option<bool>,
+    /// How loosely a hunk's old lines may match the file when they do not match exactly:
+    /// "exact" (default), "trailing_whitespace", "whitespace" (runs of spaces and tabs,
+    /// indentation included) or "punctuation" (also curly quotes, dashes, ellipsis and
+    /// non-breaking or other Unicode spaces read as their ASCII forms). Looser levels are
+    /// tried only after the stricter ones fail; every relaxed hunk is reported in
+    /// `relaxed_hunks`, and the file's own text is kept outside the lines a hunk changes.
+    #[serde(rename = "match")]
+    pub match_level: Option<MatchLevel>,
+}
+
+/// How loosely `apply_patch` may match a hunk's old lines, from strictest to loosest.
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Deserialize, Serialize, JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum MatchLevel {
+    /// Byte for byte.
+    #[default]
+    Exact,
+    /// Whitespace at the end of lines ignored.
+    TrailingWhitespace,
+    /// Every run of spaces and tabs counts as one space; indentation ignored.
+    Whitespace,
+    /// As whitespace, with Unicode quotes, dashes, ellipsis and spaces read as ASCII.
+    Punctuation,
+}
+
+impl MatchLevel {
+    /// The snake_case name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MatchLevel::Exact => "exact",
+            MatchLevel::TrailingWhitespace => "trailing_whitespace",
+            MatchLevel::Whitespace => "whitespace",
+            MatchLevel::Punctuation => "punctuation",
+        }
+    }
+}
+
+/// A hunk of `apply_patch` that matched only at a relaxed level.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
+pub struct RelaxedHunk {
+    /// The file, as the patch names it.
+    pub path: String,
+    /// The hunk's number in that file's part of the patch, from 1.
+    pub hunk: u32,
+    /// The file line where the hunk's old lines were found, from 1.
+    pub line: u32,
+    /// The level that was needed.
+    pub level: MatchLevel,
 }
 
 /// Arguments of `append_file`.
 #[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AppendFileArgs {
-    /// File to append to (created when missing), relative to the repository root.
+    /// File to append to (created when missing, in the line endings .gitattributes and
+    /// .editorconfig declare), relative to the repository root.
     pub path: String,
     /// Text to add at the end.
     pub content: String,

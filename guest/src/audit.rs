@@ -43,6 +43,9 @@ pub struct AuditEvent {
     pub duration_us: u64,
     /// The full diff a mutation wrote; empty otherwise.
     pub diff: String,
+    /// Choices the call made for the agent (relaxed patch matches, line endings taken
+    /// from the repository's configuration); empty otherwise.
+    pub notes: Vec<String>,
 }
 
 /// What one call did, gathered while it runs.
@@ -59,6 +62,8 @@ pub struct CallLog {
     pub bytes_written: u64,
     pub insertions: u32,
     pub deletions: u32,
+    /// Choices made for the agent, for the audit event.
+    pub notes: Vec<String>,
 }
 
 impl CallLog {

@@ -300,7 +300,38 @@ args!(wx::SearchTextArgs => SearchTextArgs {
 args!(wx::WriteFileArgs => WriteFileArgs { path, content, mode, expected_sha256, dry_run });
 args!(wx::Edit => Edit { old_text, new_text, replace_all });
 args!(wx::EditFileArgs => EditFileArgs { path, edits, expected_sha256, dry_run });
-args!(wx::ApplyPatchArgs => ApplyPatchArgs { patch, expected_sha256s, dry_run });
+impl Conv<api::ApplyPatchArgs> for wx::ApplyPatchArgs {
+    fn conv(self) -> api::ApplyPatchArgs {
+        api::ApplyPatchArgs {
+            patch: self.patch,
+            expected_sha256s: self.expected_sha256s.conv(),
+            dry_run: self.dry_run,
+            match_level: self.match_.conv(),
+        }
+    }
+}
+
+impl Conv<api::MatchLevel> for wx::MatchLevel {
+    fn conv(self) -> api::MatchLevel {
+        match self {
+            wx::MatchLevel::Exact => api::MatchLevel::Exact,
+            wx::MatchLevel::TrailingWhitespace => api::MatchLevel::TrailingWhitespace,
+            wx::MatchLevel::Whitespace => api::MatchLevel::Whitespace,
+            wx::MatchLevel::Punctuation => api::MatchLevel::Punctuation,
+        }
+    }
+}
+
+impl Conv<wx::MatchLevel> for api::MatchLevel {
+    fn conv(self) -> wx::MatchLevel {
+        match self {
+            api::MatchLevel::Exact => wx::MatchLevel::Exact,
+            api::MatchLevel::TrailingWhitespace => wx::MatchLevel::TrailingWhitespace,
+            api::MatchLevel::Whitespace => wx::MatchLevel::Whitespace,
+            api::MatchLevel::Punctuation => wx::MatchLevel::Punctuation,
+        }
+    }
+}
 args!(wx::AppendFileArgs => AppendFileArgs { path, content, expected_sha256, dry_run });
 args!(wx::DeleteFileArgs => DeleteFileArgs { path, expected_sha256, dry_run });
 args!(wx::MoveFileArgs => MoveFileArgs { from, to, expected_sha256, destination_sha256, dry_run });
@@ -344,7 +375,9 @@ record!(api::ReadFileResult => wx::ReadFileResult {
     valid_utf8, kind, summary,
 });
 record!(api::ReadManyResult => wx::ReadManyResult { files, summary });
-record!(api::SearchMatch => wx::SearchMatch { path, line, column, text, before, after });
+record!(api::SearchMatch => wx::SearchMatch {
+    path, line, column, text, cut_before, cut_after, match_start, match_len, before, after,
+});
 record!(api::FileCount => wx::FileCount { path, count });
 record!(api::SearchTextResult => wx::SearchTextResult {
     matches, files, total_matches, files_matched, files_searched, truncated, stopped_by, skipped,
@@ -354,8 +387,10 @@ record!(api::FileChange => wx::FileChange {
     path, action, sha256_before, sha256_after, insertions, deletions,
 });
 record!(api::MutationResult => wx::MutationResult {
-    changes, insertions, deletions, diff, diff_truncated, dry_run, warnings, summary,
+    changes, insertions, deletions, diff, diff_truncated, dry_run, warnings, relaxed_hunks,
+    summary,
 });
+record!(api::RelaxedHunk => wx::RelaxedHunk { path, hunk, line, level });
 record!(api::FileStat => wx::FileStat { path, status, insertions, deletions });
 record!(api::DiffWorkspaceResult => wx::DiffWorkspaceResult {
     files, insertions, deletions, diff, diff_sha256, truncated, summary,
@@ -366,7 +401,7 @@ record!(crate::approval::ApprovalRequest => wt::ApprovalRequest {
 });
 record!(AuditEvent => wt::AuditEvent {
     sequence, tool, ok, error_code, error_message, paths_read, paths_written, files, bytes_read,
-    bytes_written, insertions, deletions, duration_us, diff,
+    bytes_written, insertions, deletions, duration_us, diff, notes,
 });
 
 impl Conv<wx::DirEntry> for api::DirEntry {

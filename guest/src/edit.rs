@@ -3,8 +3,9 @@
 //! Each `old_text` must occur exactly once (or `replace_all` is set). Edits apply in order to
 //! the result of the previous one. A CRLF file is edited through its LF view, so the agent
 //! writes `\n`; its BOM and its final newline (or lack of one) are kept. When `old_text` is
-//! not found, the error says whether only whitespace or line endings differ and names the
-//! closest lines.
+//! not found, the error says whether only whitespace or line endings differ, names the
+//! closest lines, and shows the first line and column where old_text and the closest
+//! candidate part, invisible characters spelled out (`visible`).
 
 use similar::TextDiff;
 
@@ -171,11 +172,18 @@ fn no_match(shown: &str, n: usize, body: &str, old: &str) -> ToolError {
             .collect();
         if !found.is_empty() {
             let lines: Vec<String> = found.iter().map(ToString::to_string).collect();
-            return err(format!(
-                "edit {n}: old_text was not found in '{shown}'; it differs only in whitespace (indentation or spacing) from line(s) {}; re-read those lines and copy them exactly",
+            let first_old = old.lines().position(|l| !l.trim().is_empty()).unwrap_or(0);
+            let (note, details) =
+                divergence(&body_lines, old, (found[0] - 1).saturating_sub(first_old));
+            let mut e = err(format!(
+                "edit {n}: old_text was not found in '{shown}'; it differs only in whitespace (indentation or spacing) from line(s) {}{note}; re-read those lines and copy them exactly",
                 lines.join(", ")
             ))
             .with_detail("closest_lines", lines.join(","));
+            for (k, v) in details {
+                e = e.with_detail(k, v);
+            }
+            return e;
         }
     }
     // Otherwise: the lines most like the first line of old_text.
@@ -210,11 +218,71 @@ fn no_match(shown: &str, n: usize, body: &str, old: &str) -> ToolError {
         })
         .collect();
     let numbers: Vec<String> = scored.iter().map(|(_, i)| (i + 1).to_string()).collect();
-    err(format!(
-        "edit {n}: old_text was not found in '{shown}'. Closest lines: {}. Re-read the file and copy the text exactly",
+    let first_old = old.lines().position(|l| !l.trim().is_empty()).unwrap_or(0);
+    let (note, details) = divergence(&body_lines, old, scored[0].1.saturating_sub(first_old));
+    let mut e = err(format!(
+        "edit {n}: old_text was not found in '{shown}'. Closest lines: {}{note}. Re-read the file and copy the text exactly",
         shown_lines.join(" | ")
     ))
-    .with_detail("closest_lines", numbers.join(","))
+    .with_detail("closest_lines", numbers.join(","));
+    for (k, v) in details {
+        e = e.with_detail(k, v);
+    }
+    e
+}
+
+/// Where `old` first differs from the file's lines from index `start`: a sentence for the
+/// message and the details (`diverges_at_line`, `diverges_at_column`, `difference`,
+/// `expected_text`, `found_text`), invisible characters spelled out. `old` may begin and
+/// end inside a line, so its first line is compared with the end of the file's line and
+/// its last with the start of one.
+fn divergence(
+    body_lines: &[&str],
+    old: &str,
+    start: usize,
+) -> (String, Vec<(&'static str, String)>) {
+    let want: Vec<&str> = old.lines().collect();
+    if want.is_empty() {
+        return (String::new(), Vec::new());
+    }
+    let mut have: Vec<&str> = body_lines
+        .iter()
+        .skip(start)
+        .take(want.len())
+        .copied()
+        .collect();
+    if let (Some(h), Some(w)) = (have.first_mut(), want.first()) {
+        if h.ends_with(w) {
+            *h = &h[h.len() - w.len()..];
+        }
+    }
+    if want.len() > 1 || have.first().is_some_and(|h| !h.ends_with(want[0])) {
+        if let (Some(h), Some(w)) = (have.get_mut(want.len() - 1), want.last()) {
+            if h.starts_with(w) {
+                *h = &h[..w.len()];
+            }
+        }
+    }
+    let Some(d) = crate::visible::first_divergence(&want, &have) else {
+        return (String::new(), Vec::new());
+    };
+    let line = start + d.index + 1;
+    let found = d
+        .found
+        .clone()
+        .unwrap_or_else(|| "(end of file)".to_string());
+    let note = format!(
+        ". First difference at line {line}, column {} ({}): old_text has \"{}\", the file has \"{}\" (invisible characters shown as ⟨TAB⟩, ⟨NBSP⟩, ⟨CR⟩, trailing spaces as ⟨SP⟩)",
+        d.column, d.what, d.expected, found
+    );
+    let details = vec![
+        ("diverges_at_line", line.to_string()),
+        ("diverges_at_column", d.column.to_string()),
+        ("difference", d.what),
+        ("expected_text", d.expected),
+        ("found_text", found),
+    ];
+    (note, details)
 }
 
 #[cfg(test)]
@@ -225,6 +293,46 @@ mod tests {
     fn overlapping_occurrences_count() {
         assert_eq!(occurrences("aaa", "aa"), [0, 1]);
         assert_eq!(occurrences("éaéa", "éa"), [0, 3]);
+    }
+
+    #[test]
+    fn no_match_shows_the_first_divergent_line_and_column_with_invisibles_visible() {
+        // Regression: only the closest lines were named, not where or why they differ.
+        let body = "fn main() {\n    let total = compute(a,\u{a0}b);\n}\n";
+        let e = no_match(
+            "f",
+            1,
+            body,
+            "fn main() {\n    let total = compute(a, c);\n}",
+        );
+        assert!(e.message.contains("line 2, column 27"), "{}", e.message);
+        assert!(e.message.contains("⟨NBSP⟩"), "{}", e.message);
+        assert_eq!(
+            e.details.get("diverges_at_line").map(String::as_str),
+            Some("2")
+        );
+        assert_eq!(
+            e.details.get("diverges_at_column").map(String::as_str),
+            Some("27")
+        );
+        assert!(
+            e.details["found_text"].contains("compute(a,⟨NBSP⟩b)"),
+            "{:?}",
+            e.details
+        );
+        // Whitespace-only differences say which character differs.
+        let body = "if x {\n\treturn 1;  \n}\n";
+        let e = no_match("f", 1, body, "if x {\n    return 1;\n}");
+        assert!(e.message.contains("whitespace"), "{}", e.message);
+        assert!(
+            e.message.contains("⟨TAB⟩return 1;⟨SP⟩⟨SP⟩"),
+            "{}",
+            e.message
+        );
+        assert_eq!(
+            e.details.get("diverges_at_line").map(String::as_str),
+            Some("2")
+        );
     }
 
     #[test]

@@ -11,6 +11,7 @@ pub mod audit;
 pub mod baseline;
 pub mod bytes;
 pub mod classify;
+pub mod conventions;
 pub mod diff;
 pub mod edit;
 pub mod error;
@@ -34,11 +35,13 @@ pub mod services;
 pub mod session;
 pub mod simd;
 pub mod sniff;
+pub mod snippet;
 #[cfg(test)]
 mod summaries;
 pub mod text;
 pub mod tools;
 pub mod txn;
+pub mod visible;
 pub mod walk;
 pub mod workspace;
 

@@ -71,7 +71,12 @@ pub fn write_file(s: &Session, log: &mut CallLog, a: &WriteFileArgs) -> ToolResu
             a.expected_sha256.as_deref(),
             Guard::Whole,
         )?;
-        fit_to_existing(before.as_deref(), &a.content, &mut warnings)
+        match before {
+            Some(_) => fit_to_existing(before.as_deref(), &a.content, &mut warnings),
+            None => {
+                crate::conventions::new_file_bytes(s, log, &w.target, &a.content, &mut warnings)
+            }
+        }
     };
     check_size(s, &shown, after.len())?;
     let mut change = Change::new(w.target, shown, before, Some(after));
@@ -112,7 +117,9 @@ pub fn append_file(
             }
             after.extend_from_slice(add.as_bytes());
         }
-        None => after.extend_from_slice(a.content.as_bytes()),
+        None => {
+            after = crate::conventions::new_file_bytes(s, log, &w.target, &a.content, &mut warnings)
+        }
     }
     check_size(s, &shown, after.len())?;
     let change = Change::new(w.target, shown, before, Some(after));

@@ -21,7 +21,6 @@ use crate::session::Session;
 use crate::walk::{walk, walk_budget, Flow, Skips, WalkOptions};
 
 const MAX_CONTEXT: u32 = 10;
-const MAX_LINE_TEXT: usize = 500;
 
 /// Compiles the query of a search.
 ///
@@ -146,11 +145,11 @@ impl Finder<'_> {
         }
     }
 
-    /// The column of the first match inside `line`.
-    fn find_in(&self, line: &[u8]) -> Option<usize> {
+    /// The first match inside `line`.
+    fn find_in(&self, line: &[u8]) -> Option<(usize, usize)> {
         match self {
-            Finder::Regex(re) => re.find(line).map(|m| m.start()),
-            Finder::Literal(l) => l.find(line),
+            Finder::Regex(re) => re.find(line).map(|m| (m.start(), m.end())),
+            Finder::Literal(l) => l.find(line).map(|i| (i, i + l.len())),
         }
     }
 }
@@ -203,23 +202,28 @@ pub fn search_buffer(
         }
         let ls = memchr::memrchr(b'\n', &buf[..start]).map_or(0, |i| i + 1);
         let le = memchr::memchr(b'\n', &buf[start..]).map_or(buf.len(), |i| start + i);
-        let col = if end <= le {
-            Some(start - ls)
+        let found = if end <= le {
+            Some((start - ls, end - ls))
         } else {
             hay.find_in(&buf[ls..le])
         };
-        if let Some(col) = col {
+        if let Some((col, col_end)) = found {
             count += 1;
             token = token || crate::sniff::token_in_line(&buf[ls..le]).is_some();
             base64 = base64 || crate::sniff::base64_line(&buf[ls..le]);
             if lines.len() < want {
                 line_no += memchr::memchr_iter(b'\n', &buf[counted_to..ls]).count() as u32;
                 counted_to = ls;
+                let shown = crate::snippet::around(&buf[ls..le], col, col_end);
                 lines.push(SearchMatch {
                     path: path.to_string(),
                     line: line_no,
                     column: col as u32 + 1,
-                    text: line_text(&buf[ls..le]),
+                    text: shown.text,
+                    cut_before: shown.cut_before,
+                    cut_after: shown.cut_after,
+                    match_start: shown.match_start,
+                    match_len: shown.match_len,
                     before: context_before(buf, ls, context),
                     after: context_after(buf, le, context),
                 });
@@ -235,15 +239,6 @@ pub fn search_buffer(
     }
 }
 
-fn line_text(line: &[u8]) -> String {
-    let line = line.strip_suffix(b"\r").unwrap_or(line);
-    let mut end = line.len().min(MAX_LINE_TEXT);
-    while end > 0 && end < line.len() && (line[end] & 0xC0) == 0x80 {
-        end -= 1;
-    }
-    String::from_utf8_lossy(&line[..end]).into_owned()
-}
-
 fn context_before(buf: &[u8], line_start: usize, n: u32) -> Vec<String> {
     let mut out = Vec::new();
     let mut end = line_start;
@@ -253,7 +248,7 @@ fn context_before(buf: &[u8], line_start: usize, n: u32) -> Vec<String> {
         }
         let prev_end = end - 1;
         let start = memchr::memrchr(b'\n', &buf[..prev_end]).map_or(0, |i| i + 1);
-        out.push(line_text(&buf[start..prev_end]));
+        out.push(crate::snippet::head(&buf[start..prev_end]));
         end = start;
     }
     out.reverse();
@@ -268,7 +263,7 @@ fn context_after(buf: &[u8], line_end: usize, n: u32) -> Vec<String> {
             break;
         }
         let end = memchr::memchr(b'\n', &buf[start..]).map_or(buf.len(), |i| start + i);
-        out.push(line_text(&buf[start..end]));
+        out.push(crate::snippet::head(&buf[start..end]));
         start = end + 1;
     }
     out
@@ -694,6 +689,82 @@ mod tests {
             }
         }
         assert_eq!(found, [('k', '\u{212A}'), ('s', '\u{17F}')]);
+    }
+
+    #[test]
+    fn a_match_far_into_a_long_line_is_shown_with_its_context_and_the_cuts_marked() {
+        // Regression: the line's first 500 bytes came back, without the match at column 5001
+        // and without a word about the cut.
+        let mut line = "é".repeat(2500); // 5000 bytes of two-byte characters
+        line.push_str("NEEDLE");
+        line.push_str(&"ü".repeat(3000));
+        line.push('\n');
+        let m = search_buffer(&re("NEEDLE", false, false), "f", line.as_bytes(), 0, 10);
+        let hit = &m.lines[0];
+        assert_eq!(hit.column, 5001);
+        assert!(hit.text.contains("NEEDLE"), "{}", hit.text);
+        assert!(hit.cut_before > 0 && hit.cut_after > 0, "{hit:?}");
+        assert!(hit.text.len() < 700, "{}", hit.text.len());
+        assert!(
+            hit.text
+                .starts_with(&format!("[…{} bytes cut]", hit.cut_before)),
+            "{}",
+            hit.text
+        );
+        assert!(
+            hit.text
+                .ends_with(&format!("[{} bytes cut…]", hit.cut_after)),
+            "{}",
+            hit.text
+        );
+        // What is kept plus what was cut is the whole line; no character was split.
+        let kept = hit
+            .text
+            .split_once(']')
+            .and_then(|(_, r)| r.rsplit_once('['))
+            .map(|(k, _)| k)
+            .unwrap();
+        assert!(!kept.contains('\u{fffd}'));
+        assert_eq!(
+            hit.cut_before as usize + kept.len() + hit.cut_after as usize,
+            line.len() - 1
+        );
+        let at = hit.match_start as usize;
+        assert_eq!(&hit.text[at..at + hit.match_len as usize], "NEEDLE");
+        // A short line is whole and unmarked.
+        let m = search_buffer(&re("b", false, false), "f", b"abc\n", 0, 10);
+        assert_eq!(
+            (
+                m.lines[0].text.as_str(),
+                m.lines[0].cut_before,
+                m.lines[0].cut_after
+            ),
+            ("abc", 0, 0)
+        );
+    }
+
+    #[test]
+    fn a_match_longer_than_the_window_keeps_its_start() {
+        let line = format!("{}{}\n", "x".repeat(100), "y".repeat(5000));
+        let m = search_buffer(&re("y+", true, false), "f", line.as_bytes(), 0, 10);
+        let hit = &m.lines[0];
+        assert!(hit.text.contains("xyyy"), "{}", hit.text);
+        assert!(
+            hit.cut_after > 0 && hit.text.len() < 1600,
+            "{}",
+            hit.text.len()
+        );
+    }
+
+    #[test]
+    fn long_context_lines_are_cut_with_a_marker() {
+        let buf = format!("{}\nHIT\n", "c".repeat(2000));
+        let m = search_buffer(&re("HIT", false, false), "f", buf.as_bytes(), 1, 10);
+        assert!(
+            m.lines[0].before[0].ends_with("bytes cut…]"),
+            "{}",
+            m.lines[0].before[0]
+        );
     }
 
     #[test]

@@ -135,7 +135,9 @@ pub static TOOLS: &[ToolSpec] = &[
     tool!("search_text", SearchTextArgs, search::search_text, mutates: false, destructive: false, idempotent: true,
         "Search file contents for a literal string (default) or a regular expression \
          (regex: true), honouring .gitignore. Returns matching lines with path, line number, \
-         column and optional context lines; output \"files\" or \"count\" returns less. Narrow it \
+         column and optional context lines; a line over 500 bytes comes back as a window \
+         around the match, marked [\u{2026}N bytes cut] / [N bytes cut\u{2026}] (cut_before, \
+         cut_after; the match at match_start in text). Output \"files\" or \"count\" returns less. Narrow it \
          with path, include and exclude globs. Binary, secret and oversized files are skipped and \
          counted. Errors: INVALID_INPUT (empty query, malformed or too complex regex, bad glob), \
          PATH_REJECTED, NOT_FOUND."),
@@ -148,7 +150,8 @@ pub static TOOLS: &[ToolSpec] = &[
         "Create a file or replace its whole content, atomically (missing parent directories are \
          created). To change part of an existing file prefer edit_file or apply_patch. When \
          replacing, pass expected_sha256 from your last read_file so a file changed since is not \
-         overwritten. A CRLF file keeps CRLF and a BOM is kept. Returns the new sha256 and a \
+         overwritten. A CRLF file keeps CRLF and a BOM is kept; a new file takes the line \
+         endings .gitattributes and .editorconfig declare. Returns the new sha256 and a \
          diff. Errors: ALREADY_EXISTS (mode create), NOT_FOUND (mode replace), WRITE_CONFLICT \
          (file changed since you read it: re-read and retry with the current sha256), \
          POLICY_DENIED (secrets, .git, generated, vendored, lock files, read-only session), \
@@ -158,18 +161,22 @@ pub static TOOLS: &[ToolSpec] = &[
          (include enough surrounding lines) unless replace_all is set; edits apply in order, all \
          or none. Write line breaks as \\n even in CRLF files; the file's line endings, BOM and \
          final newline are kept. dry_run returns the diff without writing. Errors: EDIT_NO_MATCH \
-         (names the closest lines and says when only whitespace or line endings differ: re-read \
+         (names the closest lines, says when only whitespace or line endings differ and shows \
+         the first differing line and column with invisible characters spelled out: re-read \
          and copy exactly), EDIT_AMBIGUOUS (lists every matching line), WRITE_CONFLICT, \
          POLICY_DENIED, NOT_FOUND, ENCODING_ERROR, UNSUPPORTED_BINARY."),
     tool!("apply_patch", ApplyPatchArgs, patch::apply_patch, mutates: true, destructive: true, idempotent: false,
         "Apply a unified diff (one or many files; git headers for new, deleted and renamed files; \
          a/ b/ prefixes) or a \"*** Begin Patch\" envelope (Add/Update/Delete File, Move to). \
          All or nothing: if any hunk of any file does not match, nothing changes. Context must \
-         match exactly; a hunk found away from its stated line is applied and reported. \
-         dry_run checks without writing. Errors: PATCH_PARSE_ERROR (names the line), \
-         PATCH_CONFLICT (names file and hunk, shows expected and found lines: re-read and \
-         regenerate), PATCH_BUDGET_EXCEEDED (split the patch), UNSUPPORTED_BINARY, \
-         POLICY_DENIED, PATH_REJECTED."),
+         match exactly unless you set match (\"trailing_whitespace\", \"whitespace\" or \
+         \"punctuation\"; relaxed hunks are listed in relaxed_hunks); a hunk found away from \
+         its stated line is applied and reported. To add or move onto an existing file, give \
+         its sha256 in expected_sha256s. dry_run checks without writing. Errors: \
+         PATCH_PARSE_ERROR (names the line), PATCH_CONFLICT (names file and hunk, shows \
+         expected and found lines and the first differing column, invisible characters \
+         spelled out: re-read and regenerate), PATCH_BUDGET_EXCEEDED (split the patch), \
+         UNSUPPORTED_BINARY, POLICY_DENIED, PATH_REJECTED."),
     tool!("append_file", AppendFileArgs, mutate::append_file, mutates: true, destructive: false, idempotent: false,
         "Append text to the end of a file (created when missing). The file ends up either as \
          before or fully appended, never half. Errors: WRITE_CONFLICT, POLICY_DENIED, \
@@ -280,6 +287,7 @@ pub fn run_call<T>(
         deletions: log.deletions,
         duration_us: started.elapsed().as_micros() as u64,
         diff: log.diff,
+        notes: log.notes,
     };
     services.emit(event);
     result
@@ -309,6 +317,11 @@ mod tests {
             .as_str()
             .unwrap()
             .contains("from 1"));
+        let patch = find("apply_patch").unwrap().input_schema().to_string();
+        for level in ["exact", "trailing_whitespace", "whitespace", "punctuation"] {
+            assert!(patch.contains(level), "{level}: {patch}");
+        }
+        assert!(patch.contains("\"match\""), "{patch}");
     }
 
     #[test]

@@ -504,6 +504,7 @@ pub fn commit(
         diff_truncated,
         dry_run,
         warnings,
+        relaxed_hunks: Vec::new(),
         summary,
     })
 }

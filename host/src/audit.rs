@@ -44,6 +44,7 @@ pub fn event_json(e: &AuditEvent) -> Value {
         "insertions": e.insertions,
         "deletions": e.deletions,
         "duration_us": e.duration_us,
+        "notes": e.notes,
         "diff_sha256": (!e.diff.is_empty()).then(|| crate::audit_log::line_hash(&e.diff)),
     })
 }

@@ -589,6 +589,7 @@ impl Session {
                 deletions: 0,
                 duration_us: started.elapsed().as_micros() as u64,
                 diff: String::new(),
+                notes: Vec::new(),
             }]
         } else {
             events

@@ -5,6 +5,7 @@
 mod support;
 
 mod adversarial;
+mod answers;
 mod approval;
 mod audit;
 mod cli;

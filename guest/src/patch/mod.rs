@@ -1,22 +1,28 @@
 //! `apply_patch`: unified diffs and the `*** Begin Patch` envelope, applied all or nothing.
 //!
 //! Parsing (`parse`) yields [`FilePatch`]es. Planning then checks the budget, guards every
-//! path (old and new), applies every hunk in memory — context must match exactly; a hunk
-//! may be found at an offset from its stated line (reported), never by fuzz — and only
-//! when every file of the patch applies does `txn::commit` write anything.
+//! path (old and new), applies every hunk in memory (`hunks`) — context must match
+//! exactly, or at the relaxed level the call opts into with `match` (reported per hunk); a
+//! hunk may be found at an offset from its stated line (reported), never by fuzz — and only
+//! when every file of the patch applies does `txn::commit` write anything. A file the
+//! patch adds takes the repository's declared line endings (`conventions`).
 
+mod hunks;
+mod locate;
 mod parse;
+#[cfg(test)]
+mod tests_native;
 
 use std::collections::BTreeMap;
 
-use crate::api::{ApplyPatchArgs, LineEnding, MutationResult};
+use crate::api::{ApplyPatchArgs, MutationResult};
 use crate::audit::CallLog;
 use crate::error::{ErrorCode, ToolError, ToolResult};
 use crate::path::LogicalPath;
 use crate::session::Session;
-use crate::text::ending_of;
 use crate::txn::{check_size, commit, writable, Change};
 
+use hunks::{apply_hunks, Notes};
 pub use parse::parse;
 
 /// One file's part of a patch.
@@ -167,7 +173,12 @@ pub fn apply_patch(
     log: &mut CallLog,
     a: &ApplyPatchArgs,
 ) -> ToolResult<MutationResult> {
-    let (patches, mut warnings) = parse(&a.patch)?;
+    let (patches, warnings) = parse(&a.patch)?;
+    let mut notes = Notes {
+        max: a.match_level.unwrap_or_default(),
+        warnings,
+        relaxed: Vec::new(),
+    };
     check_budget(s, &a.patch, &patches)?;
     if let Some(fp) = patches.iter().find(|p| p.binary) {
         let p = fp.display_path();
@@ -214,7 +225,7 @@ pub fn apply_patch(
     let mut files: Vec<Planned> = Vec::new();
     for fp in &patches {
         if fp.mode_change {
-            warnings.push(format!(
+            notes.warnings.push(format!(
                 "mode change for '{}' ignored (file modes are not managed)",
                 fp.new_path
                     .as_deref()
@@ -222,7 +233,7 @@ pub fn apply_patch(
                     .unwrap_or("")
             ));
         }
-        plan_file(s, fp, &checked, &mut files, &mut warnings)?;
+        plan_file(s, fp, &checked, &expected, &mut files, &mut notes)?;
     }
     if let Some(stray) = expected
         .keys()
@@ -243,7 +254,14 @@ pub fn apply_patch(
     }
     let mut changes = Vec::new();
     for f in files {
-        let after = f.now.map(String::into_bytes);
+        let after = match f.now {
+            // A file the patch adds takes the repository's declared style; a moved one
+            // keeps its own.
+            Some(text) if f.before.is_none() && f.renamed_from.is_none() => Some(
+                crate::conventions::new_file_bytes(s, log, &f.target, &text, &mut notes.warnings),
+            ),
+            other => other.map(String::into_bytes),
+        };
         if let Some(a) = &after {
             check_size(s, &f.shown, a.len())?;
         }
@@ -260,7 +278,18 @@ pub fn apply_patch(
         }
         changes.push(c);
     }
-    commit(s, log, changes, a.dry_run.unwrap_or(false), warnings)
+    for r in &notes.relaxed {
+        log.notes.push(format!(
+            "apply_patch: hunk {} of '{}' matched at line {} with matching \"{}\"",
+            r.hunk,
+            r.path,
+            r.line,
+            r.level.as_str()
+        ));
+    }
+    let mut result = commit(s, log, changes, a.dry_run.unwrap_or(false), notes.warnings)?;
+    result.relaxed_hunks = notes.relaxed;
+    Ok(result)
 }
 
 /// The call's expected hashes by normalised path.
@@ -323,17 +352,22 @@ fn plan_file(
     s: &Session,
     fp: &FilePatch,
     checked: &BTreeMap<String, crate::txn::Writable>,
+    expected: &BTreeMap<String, String>,
     files: &mut Vec<Planned>,
-    warnings: &mut Vec<String>,
+    notes: &mut Notes,
 ) -> ToolResult<()> {
     match (&fp.old_path, &fp.new_path) {
         (None, Some(new)) => {
             let f = state(s, files, checked, new)?;
             if f.now.is_some() {
-                return Err(conflict(
-                    &f.shown,
-                    format!("the patch creates '{}', which already exists", f.shown),
-                ));
+                if !expected.contains_key(&f.shown) {
+                    return Err(conflict(
+                        &f.shown,
+                        format!("the patch creates '{}', which already exists; to replace it, read it and give its sha256 in expected_sha256s", f.shown),
+                    ));
+                }
+                // Replaced whole: checked against the given sha256 like any overwrite.
+                f.unseen = true;
             }
             let content: String = fp
                 .hunks
@@ -380,7 +414,7 @@ fn plan_file(
                 };
                 (now, f.shown.clone())
             };
-            let patched = apply_hunks(&shown_old, &content, fp, warnings)?;
+            let patched = apply_hunks(&shown_old, &content, fp, notes)?;
             if old == new
                 || checked.get(old).map(|w| &w.target) == checked.get(new).map(|w| &w.target)
             {
@@ -390,13 +424,16 @@ fn plan_file(
                 src.now = None;
                 let dest = state(s, files, checked, new)?;
                 if dest.now.is_some() {
-                    return Err(conflict(
-                        &dest.shown,
-                        format!(
-                            "the patch moves '{shown_old}' to '{}', which already exists",
-                            dest.shown
-                        ),
-                    ));
+                    if !expected.contains_key(&dest.shown) {
+                        return Err(conflict(
+                            &dest.shown,
+                            format!(
+                                "the patch moves '{shown_old}' to '{}', which already exists; to replace it, read it and give its sha256 in expected_sha256s",
+                                dest.shown
+                            ),
+                        ));
+                    }
+                    dest.unseen = true;
                 }
                 dest.now = Some(patched);
                 if dest.before.is_none() {
@@ -408,279 +445,4 @@ fn plan_file(
         (None, None) => {}
     }
     Ok(())
-}
-
-/// Applies a file's hunks to its content.
-fn apply_hunks(
-    shown: &str,
-    content: &str,
-    fp: &FilePatch,
-    warnings: &mut Vec<String>,
-) -> ToolResult<String> {
-    let mut lines: Vec<String> = content.split_inclusive('\n').map(str::to_string).collect();
-    // A patch written with LF for a file that uses CRLF throughout is read in the file's style.
-    let translate = ending_of(content) == LineEnding::Crlf
-        && !fp
-            .hunks
-            .iter()
-            .any(|h| h.old.iter().chain(&h.new).any(|l| l.contains('\r')));
-    if translate {
-        warnings.push(format!("'{shown}' uses CRLF line endings; the patch's LF lines were matched and written as CRLF"));
-    }
-    let fix = |v: &[String]| -> Vec<String> {
-        if translate {
-            v.iter()
-                .map(|l| {
-                    l.strip_suffix('\n')
-                        .map_or_else(|| l.clone(), |b| format!("{b}\r\n"))
-                })
-                .collect()
-        } else {
-            v.to_vec()
-        }
-    };
-    let mut cursor = 0usize;
-    let mut delta: isize = 0;
-    for (k, h) in fp.hunks.iter().enumerate() {
-        let n = k + 1;
-        let old = fix(&h.old);
-        let new = fix(&h.new);
-        let mut from = cursor;
-        if let Some(anchor) = &h.anchor {
-            let found = (cursor..lines.len())
-                .find(|&i| lines[i].trim_end_matches(['\n', '\r']).trim() == anchor.trim());
-            match found {
-                Some(i) => from = i + 1,
-                None => {
-                    return Err(conflict(shown, format!("hunk {n} of '{shown}' (patch line {}): the line '{anchor}' it is anchored to was not found", h.line))
-                        .with_detail("hunk", n.to_string()))
-                }
-            }
-        }
-        let mut wanted: Option<usize> = h.old_start.map(|start| {
-            let base = if old.is_empty() {
-                start
-            } else {
-                start.saturating_sub(1)
-            };
-            (base as isize + delta).max(0) as usize
-        });
-        if wanted.is_none() && old.is_empty() && h.anchor.is_some() {
-            // Pure insertion right after its anchor line.
-            wanted = Some(from);
-        }
-        let at = if h.at_eof {
-            lines
-                .len()
-                .checked_sub(old.len())
-                .filter(|&p| p >= from && lines[p..] == old[..])
-        } else {
-            find(&lines, &old, from, wanted)
-        };
-        let Some(at) = at else {
-            return Err(hunk_conflict(
-                shown,
-                n,
-                h,
-                &lines,
-                &old,
-                wanted.unwrap_or(from),
-            ));
-        };
-        if let Some(w) = wanted {
-            if w != at {
-                let off = at as isize - w as isize;
-                warnings.push(format!(
-                    "hunk {n} of '{shown}' applied at line {} (offset {off:+})",
-                    at + 1
-                ));
-            }
-        }
-        lines.splice(at..at + old.len(), new.iter().cloned());
-        delta += new.len() as isize - old.len() as isize;
-        cursor = at + new.len();
-    }
-    Ok(lines.concat())
-}
-
-/// Where `old` occurs at or after `from`: at `wanted` if it matches there, else the nearest
-/// match to `wanted` (later first on ties), else the first after `from`.
-fn find(lines: &[String], old: &[String], from: usize, wanted: Option<usize>) -> Option<usize> {
-    if old.is_empty() {
-        return Some(
-            wanted
-                .unwrap_or(lines.len())
-                .clamp(from.min(lines.len()), lines.len()),
-        );
-    }
-    let last = lines.len().checked_sub(old.len())?;
-    let matches_at = |p: usize| p >= from && p <= last && lines[p..p + old.len()] == old[..];
-    match wanted {
-        Some(w) => {
-            for d in 0..=lines.len() {
-                if matches_at(w + d) {
-                    return Some(w + d);
-                }
-                if d > 0 && d <= w && matches_at(w - d) {
-                    return Some(w - d);
-                }
-                if w + d > last && d > w {
-                    break;
-                }
-            }
-            None
-        }
-        None => (from..=last).find(|&p| matches_at(p)),
-    }
-}
-
-fn hunk_conflict(
-    shown: &str,
-    n: usize,
-    h: &Hunk,
-    lines: &[String],
-    old: &[String],
-    at: usize,
-) -> ToolError {
-    let show = |v: &[String]| -> String {
-        v.iter()
-            .take(6)
-            .map(|l| format!("  {}", l.trim_end_matches(['\n', '\r'])))
-            .collect::<Vec<_>>()
-            .join("\n")
-    };
-    let found_end = (at + old.len().max(1)).min(lines.len());
-    let found = if at < lines.len() {
-        show(&lines[at..found_end])
-    } else {
-        "  (end of file)".to_string()
-    };
-    conflict(
-        shown,
-        format!(
-            "hunk {n} of '{shown}' (patch line {}) does not match the file; expected at line {}:\n{}\nfound:\n{}\nre-read the file and regenerate the patch",
-            h.line,
-            at + 1,
-            show(old),
-            found
-        ),
-    )
-    .with_detail("hunk", n.to_string())
-    .with_detail("expected_line", (at + 1).to_string())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn fp(hunks: Vec<Hunk>) -> FilePatch {
-        FilePatch {
-            old_path: Some("f".into()),
-            new_path: Some("f".into()),
-            hunks,
-            ..Default::default()
-        }
-    }
-
-    fn h(start: Option<usize>, old: &[&str], new: &[&str]) -> Hunk {
-        Hunk {
-            old_start: start,
-            old: old.iter().map(|s| s.to_string()).collect(),
-            new: new.iter().map(|s| s.to_string()).collect(),
-            ..Default::default()
-        }
-    }
-
-    #[test]
-    fn hunks_apply_in_place_and_at_offsets() {
-        let mut w = Vec::new();
-        let text = "a\nb\nc\nd\ne\n";
-        let out = apply_hunks(
-            "f",
-            text,
-            &fp(vec![
-                h(Some(2), &["b\n"], &["B\n"]),
-                h(Some(4), &["d\n"], &["D\n", "D2\n"]),
-            ]),
-            &mut w,
-        )
-        .unwrap();
-        assert_eq!(out, "a\nB\nc\nD\nD2\ne\n");
-        assert!(w.is_empty());
-        let out =
-            apply_hunks("f", text, &fp(vec![h(Some(1), &["c\n"], &["C\n"])]), &mut w).unwrap();
-        assert_eq!(out, "a\nb\nC\nd\ne\n");
-        assert!(w[0].contains("offset +2"), "{w:?}");
-    }
-
-    #[test]
-    fn mismatched_context_is_a_conflict_naming_the_hunk() {
-        let e = apply_hunks(
-            "f",
-            "a\nb\n",
-            &fp(vec![h(Some(1), &["x\n"], &["y\n"])]),
-            &mut Vec::new(),
-        )
-        .unwrap_err();
-        assert_eq!(e.code, ErrorCode::PatchConflict);
-        assert_eq!(e.details.get("hunk").map(String::as_str), Some("1"));
-        assert!(e.message.contains("expected at line 1"), "{}", e.message);
-    }
-
-    #[test]
-    fn pure_insertions_use_the_header_line() {
-        let out = apply_hunks(
-            "f",
-            "a\nb\n",
-            &fp(vec![h(Some(1), &[], &["x\n"])]),
-            &mut Vec::new(),
-        )
-        .unwrap();
-        assert_eq!(out, "a\nx\nb\n");
-        let out = apply_hunks(
-            "f",
-            "a\nb\n",
-            &fp(vec![h(Some(0), &[], &["x\n"])]),
-            &mut Vec::new(),
-        )
-        .unwrap();
-        assert_eq!(out, "x\na\nb\n");
-    }
-
-    #[test]
-    fn crlf_files_take_lf_patches() {
-        let mut w = Vec::new();
-        let out = apply_hunks(
-            "f",
-            "a\r\nb\r\n",
-            &fp(vec![h(Some(2), &["b\n"], &["c\n"])]),
-            &mut w,
-        )
-        .unwrap();
-        assert_eq!(out, "a\r\nc\r\n");
-        assert_eq!(w.len(), 1);
-    }
-
-    #[test]
-    fn envelope_hunks_follow_anchors_and_eof() {
-        let mut p = fp(vec![Hunk {
-            anchor: Some("fn b() {".into()),
-            old: vec!["    x\n".into()],
-            new: vec!["    y\n".into()],
-            ..Default::default()
-        }]);
-        p.envelope = true;
-        let text = "fn a() {\n    x\n}\nfn b() {\n    x\n}\n";
-        let out = apply_hunks("f", text, &p, &mut Vec::new()).unwrap();
-        assert_eq!(out, "fn a() {\n    x\n}\nfn b() {\n    y\n}\n");
-        let mut p = fp(vec![Hunk {
-            at_eof: true,
-            old: vec!["x\n".into()],
-            new: vec!["z\n".into()],
-            ..Default::default()
-        }]);
-        p.envelope = true;
-        let out = apply_hunks("f", "x\ny\nx\n", &p, &mut Vec::new()).unwrap();
-        assert_eq!(out, "x\ny\nz\n");
-    }
 }

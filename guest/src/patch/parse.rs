@@ -31,6 +31,11 @@
 //!     { [ "@@" [ " " anchor ] NL ] { ( " " | "-" | "+" ) text NL } [ "*** End of File" NL ] } }
 //! "*** End Patch" [ NL ]
 //! ```
+//!
+//! `*** …` marker lines may be padded with spaces or tabs on either side, as models often
+//! write them; hunk lines are never trimmed (so `@@` must start its line: ` @@` is context).
+//! Inside an update, a line that reads as a file marker or `*** End Patch` once trimmed
+//! ends the hunk, even when it starts with a space.
 
 use super::{FilePatch, Hunk};
 use crate::error::{ErrorCode, ToolError, ToolResult};
@@ -49,7 +54,7 @@ fn parse_err(line: usize, msg: impl std::fmt::Display) -> ToolError {
 /// `PATCH_PARSE_ERROR` naming the line.
 pub fn parse(text: &str) -> ToolResult<(Vec<FilePatch>, Vec<String>)> {
     let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
-    let (patches, warnings) = if first.trim_end() == "*** Begin Patch" {
+    let (patches, warnings) = if first.trim() == "*** Begin Patch" {
         (parse_envelope(text)?, Vec::new())
     } else {
         parse_unified(text)?
@@ -481,17 +486,25 @@ fn parse_unified(text: &str) -> ToolResult<(Vec<FilePatch>, Vec<String>)> {
     Ok((out, warnings))
 }
 
+/// True when `m` (a trimmed line) starts a file's part or ends the envelope.
+fn is_file_marker(m: &str) -> bool {
+    m == "*** End Patch"
+        || ["*** Add File: ", "*** Delete File: ", "*** Update File: "]
+            .iter()
+            .any(|p| m.starts_with(p))
+}
+
 fn parse_envelope(text: &str) -> ToolResult<Vec<FilePatch>> {
     let lines = numbered(text);
     let mut i = lines
         .iter()
-        .position(|(_, l)| strip_nl(l) == "*** Begin Patch")
+        .position(|(_, l)| strip_nl(l).trim() == "*** Begin Patch")
         .map_or(0, |p| p + 1);
     let mut out = Vec::new();
     let mut ended = false;
     while i < lines.len() {
         let (n, l) = lines[i];
-        let s = strip_nl(l);
+        let s = strip_nl(l).trim();
         if s == "*** End Patch" {
             ended = true;
             break;
@@ -540,7 +553,7 @@ fn parse_envelope(text: &str) -> ToolResult<Vec<FilePatch>> {
             i += 1;
             if let Some(to) = lines
                 .get(i)
-                .and_then(|(_, l)| strip_nl(l).strip_prefix("*** Move to: "))
+                .and_then(|(_, l)| strip_nl(l).trim().strip_prefix("*** Move to: "))
             {
                 fp.new_path = Some(to.trim().to_string());
                 i += 1;
@@ -549,10 +562,11 @@ fn parse_envelope(text: &str) -> ToolResult<Vec<FilePatch>> {
             while i < lines.len() {
                 let (hn, l) = lines[i];
                 let s = strip_nl(l);
-                if s.starts_with("*** ") && s != "*** End of File" {
+                let m = s.trim();
+                if s.starts_with("*** ") && m != "*** End of File" || is_file_marker(m) {
                     break;
                 }
-                if s == "*** End of File" {
+                if m == "*** End of File" {
                     let h = cur.get_or_insert_with(|| Hunk {
                         line: hn,
                         ..Default::default()
@@ -711,6 +725,28 @@ diff --git a/empty b/empty\nnew file mode 100644\nindex 0000000..e69de29\n";
         assert!(h.at_eof);
         assert_eq!(h.old, ["    old();\n"]);
         assert!(fps[2].deleted);
+    }
+
+    #[test]
+    fn envelope_markers_padded_with_spaces_are_accepted() {
+        // Regression: " *** Begin Patch", "*** End Patch " and "  *** Update File: x" were
+        // refused (or, with a trailing space on the begin marker, parsed as a unified diff).
+        let p = " *** Begin Patch \n  *** Update File: src/a.rs  \n@@ fn f() {\n-    x  \n+    y\t\n *** End of File \n\t*** Add File: b.txt\n+b\n*** Delete File: c.txt \n*** End Patch \n";
+        let fps = parse(p).unwrap().0;
+        assert_eq!(fps.len(), 3);
+        assert_eq!(fps[0].old_path.as_deref(), Some("src/a.rs"));
+        // Hunk bodies are kept as written, trailing whitespace included.
+        assert_eq!(fps[0].hunks[0].old, ["    x  \n"]);
+        assert_eq!(fps[0].hunks[0].new, ["    y\t\n"]);
+        assert!(fps[0].hunks[0].at_eof);
+        assert_eq!(fps[1].new_path.as_deref(), Some("b.txt"));
+        assert_eq!(fps[2].old_path.as_deref(), Some("c.txt"));
+        let fps = parse(
+            "*** Begin Patch \n*** Update File: a\n  *** Move to: b \n@@\n-x\n+y\n*** End Patch",
+        )
+        .unwrap()
+        .0;
+        assert_eq!(fps[0].new_path.as_deref(), Some("b"));
     }
 
     #[test]
