@@ -23,6 +23,9 @@ pub struct ListDirArgs {
     pub include_hidden: Option<bool>,
     /// Honour .gitignore/.ignore files and skip generated directories (default true).
     pub respect_ignore: Option<bool>,
+    /// Continue after the previous page: that page's `next_cursor`. The other arguments
+    /// must be the same (the page size may change).
+    pub cursor: Option<String>,
 }
 
 /// One entry of a listing.
@@ -72,6 +75,7 @@ pub struct ListDirResult {
     pub truncated: bool,
     pub stopped_by: Option<Stop>,
     pub skipped: Vec<SkipCount>,
+    pub next_cursor: Option<String>,
     pub summary: String,
 }
 
@@ -90,6 +94,9 @@ pub struct FindFilesArgs {
     pub include_hidden: Option<bool>,
     /// Honour ignore files and skip generated directories (default true).
     pub respect_ignore: Option<bool>,
+    /// Continue after the previous page: that page's `next_cursor`. The other arguments
+    /// must be the same (the page size may change).
+    pub cursor: Option<String>,
 }
 
 /// Result of `find_files`.
@@ -99,6 +106,7 @@ pub struct FindFilesResult {
     pub truncated: bool,
     pub stopped_by: Option<Stop>,
     pub skipped: Vec<SkipCount>,
+    pub next_cursor: Option<String>,
     pub summary: String,
 }
 
@@ -231,6 +239,9 @@ pub struct SearchTextArgs {
     pub respect_ignore: Option<bool>,
     /// Search only one shard of the tree (for parallel hosts).
     pub shard: Option<Shard>,
+    /// Continue after the previous page: that page's `next_cursor`. The other arguments
+    /// must be the same (the page size may change).
+    pub cursor: Option<String>,
 }
 
 /// One matching line.
@@ -273,6 +284,7 @@ pub struct SearchTextResult {
     pub truncated: bool,
     pub stopped_by: Option<Stop>,
     pub skipped: Vec<SkipCount>,
+    pub next_cursor: Option<String>,
     pub summary: String,
 }
 

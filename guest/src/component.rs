@@ -48,6 +48,9 @@ const STATE_DEFAULT: &str = "/.file-tools-state";
 /// (`paths`: the Node host over jco's preview2-shim); `held` (the default) for hosts whose
 /// descriptors are open directories (Wasmtime).
 const DESCRIPTORS_ENV: &str = "FILE_TOOLS_DESCRIPTORS";
+/// The key that signs continuation cursors (64 hex digits), so that a cursor made by one
+/// instance is taken by the next; without it each instance makes its own.
+const CURSOR_KEY_ENV: &str = "FILE_TOOLS_TOKEN_KEY";
 
 /// Whether the host said its descriptors are path strings.
 fn path_descriptors() -> ToolResult<bool> {
@@ -123,7 +126,17 @@ fn session() -> &'static ToolResult<Session> {
         let policy = Policy::from_json(&json)?;
         let (root, state) = preopens()?;
         let services = std::sync::Arc::new(host_services::HostServices::default());
-        let s = Session::new(Fs::new(root).with_services(services), policy);
+        let mut s = Session::new(Fs::new(root).with_services(services), policy);
+        match std::env::var(CURSOR_KEY_ENV) {
+            Ok(hex) if !hex.is_empty() => {
+                let key = crate::cursor::CursorKey::from_hex(&hex).map_err(|e| {
+                    ToolError::new(ErrorCode::InvalidInput, format!("{CURSOR_KEY_ENV}: {e}"))
+                })?;
+                s = s.with_cursor_key(key);
+            }
+            // Without one, the session's own key: cursors last as long as the instance.
+            _ => {}
+        }
         Ok(match state {
             Some(dir) => s.with_state_dir(dir),
             None => s,
@@ -287,14 +300,18 @@ macro_rules! args {
     };
 }
 
-args!(wx::ListDirArgs => ListDirArgs { path, max_depth, max_entries, include_hidden, respect_ignore });
-args!(wx::FindFilesArgs => FindFilesArgs { patterns, path, max_results, include_hidden, respect_ignore });
+args!(wx::ListDirArgs => ListDirArgs {
+    path, max_depth, max_entries, include_hidden, respect_ignore, cursor,
+});
+args!(wx::FindFilesArgs => FindFilesArgs {
+    patterns, path, max_results, include_hidden, respect_ignore, cursor,
+});
 args!(wx::ReadFileArgs => ReadFileArgs { path, start_line, max_lines, max_bytes, line_numbers });
 args!(wx::ReadManyArgs => ReadManyArgs { paths, max_lines, max_bytes, line_numbers });
 args!(wx::Shard => Shard { index, count });
 args!(wx::SearchTextArgs => SearchTextArgs {
     query, regex, case_insensitive, path, include, exclude, context_lines, max_matches, output,
-    include_hidden, respect_ignore, shard,
+    include_hidden, respect_ignore, shard, cursor,
 });
 
 args!(wx::WriteFileArgs => WriteFileArgs { path, content, mode, expected_sha256, dry_run });
@@ -368,8 +385,12 @@ impl Conv<api::SearchOutput> for wx::SearchOutput {
 
 record!(api::SkipCount => wt::SkipCount { reason, count });
 record!(api::Stop => wx::Stop { cap, limit });
-record!(api::ListDirResult => wx::ListDirResult { entries, truncated, stopped_by, skipped, summary });
-record!(api::FindFilesResult => wx::FindFilesResult { paths, truncated, stopped_by, skipped, summary });
+record!(api::ListDirResult => wx::ListDirResult {
+    entries, truncated, stopped_by, skipped, next_cursor, summary,
+});
+record!(api::FindFilesResult => wx::FindFilesResult {
+    paths, truncated, stopped_by, skipped, next_cursor, summary,
+});
 record!(api::ReadFileResult => wx::ReadFileResult {
     path, content, start_line, end_line, total_lines, size, sha256, truncated, line_ending, bom,
     valid_utf8, kind, summary,
@@ -381,7 +402,7 @@ record!(api::SearchMatch => wx::SearchMatch {
 record!(api::FileCount => wx::FileCount { path, count });
 record!(api::SearchTextResult => wx::SearchTextResult {
     matches, files, total_matches, files_matched, files_searched, truncated, stopped_by, skipped,
-    summary,
+    next_cursor, summary,
 });
 record!(api::FileChange => wx::FileChange {
     path, action, sha256_before, sha256_after, insertions, deletions,

@@ -12,6 +12,7 @@ pub mod baseline;
 pub mod bytes;
 pub mod classify;
 pub mod conventions;
+pub mod cursor;
 pub mod diff;
 pub mod edit;
 pub mod error;
@@ -23,6 +24,8 @@ pub mod ignore_rules;
 pub mod list;
 pub mod literal;
 pub mod mutate;
+#[cfg(test)]
+mod paging;
 pub mod patch;
 pub mod path;
 pub mod policy;

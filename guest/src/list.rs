@@ -7,6 +7,7 @@ use crate::api::{
 };
 use crate::audit::CallLog;
 use crate::classify::Kind;
+use crate::cursor::Page;
 use crate::error::{ErrorCode, ToolError, ToolResult};
 use crate::fsx::{modified, EntryType};
 use crate::glob::Globs;
@@ -15,6 +16,11 @@ use crate::path::LogicalPath;
 use crate::policy::Policy;
 use crate::session::Session;
 use crate::walk::{walk, walk_budget, Flow, Skips, WalkOptions};
+
+/// The repository root's identity, which binds cursors to this repository.
+pub(crate) fn root_id(s: &Session) -> ToolResult<crate::port::FileId> {
+    s.fs.root().id().map_err(|e| ToolError::io(".", &e))
+}
 
 /// Resolves a directory argument and refuses anything but a readable directory.
 fn start_dir(s: &Session, input: Option<&str>) -> ToolResult<LogicalPath> {
@@ -56,7 +62,19 @@ pub fn list_dir(s: &Session, log: &mut CallLog, a: &ListDirArgs) -> ToolResult<L
     let mut entries = Vec::new();
     let mut stopped_by = None;
     let mut parents = ParentCache::default();
+    let page = Page::open(
+        &s.cursor_key,
+        root_id(s)?,
+        "list_dir",
+        a,
+        "max_entries",
+        a.cursor.as_deref(),
+    )?;
+    let mut skipper = page.skipper();
     let walk_stopped = walk(&s.fs, &s.policy, &start, &opts, &mut skips, |e| {
+        if skipper.skip(e.path.as_str()) {
+            return Flow::Continue;
+        }
         if entries.len() >= max {
             stopped_by = Some(Stop::new("max_entries", max as u64));
             return Flow::Stop;
@@ -64,7 +82,11 @@ pub fn list_dir(s: &Session, log: &mut CallLog, a: &ListDirArgs) -> ToolResult<L
         entries.push(describe_entry(s, &mut parents, &e.path, e.ty, e.kind));
         Flow::Continue
     })?;
-    let stopped_by = stopped_by.or_else(|| walk_stopped.then(|| walk_budget(&s.policy)));
+    let walk_stop = walk_stopped.then(|| walk_budget(&s.policy));
+    let stopped_by = page.finish(&skipper, stopped_by, walk_stop)?;
+    let next_cursor = page.next(&stopped_by, "max_entries", entries.len(), || {
+        entries.last().map(|e| e.path.clone())
+    });
     log.paths_read.push(start.to_string());
     let dirs = entries.iter().filter(|e| e.ty == EntryType::Dir).count();
     let mut summary = format!(
@@ -79,7 +101,7 @@ pub fn list_dir(s: &Session, log: &mut CallLog, a: &ListDirArgs) -> ToolResult<L
     );
     if let Some(stop) = &stopped_by {
         summary.push_str(&stop.note(if stop.cap == "max_entries" {
-            "more entries follow; list a subdirectory or raise max_entries"
+            "more entries follow; pass next_cursor as cursor for the next page"
         } else {
             "the walk visited no more entries; list a subdirectory"
         }));
@@ -88,10 +110,12 @@ pub fn list_dir(s: &Session, log: &mut CallLog, a: &ListDirArgs) -> ToolResult<L
     if !skipped_text.is_empty() {
         summary.push_str(&format!("; skipped {skipped_text}"));
     }
+    summary.push_str(&page.note());
     Ok(ListDirResult {
         entries,
         truncated: stopped_by.is_some(),
         stopped_by,
+        next_cursor,
         skipped: skips.counts(),
         summary,
     })
@@ -189,12 +213,24 @@ pub fn find_files(
     let mut skips = Skips::default();
     let mut paths = Vec::new();
     let mut stopped_by = None;
+    let page = Page::open(
+        &s.cursor_key,
+        root_id(s)?,
+        "find_files",
+        a,
+        "max_results",
+        a.cursor.as_deref(),
+    )?;
+    let mut skipper = page.skipper();
     let walk_stopped = walk(&s.fs, &s.policy, &start, &opts, &mut skips, |e| {
         if e.ty == EntryType::Dir {
             return Flow::Continue;
         }
         let p = e.path.to_string();
         if globs.matches(&p) {
+            if skipper.skip(&p) {
+                return Flow::Continue;
+            }
             if paths.len() >= max {
                 stopped_by = Some(Stop::new("max_results", max as u64));
                 return Flow::Stop;
@@ -203,20 +239,26 @@ pub fn find_files(
         }
         Flow::Continue
     })?;
-    let stopped_by = stopped_by.or_else(|| walk_stopped.then(|| walk_budget(&s.policy)));
+    let walk_stop = walk_stopped.then(|| walk_budget(&s.policy));
+    let stopped_by = page.finish(&skipper, stopped_by, walk_stop)?;
+    let next_cursor = page.next(&stopped_by, "max_results", paths.len(), || {
+        paths.last().cloned()
+    });
     log.paths_read.push(start.to_string());
     let mut summary = format!("{} files match {}", paths.len(), a.patterns.join(", "));
     if let Some(stop) = &stopped_by {
         summary.push_str(&stop.note(if stop.cap == "max_results" {
-            "more files match; narrow the patterns or path"
+            "more files match; pass next_cursor as cursor for the next page"
         } else {
             "the walk visited no more entries, so more files may match; narrow the path"
         }));
     }
+    summary.push_str(&page.note());
     Ok(FindFilesResult {
         paths,
         truncated: stopped_by.is_some(),
         stopped_by,
+        next_cursor,
         skipped: skips.counts(),
         summary,
     })

@@ -11,6 +11,7 @@ use regex::bytes::{Regex, RegexBuilder};
 use crate::api::{FileCount, SearchMatch, SearchOutput, SearchTextArgs, SearchTextResult, Stop};
 use crate::audit::CallLog;
 use crate::classify::{looks_binary, Kind};
+use crate::cursor::{Page, Skipper};
 use crate::error::{ToolError, ToolResult};
 use crate::fsx::EntryType;
 use crate::glob::Globs;
@@ -299,7 +300,22 @@ pub fn search_text(
     let context = a.context_lines.unwrap_or(0).min(MAX_CONTEXT);
     let output = a.output.unwrap_or_default();
     let start = LogicalPath::parse_dir(a.path.as_deref().unwrap_or(""))?;
+    if a.cursor.is_some() && (a.shard.is_some() || output == SearchOutput::Count) {
+        return Err(ToolError::invalid(
+            "a cursor continues a list of matches or files: not with output \"count\" or a shard",
+        ));
+    }
+    let page = Page::open(
+        &s.cursor_key,
+        crate::list::root_id(s)?,
+        "search_text",
+        a,
+        "max_matches",
+        a.cursor.as_deref(),
+    )?;
     let mut st = State {
+        skipper: page.skipper(),
+        page,
         re: &re,
         s,
         max_file_bytes: limits.max_search_file_bytes,
@@ -314,6 +330,7 @@ pub fn search_text(
         total: 0,
         searched: 0,
         stopped_by: None,
+        walk_stop: None,
         skips: Skips::default(),
         bytes: 0,
         buf: Vec::new(),
@@ -325,7 +342,7 @@ pub fn search_text(
                 // `readable_path` has applied the read policy, as the walk does below.
                 let held = r.resolved.parent.as_ref();
                 st.search_file(&r.resolved.target, &start.to_string(), r.kind, held);
-                return Ok(st.finish(log, output, max_files));
+                return st.finish(log, output, max_files);
             }
             Some(EntryType::Dir) => {}
             _ => return Err(r.resolved.not_a_file_error()),
@@ -367,9 +384,9 @@ pub fn search_text(
     // Each shard's walk counts only its own entries, so shards' counts add up.
     st.skips.merge(&walk_skips);
     if stopped && st.stopped_by.is_none() {
-        st.stopped_by = Some(walk_budget(&s.policy));
+        st.walk_stop = Some(walk_budget(&s.policy));
     }
-    Ok(st.finish(log, output, max_files))
+    st.finish(log, output, max_files)
 }
 
 struct State<'a> {
@@ -384,6 +401,11 @@ struct State<'a> {
     searched: u64,
     /// The cap that stopped the search (or, at the end, cut its list of files).
     stopped_by: Option<Stop>,
+    /// The walk's budget, when it ran out.
+    walk_stop: Option<Stop>,
+    /// The page asked for, and what passes over the earlier pages' matches or files.
+    page: Page<'a>,
+    skipper: Skipper,
     skips: Skips,
     bytes: u64,
     buf: Vec<u8>,
@@ -447,7 +469,13 @@ impl State<'_> {
         self.searched += 1;
         self.bytes += self.buf.len() as u64;
         let room = self.want.saturating_sub(self.matches.len());
-        let mut fm = search_buffer(self.re, shown, &self.buf, self.context, room);
+        // Lines earlier pages returned are collected to be passed over (they still count).
+        let skip = if self.want > 0 {
+            self.skipper.left() as usize
+        } else {
+            0
+        };
+        let mut fm = search_buffer(self.re, shown, &self.buf, self.context, room + skip);
         if fm.count == 0 {
             return;
         }
@@ -465,8 +493,17 @@ impl State<'_> {
                 self.skips.add("secret_content");
             }
         }
+        if skip > 0 {
+            let skipper = &mut self.skipper;
+            let passed = fm
+                .lines
+                .iter()
+                .take_while(|m| skipper.skip(&format!("{}:{}", m.path, m.line)))
+                .count();
+            fm.lines.drain(..passed);
+        }
         self.total += u64::from(fm.count);
-        if self.want > 0 && fm.count as usize > room {
+        if self.want > 0 && fm.count as usize > room + skip {
             self.stopped_by = Some(Stop::new("max_matches", self.want as u64));
         }
         self.matches.extend(fm.lines);
@@ -481,18 +518,47 @@ impl State<'_> {
         log: &mut CallLog,
         output: SearchOutput,
         max_files: usize,
-    ) -> SearchTextResult {
+    ) -> ToolResult<SearchTextResult> {
         log.bytes_read += self.bytes;
         for f in &self.files {
             log.paths_read.push(f.path.clone());
         }
         self.files.sort_by(|a, b| a.path.cmp(&b.path));
         let files_matched = self.files.len() as u64;
+        if self.want == 0 && output == SearchOutput::Files {
+            // Files pages: the earlier pages' files are the first by path.
+            let skipper = &mut self.skipper;
+            let passed = self
+                .files
+                .iter()
+                .take_while(|f| skipper.skip(&f.path))
+                .count();
+            self.files.drain(..passed);
+        }
         if output != SearchOutput::Count && self.files.len() > max_files {
             self.files.truncate(max_files);
             self.stopped_by
                 .get_or_insert_with(|| Stop::new("max_search_files", max_files as u64));
         }
+        self.stopped_by =
+            self.page
+                .finish(&self.skipper, self.stopped_by.take(), self.walk_stop.take())?;
+        let next_cursor = match output {
+            SearchOutput::Matches => {
+                self.page
+                    .next(&self.stopped_by, "max_matches", self.matches.len(), || {
+                        self.matches
+                            .last()
+                            .map(|m| format!("{}:{}", m.path, m.line))
+                    })
+            }
+            _ => self.page.next(
+                &self.stopped_by,
+                "max_search_files",
+                self.files.len(),
+                || self.files.last().map(|f| f.path.clone()),
+            ),
+        };
         if output == SearchOutput::Count {
             self.files.clear();
         }
@@ -508,10 +574,10 @@ impl State<'_> {
         if let Some(stop) = &self.stopped_by {
             summary.push_str(&stop.note(match stop.cap.as_str() {
                 "max_matches" => {
-                    "the counts cover the files searched until then; narrow the query, path or include globs"
+                    "the counts cover the files searched until then; pass next_cursor as cursor for the next page, or narrow the query"
                 }
                 "max_search_files" => {
-                    "the files listed are the first by path; the counts cover every file searched"
+                    "the counts cover every file searched; pass next_cursor as cursor for the next files"
                 }
                 _ => "the walk visited no more entries, so more files may match; search a subdirectory",
             }));
@@ -520,7 +586,8 @@ impl State<'_> {
         if !skipped_text.is_empty() {
             summary.push_str(&format!("; skipped {skipped_text}"));
         }
-        SearchTextResult {
+        summary.push_str(&self.page.note());
+        Ok(SearchTextResult {
             matches: self.matches,
             files: self.files,
             total_matches: self.total,
@@ -529,8 +596,9 @@ impl State<'_> {
             truncated: self.stopped_by.is_some(),
             stopped_by: self.stopped_by,
             skipped,
+            next_cursor,
             summary,
-        }
+        })
     }
 }
 

@@ -19,6 +19,8 @@ pub struct Session {
     pub memory: crate::baseline::Memory,
     /// Calls made in this session, for the audit events' numbers.
     pub calls: std::sync::Arc<std::sync::atomic::AtomicU64>,
+    /// The key that signs continuation cursors (the host's, or one made per session).
+    pub cursor_key: crate::cursor::CursorKey,
 }
 
 /// A path that passed the guard, was resolved, and that the policy lets the agent read.
@@ -27,6 +29,19 @@ pub struct Readable {
     pub resolved: Resolved,
     /// Classification of the link target (what the content really is).
     pub kind: Kind,
+}
+
+/// A key no one outside this process can predict: the standard library seeds its hash
+/// keys from the system's randomness (WASI's `random` in the component).
+fn random_key() -> crate::cursor::CursorKey {
+    use std::hash::{BuildHasher, Hasher};
+    let mut k = [0u8; 32];
+    for (i, chunk) in k.chunks_mut(8).enumerate() {
+        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+        h.write_usize(i);
+        chunk.copy_from_slice(&h.finish().to_le_bytes());
+    }
+    crate::cursor::CursorKey::new(k)
 }
 
 impl Session {
@@ -38,10 +53,18 @@ impl Session {
             state_dir: None,
             memory: Default::default(),
             calls: Default::default(),
+            cursor_key: random_key(),
         }
     }
 
     /// Keeps the session baseline in `dir` (outside the repository).
+    /// The same session with cursors signed by `key` (the host's, so that cursors stay
+    /// valid across instances).
+    pub fn with_cursor_key(mut self, key: crate::cursor::CursorKey) -> Self {
+        self.cursor_key = key;
+        self
+    }
+
     pub fn with_state_dir(mut self, dir: impl Into<std::path::PathBuf>) -> Self {
         self.state_dir = Some(dir.into());
         self

@@ -222,6 +222,7 @@ fn search_args(q: &str, regex: bool, ci: bool) -> SearchTextArgs {
         include_hidden: None,
         respect_ignore: None,
         shard: None,
+        cursor: None,
     }
 }
 

@@ -78,6 +78,12 @@ impl AuditKey {
         Ok(AuditKey(key))
     }
 
+    /// The key's bytes (for a host that hands the same key on, as the CLI does with its
+    /// cursor key).
+    pub fn bytes(&self) -> [u8; 32] {
+        self.0
+    }
+
     /// HMAC-SHA256 of `data` under the key, as lowercase hex.
     pub fn mac(&self, data: &[u8]) -> String {
         let mut block = [0u8; 64];

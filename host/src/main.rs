@@ -344,16 +344,38 @@ fn state_dir(o: &Options, repo: &Path) -> Result<PathBuf, String> {
             "--session '{name}': use 1 to 64 letters, digits, '-' or '_'"
         ));
     }
-    let base = std::env::var_os("XDG_STATE_HOME")
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/state")))
-        .ok_or("no state directory: set XDG_STATE_HOME or HOME, or give --state-dir")?;
+    let base = state_home()?;
     let canonical = std::fs::canonicalize(repo)
         .map_err(|e| format!("cannot open the repository {}: {e}", repo.display()))?;
     let digest = sha2::Sha256::digest(canonical.as_os_str().as_encoded_bytes());
     let key: String = digest[..8].iter().map(|b| format!("{b:02x}")).collect();
-    Ok(base.join("file-tools").join(format!("{key}-{name}")))
+    Ok(base.join(format!("{key}-{name}")))
+}
+
+/// The user's state directory for file-tools (`$XDG_STATE_HOME/file-tools`).
+fn state_home() -> Result<PathBuf, String> {
+    std::env::var_os("XDG_STATE_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/state")))
+        .map(|d| d.join("file-tools"))
+        .ok_or_else(|| "no state directory: set XDG_STATE_HOME or HOME, or give --state-dir".into())
+}
+
+/// The key that signs continuation cursors, kept in the user's state directory (readable
+/// by its owner only), so that one call's `next_cursor` is taken by the next call.
+fn cursor_key() -> Result<[u8; 32], String> {
+    let dir = state_home()?;
+    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    let path = dir.join("cursor.key");
+    file_tools_host::audit_key::AuditKey::load_or_create(&path)
+        .map(|k| k.bytes())
+        .map_err(|e| {
+            format!(
+                "cannot read or create the cursor key {}: {e}",
+                path.display()
+            )
+        })
 }
 
 fn need_repo<'a>(o: &'a Options, what: &str) -> Result<&'a PathBuf, String> {
@@ -369,7 +391,8 @@ fn open_session(o: &Options, repo: &PathBuf) -> Result<Session, String> {
         .repo(repo)
         .writable(!o.read_only)
         .policy(policy)
-        .limits(limits);
+        .limits(limits)
+        .cursor_key(cursor_key()?);
     if !o.read_only {
         builder = builder.state_dir(state_dir(o, repo)?);
     }

@@ -26,6 +26,20 @@ use crate::state::{internal, trap_error, HostState, MemoryLimiter, EPOCH_TICK};
 
 /// Name of the environment variable that carries the policy into the component.
 pub const POLICY_ENV: &str = "FILE_TOOLS_POLICY";
+/// The environment variable that carries the cursor key into the component.
+pub const CURSOR_KEY_ENV: &str = "FILE_TOOLS_TOKEN_KEY";
+
+/// 32 bytes from the system's randomness.
+fn random_key() -> std::io::Result<[u8; 32]> {
+    use std::io::Read as _;
+    let mut key = [0u8; 32];
+    std::fs::File::open("/dev/urandom")?.read_exact(&mut key)?;
+    Ok(key)
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
 /// Where the component finds its private state directory (a name no tool path reaches).
 pub const STATE_GUEST_PATH: &str = "/.file-tools-state";
 
@@ -66,6 +80,7 @@ pub struct SessionBuilder {
     fresh_per_call: bool,
     fault: Option<String>,
     host_files: Vec<PathBuf>,
+    cursor_key: Option<[u8; 32]>,
 }
 
 impl std::fmt::Debug for SessionBuilder {
@@ -95,7 +110,16 @@ impl SessionBuilder {
             fresh_per_call: false,
             fault: None,
             host_files: Vec::new(),
+            cursor_key: None,
         }
+    }
+
+    /// The key that signs the continuation cursors of `list_dir`, `find_files` and
+    /// `search_text`. Sessions given the same key accept each other's cursors (one CLI
+    /// call continues the last one's page); by default every session makes its own.
+    pub fn cursor_key(mut self, key: [u8; 32]) -> Self {
+        self.cursor_key = Some(key);
+        self
     }
 
     /// Runs every call in a new instance, dropped afterwards, so that nothing a call leaves
@@ -254,6 +278,12 @@ impl SessionBuilder {
                 approver: self.approver.clone(),
                 mutating: HashSet::new(),
                 fault: self.fault.clone(),
+                cursor_key: match self.cursor_key {
+                    Some(k) => hex(&k),
+                    None => hex(&random_key().map_err(|e| {
+                        HostError::Config(format!("no randomness for the cursor key: {e}"))
+                    })?),
+                },
             }),
             instance: None,
             sequence: 0,
@@ -369,6 +399,8 @@ struct Config {
     approver: Option<Arc<dyn Approver>>,
     mutating: HashSet<String>,
     fault: Option<String>,
+    /// The cursor key, as the component reads it (64 hex digits).
+    cursor_key: String,
 }
 
 /// An open session. Calls take `&mut self`; open one session per thread, or share one
@@ -441,6 +473,9 @@ impl Session {
         // Must precede the preopens: each directory handle takes the setting with it.
         wasi.allow_blocking_current_thread(true);
         wasi.env(POLICY_ENV, &c.policy_json);
+        if !c.cursor_key.is_empty() {
+            wasi.env(CURSOR_KEY_ENV, &c.cursor_key);
+        }
         if let Some(point) = &c.fault {
             wasi.env("FILE_TOOLS_FAULT", point);
         }
@@ -694,6 +729,8 @@ pub fn describe_tools(runtime: &Runtime, policy: Value) -> Result<Value, HostErr
         approver: None,
         mutating: HashSet::new(),
         fault: None,
+        // No repository, so no cursor: the component makes its own key when it needs one.
+        cursor_key: String::new(),
     });
     let mut session = Session {
         config,

@@ -141,6 +141,8 @@ fn merge(parts: Vec<SearchTextResult>, max_matches: Option<u32>) -> SearchTextRe
         files_searched: searched,
         truncated,
         stopped_by,
+        // Shards are one page each: a cursor does not continue a sharded search.
+        next_cursor: None,
         skipped,
         summary,
     }

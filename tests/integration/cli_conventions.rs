@@ -231,3 +231,70 @@ fn completions_are_generated_for_common_shells() {
     let (out, _) = cli(&["completions", "tcsh-not-a-shell"], None);
     assert_eq!(out.status.code(), Some(2));
 }
+
+#[test]
+fn a_cursor_from_one_cli_call_continues_in_the_next() {
+    let fx = Fixture::new();
+    let repo = fx.repo.to_str().unwrap();
+    let page = |cursor: Option<&str>| {
+        let mut args = serde_json::json!({"patterns": ["*.rs"], "max_results": 2});
+        if let Some(c) = cursor {
+            args["cursor"] = c.into();
+        }
+        let (out, v) = cli(
+            &[
+                "--repo",
+                repo,
+                "--read-only",
+                "call",
+                "find_files",
+                &args.to_string(),
+            ],
+            None,
+        );
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+        v["result"].clone()
+    };
+    let (_, whole) = cli(
+        &[
+            "--repo",
+            repo,
+            "--read-only",
+            "call",
+            "find_files",
+            r#"{"patterns":["*.rs"]}"#,
+        ],
+        None,
+    );
+    let whole: Vec<String> = serde_json::from_value(whole["result"]["paths"].clone()).unwrap();
+    assert!(whole.len() > 2, "{whole:?}");
+    let mut got: Vec<String> = Vec::new();
+    let mut cursor: Option<String> = None;
+    loop {
+        let r = page(cursor.as_deref());
+        got.extend(serde_json::from_value::<Vec<String>>(r["paths"].clone()).unwrap());
+        match r["next_cursor"].as_str() {
+            Some(c) => cursor = Some(c.to_string()),
+            None => break,
+        }
+    }
+    assert_eq!(got, whole);
+    // An altered cursor is refused with the reason.
+    let r = page(None);
+    let c = r["next_cursor"].as_str().unwrap();
+    let flipped = if c.ends_with('0') { '1' } else { '0' };
+    let altered = format!("{}{flipped}", &c[..c.len() - 1]);
+    let args = serde_json::json!({"patterns": ["*.rs"], "cursor": altered}).to_string();
+    let (out, v) = cli(
+        &["--repo", repo, "--read-only", "call", "find_files", &args],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(v["error"]["code"], "INVALID_INPUT");
+    assert_eq!(v["error"]["reason"], "cursor");
+}

@@ -306,6 +306,7 @@ fn sharded_parallel_search_matches_one_session() {
             include_hidden: Some(true),
             respect_ignore: None,
             shard: None,
+            cursor: None,
         };
         let a = one.search_text(&args).unwrap();
         let b = many.search(&args).unwrap();
