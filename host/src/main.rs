@@ -138,6 +138,9 @@ fn main() -> ExitCode {
         ["component", "--standalone", out] => {
             write_component(file_tools_host::runtime::STANDALONE_WASM, out)
         }
+        ["component", "--wassette", out] => {
+            write_component(&file_tools_host::runtime::wassette_component(), out)
+        }
         ["mcp"] => mcp(&opts),
         ["session", "reset"] => session_reset(&opts),
         ["compile", out] => match Runtime::precompile(&PathBuf::from(out)) {
