@@ -3,7 +3,11 @@
 //! crate as `FILE_TOOLS_GUEST_WASM`. A second variant with fault injection (for the tests
 //! of trap handling only) is built beside it as `FILE_TOOLS_GUEST_FAULT_WASM`, and the
 //! standalone variant (WASI imports only, for the `wasmtime` CLI) as
-//! `FILE_TOOLS_GUEST_STANDALONE_WASM`.
+//! `FILE_TOOLS_GUEST_STANDALONE_WASM`. The `package-docs` section of the Wassette variant
+//! is built from `wit/` (see `build/package_docs.rs`) as `FILE_TOOLS_WASSETTE_DOCS`.
+
+#[path = "build/package_docs.rs"]
+mod package_docs;
 
 use std::env;
 use std::path::{Path, PathBuf};
@@ -110,4 +114,13 @@ fn main() {
         std::fs::copy(&built, &dest).expect("copying the guest component");
         println!("cargo:rustc-env={var}={}", dest.display());
     }
+
+    let docs = package_docs::section(&root.join("wit"))
+        .unwrap_or_else(|e| panic!("building the package-docs section: {e}"));
+    let dest = out.join("wassette_package_docs.bin");
+    std::fs::write(&dest, docs).expect("writing the package-docs section");
+    println!(
+        "cargo:rustc-env=FILE_TOOLS_WASSETTE_DOCS={}",
+        dest.display()
+    );
 }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Sets up the machine, then builds everything (guest component included) and runs every test:
 # the Rust unit and integration tests (the wasmtime CLI ones included), the MCP server under
-# the official Python MCP SDK, and the Python and Node example hosts.
+# the official Python MCP SDK, the component under Wassette, and the Python and Node example
+# hosts.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -11,10 +12,12 @@ cargo test --release --workspace
 
 BIN="$PWD/target/release/file-tools"
 "$BIN" component target/file-tools.wasm >/dev/null
+"$BIN" component --wassette target/file-tools-wassette.wasm >/dev/null
 
-echo "== MCP server (Python MCP SDK) and the Python host (PyPI wasmtime)"
+echo "== MCP server (Python MCP SDK), Wassette and the Python host (PyPI wasmtime)"
 # The server keeps default session state in the user's state directory: keep it in target/.
 XDG_STATE_HOME="$PWD/target/test-state" FILE_TOOLS_BIN="$BIN" FILE_TOOLS_WASM="$PWD/target/file-tools.wasm" \
+    FILE_TOOLS_WASSETTE_WASM="$PWD/target/file-tools-wassette.wasm" WASSETTE_RUN="$PWD/target/venv/bin/wassette-run" \
     target/venv/bin/python -m pytest -q -p no:cacheprovider tests/python examples/python
 
 echo "== Node host (jco + preview2-shim)"

@@ -110,8 +110,13 @@ enum Command {
     /// Write the component itself, for other hosts.
     Component {
         /// The variant with WASI imports only (for `wasmtime run --dir REPO::/ --invoke`).
-        #[arg(long)]
+        #[arg(long, conflicts_with = "wassette")]
         standalone: bool,
+        /// The standalone variant with the tools' descriptions embedded where Wassette
+        /// reads them (its `package-docs` section; other tools, jco among them, refuse a
+        /// component that carries one).
+        #[arg(long)]
+        wassette: bool,
         /// Where to write it.
         out: PathBuf,
     },
@@ -197,14 +202,19 @@ fn main() -> ExitCode {
             Ok(()) => ok(json!({ "path": out })),
             Err(e) => usage_error(&e.to_string()),
         },
-        Command::Component { standalone, out } => write_component(
-            if *standalone {
-                file_tools_host::runtime::STANDALONE_WASM
-            } else {
-                file_tools_host::runtime::GUEST_WASM
-            },
+        Command::Component {
+            standalone,
+            wassette,
             out,
-        ),
+        } => {
+            if *wassette {
+                write_component(&file_tools_host::runtime::wassette_component(), out)
+            } else if *standalone {
+                write_component(file_tools_host::runtime::STANDALONE_WASM, out)
+            } else {
+                write_component(file_tools_host::runtime::GUEST_WASM, out)
+            }
+        }
         Command::Audit(AuditCommand::Verify { file }) => match verify_log(o, file) {
             Ok(lines) => ok(json!({"lines": lines, "keyed": o.audit_key.is_some()})),
             Err(e) => {
