@@ -298,3 +298,61 @@ fn a_cursor_from_one_cli_call_continues_in_the_next() {
     assert_eq!(v["error"]["code"], "INVALID_INPUT");
     assert_eq!(v["error"]["reason"], "cursor");
 }
+
+#[test]
+fn the_readme_examples_run() {
+    let readme = include_str!("../../README.md");
+    let start = readme
+        .find("<!-- cli-examples -->")
+        .expect("the README marks its CLI examples");
+    let end = readme
+        .find("<!-- /cli-examples -->")
+        .expect("the README ends its CLI examples");
+    let block = &readme[start..end];
+    let script = block
+        .split("```sh\n")
+        .nth(1)
+        .and_then(|b| b.split("```").next())
+        .expect("a sh block between the markers");
+    assert!(script.lines().count() >= 10, "{script}");
+    let fx = Fixture::new();
+    let out = tempfile::tempdir().unwrap();
+    let bin_dir = std::path::Path::new(env!("CARGO_BIN_EXE_file-tools"))
+        .parent()
+        .unwrap();
+    let path = format!(
+        "{}:{}",
+        bin_dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let tmp = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"));
+    // Each line on its own, so that a failure names it.
+    for line in script.lines().filter(|l| !l.trim().is_empty()) {
+        let run = std::process::Command::new("bash")
+            .args(["-euo", "pipefail", "-c", line])
+            .env("PATH", &path)
+            .env("REPO", &fx.repo)
+            .env("OUT", out.path())
+            .env("FILE_TOOLS_CACHE_DIR", tmp.join("cli-cache"))
+            .env("XDG_STATE_HOME", tmp.join("cli-state"))
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap();
+        assert_eq!(
+            run.status.code(),
+            Some(0),
+            "README example failed: {line}\nstdout: {}\nstderr: {}",
+            String::from_utf8_lossy(&run.stdout),
+            String::from_utf8_lossy(&run.stderr)
+        );
+    }
+    // What the examples wrote is there.
+    for f in [
+        "audit.jsonl",
+        "schema.json",
+        "file-tools-standalone.wasm",
+        "file-tools.bash",
+    ] {
+        assert!(out.path().join(f).metadata().unwrap().len() > 0, "{f}");
+    }
+}
