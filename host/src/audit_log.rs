@@ -187,6 +187,40 @@ fn percentile(sorted: &[u64], p: usize) -> u64 {
 ///
 /// # Errors
 /// When the log cannot be read or a line is not JSON.
+/// The metrics of the calls an audit log records (`file-tools metrics FILE`): calls by
+/// tool and outcome, durations, bytes read and written. A log holds no fuel figures and
+/// tells no trap from another error with the same code, so those count as their code.
+///
+/// # Errors
+/// When the log cannot be read or a line is not a JSON object.
+pub fn metrics(log: &Path) -> Result<crate::Metrics, VerifyError> {
+    let text = std::fs::read_to_string(log).map_err(|e| VerifyError {
+        line: 0,
+        message: format!("cannot read the log: {e}"),
+    })?;
+    let m = crate::Metrics::new();
+    for (i, line) in text.lines().enumerate() {
+        let v: Value = serde_json::from_str(line).map_err(|e| VerifyError {
+            line: i as u64 + 1,
+            message: format!("not a JSON object: {e}"),
+        })?;
+        let outcome = if v["ok"] == Value::Bool(true) {
+            "ok".to_string()
+        } else {
+            crate::metrics::outcome_of(v["error_code"].as_str().unwrap_or("error"))
+        };
+        m.record(&crate::metrics::CallRecord {
+            tool: v["tool"].as_str().unwrap_or("?").to_string(),
+            outcome,
+            duration: std::time::Duration::from_micros(v["duration_us"].as_u64().unwrap_or(0)),
+            bytes_read: v["bytes_read"].as_u64().unwrap_or(0),
+            bytes_written: v["bytes_written"].as_u64().unwrap_or(0),
+            fuel: 0,
+        });
+    }
+    Ok(m)
+}
+
 pub fn stats(log: &Path) -> Result<Value, VerifyError> {
     let text = std::fs::read_to_string(log).map_err(|e| VerifyError {
         line: 0,

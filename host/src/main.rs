@@ -123,6 +123,8 @@ enum Command {
     /// Audit logs.
     #[command(subcommand)]
     Audit(AuditCommand),
+    /// The calls an audit log records as metrics, in the Prometheus text format.
+    Metrics { file: PathBuf },
     /// Print a completion script for a shell.
     Completions { shell: clap_complete::Shell },
 }
@@ -231,6 +233,13 @@ fn main() -> ExitCode {
                 Err(e) => usage_error(&e.to_string()),
             }
         }
+        Command::Metrics { file } => match file_tools_host::audit_log::metrics(file) {
+            Ok(m) => {
+                print!("{}", m.encode());
+                ExitCode::SUCCESS
+            }
+            Err(e) => usage_error(&e.message),
+        },
         Command::Completions { shell } => {
             clap_complete::generate(
                 *shell,

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 use wasmtime::component::ResourceTable;
-use wasmtime::{Store, UpdateDeadline};
+use wasmtime::{Store, Trap, UpdateDeadline};
 use wasmtime_wasi::{FsPerms, WasiCtxBuilder};
 
 use crate::approval::Approver;
@@ -35,6 +35,11 @@ fn random_key() -> std::io::Result<[u8; 32]> {
     let mut key = [0u8; 32];
     std::fs::File::open("/dev/urandom")?.read_exact(&mut key)?;
     Ok(key)
+}
+
+/// The metrics outcome of an error: its code in lower case.
+fn error_outcome(e: &ToolError) -> String {
+    crate::metrics::outcome_of(crate::code_name(e.code))
 }
 
 fn hex(bytes: &[u8]) -> String {
@@ -81,6 +86,7 @@ pub struct SessionBuilder {
     fault: Option<String>,
     host_files: Vec<PathBuf>,
     cursor_key: Option<[u8; 32]>,
+    metrics: Option<Arc<crate::Metrics>>,
 }
 
 impl std::fmt::Debug for SessionBuilder {
@@ -111,7 +117,15 @@ impl SessionBuilder {
             fault: None,
             host_files: Vec::new(),
             cursor_key: None,
+            metrics: None,
         }
+    }
+
+    /// Counts every call of the session in `metrics` (shared by as many sessions as
+    /// the embedder likes; scrape it with [`crate::Metrics::encode`]).
+    pub fn metrics(mut self, metrics: Arc<crate::Metrics>) -> Self {
+        self.metrics = Some(metrics);
+        self
     }
 
     /// The key that signs the continuation cursors of `list_dir`, `find_files` and
@@ -278,6 +292,7 @@ impl SessionBuilder {
                 approver: self.approver.clone(),
                 mutating: HashSet::new(),
                 fault: self.fault.clone(),
+                metrics: self.metrics.clone(),
                 cursor_key: match self.cursor_key {
                     Some(k) => hex(&k),
                     None => hex(&random_key().map_err(|e| {
@@ -401,6 +416,7 @@ struct Config {
     fault: Option<String>,
     /// The cursor key, as the component reads it (64 hex digits).
     cursor_key: String,
+    metrics: Option<Arc<crate::Metrics>>,
 }
 
 /// An open session. Calls take `&mut self`; open one session per thread, or share one
@@ -553,6 +569,7 @@ impl Session {
         let _lock = match self.lock_for(tool) {
             Ok(l) => l,
             Err(e) => {
+                self.count(tool, error_outcome(&e), started, &[], 0);
                 self.forward(Vec::new(), tool, Some(&e), started);
                 return Err(e);
             }
@@ -564,6 +581,7 @@ impl Session {
         let (mut store, bindings) = match instance {
             Ok(i) => i,
             Err(e) => {
+                self.count(tool, error_outcome(&e), started, &[], 0);
                 self.forward(Vec::new(), tool, Some(&e), started);
                 return Err(e);
             }
@@ -582,6 +600,22 @@ impl Session {
             Err(e) => Err(e),
         };
         let events = std::mem::take(&mut store.data_mut().events);
+        let fuel = if self.config.runtime.fuel_metered() {
+            limits
+                .fuel_per_call
+                .saturating_sub(store.get_fuel().unwrap_or(limits.fuel_per_call))
+        } else {
+            0
+        };
+        let label = match &outcome {
+            Ok(Ok(_)) => "ok".to_string(),
+            Ok(Err(e)) => error_outcome(e),
+            Err(trap) if matches!(trap.downcast_ref::<Trap>(), Some(Trap::Interrupt)) => {
+                "timed_out".to_string()
+            }
+            Err(_) => "trapped".to_string(),
+        };
+        self.count(tool, label, started, &events, fuel);
         match outcome {
             Ok(result) => {
                 if !self.config.fresh_per_call {
@@ -596,6 +630,27 @@ impl Session {
                 self.forward(events, tool, Some(&err), started);
                 Err(err)
             }
+        }
+    }
+
+    /// Counts the call in the session's metrics, if it has any.
+    fn count(
+        &self,
+        tool: &str,
+        outcome: String,
+        started: Instant,
+        events: &[AuditEvent],
+        fuel: u64,
+    ) {
+        if let Some(m) = &self.config.metrics {
+            m.record(&crate::metrics::CallRecord {
+                tool: tool.to_string(),
+                outcome,
+                duration: started.elapsed(),
+                bytes_read: events.iter().map(|e| e.bytes_read).sum(),
+                bytes_written: events.iter().map(|e| e.bytes_written).sum(),
+                fuel,
+            });
         }
     }
 
@@ -641,6 +696,7 @@ impl Session {
     /// Records a call the host refused before it reached the component (an unknown or
     /// unlisted tool name, say), so that every call still has its one audit event.
     pub fn audit_refusal(&mut self, tool: &str, error: &ToolError) {
+        self.count(tool, error_outcome(error), Instant::now(), &[], 0);
         self.forward(Vec::new(), tool, Some(error), Instant::now());
     }
 
@@ -731,6 +787,7 @@ pub fn describe_tools(runtime: &Runtime, policy: Value) -> Result<Value, HostErr
         fault: None,
         // No repository, so no cursor: the component makes its own key when it needs one.
         cursor_key: String::new(),
+        metrics: None,
     });
     let mut session = Session {
         config,

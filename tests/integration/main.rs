@@ -15,6 +15,7 @@ mod crash;
 mod git_apply;
 mod limits;
 mod list;
+mod metrics;
 mod mutate;
 mod paths;
 mod policy;

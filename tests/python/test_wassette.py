@@ -29,6 +29,8 @@ COMPONENT_ID = "file-tools"
 # Bounds: loading compiles the component (seconds to a minute on a busy machine).
 CLI_TIMEOUT = 300
 SESSION_TIMEOUT = 300
+# How long a session waits for Wassette to list the component after it starts.
+LOAD_WAIT = 120
 SECRET = "wassette-secret-7f3a9c"
 OUTSIDE = "outside-sentinel-91c2e4"
 LIB_RS = 'pub fn greet() -> &\'static str {\n    "hello wassette"\n}\n'
@@ -102,7 +104,7 @@ class Wassette:
                 async with stdio_client(params, errlog=errlog) as (read, write):
                     async with ClientSession(read, write) as session:
                         await session.initialize()
-                        listed = (await session.list_tools()).tools
+                        listed = await components_listed(session)
                         return await body(Tools(session, listed))
 
         try:
@@ -110,6 +112,18 @@ class Wassette:
         except BaseException:
             print("wassette stderr (tail):", self.stderr.read_text()[-3000:], sep="\n")
             raise
+
+
+async def components_listed(session):
+    """The tool list once Wassette lists the component's tools: it loads components from
+    its directory in the background after it starts, so an early list may lack them."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + LOAD_WAIT
+    while True:
+        listed = (await session.list_tools()).tools
+        if any(t.name.endswith("_read-file") for t in listed) or loop.time() > deadline:
+            return listed
+        await asyncio.sleep(0.25)
 
 
 def fill_absent(schema, value):
