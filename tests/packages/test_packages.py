@@ -9,7 +9,6 @@ the caller's but PATH (and, for cargo, where the toolchain and the package cache
 The components inside the packages must be the ones the workspace builds.
 """
 
-import hashlib
 import json
 import os
 import re
@@ -136,6 +135,24 @@ def test_npm_package_installs_into_a_clean_directory_and_runs_its_readme(tmp_pat
     assert_read_and_refused(out)
 
 
+def write_if_changed(path, text):
+    """Writes a file only when its content changes, so that cargo's mtimes stay meaningful."""
+    if not path.is_file() or path.read_text() != text:
+        path.write_text(text)
+
+
+def sync_tree(new, dest):
+    """Makes `dest` hold the files of `new`, writing only those that differ."""
+    for path in new.rglob("*"):
+        target = dest / path.relative_to(new)
+        if path.is_file() and (not target.is_file() or target.read_bytes() != path.read_bytes()):
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(path, target)
+    for path in dest.rglob("*"):
+        if path.is_file() and not (new / path.relative_to(dest)).is_file():
+            path.unlink()
+
+
 def cargo_env(tmp, **extra):
     """A clean environment that still finds the toolchain and the downloaded crates."""
     home = Path.home()
@@ -164,25 +181,23 @@ def test_packaged_crate_builds_on_its_own_with_the_workspace_components(tmp_path
         "standalone": component("--standalone", tmp=tmp_path),
         "wassette": component("--wassette", tmp=tmp_path),
     }
-    # Unpacked at a fixed place, and again only when the .crate changed, so that cargo finds
-    # the crate's own build fresh on the next run (target/ is not a workspace member).
+    # Unpacked at a fixed place, so that cargo finds its build fresh on the next run (target/
+    # is not a workspace member). A .crate gives every file the same old mtime, which would
+    # hide a change from cargo: only files whose content changed are written, and so get a
+    # new mtime.
     check = ROOT / "target" / "package-check"
-    digest = hashlib.sha256(crate.read_bytes()).hexdigest()
-    stamp = check / "crate.sha256"
+    unpacked = tmp_path / "unpacked"
+    with tarfile.open(crate) as t:
+        t.extractall(unpacked, filter="data")
     src = check / "crate" / crate.name.removesuffix(".crate")
-    if not stamp.exists() or stamp.read_text() != digest:
-        shutil.rmtree(check, ignore_errors=True)
-        check.mkdir(parents=True)
-        with tarfile.open(crate) as t:
-            t.extractall(check / "crate", filter="data")
-        stamp.write_text(digest)
+    sync_tree(unpacked / src.name, src)
     assert not (src / "guest").exists() and (src / "component" / "file_tools.wasm").exists()
 
     # A program that depends on the packaged crate, as a user of the registry would: the
     # README's example, and one that writes the components the crate embeds.
     consumer = check / "consumer"
     consumer.mkdir(exist_ok=True)
-    (consumer / "Cargo.toml").write_text(f"""[package]
+    write_if_changed(consumer / "Cargo.toml", f"""[package]
 name = "file-tools-package-check"
 version = "0.0.0"
 edition = "2021"
@@ -201,8 +216,8 @@ path = "components.rs"
 
 [workspace]
 """)
-    (consumer / "readme.rs").write_text(snippet(ROOT / "host/README.md", "library"))
-    (consumer / "components.rs").write_text("""fn main() {
+    write_if_changed(consumer / "readme.rs", snippet(ROOT / "host/README.md", "library"))
+    write_if_changed(consumer / "components.rs", """fn main() {
     let dir = std::path::PathBuf::from(std::env::args().nth(1).expect("a directory"));
     let write = |name: &str, bytes: &[u8]| std::fs::write(dir.join(name), bytes).expect("writing");
     write("guest", file_tools_host::runtime::GUEST_WASM);
