@@ -116,8 +116,14 @@ def test_npm_package_installs_into_a_clean_directory_and_runs_its_readme(tmp_pat
     with tarfile.open(tgz) as t:
         names = t.getnames()
         mjs = t.extractfile("package/file-tools.mjs").read()
+        # jco keeps the component's core modules as they are, each in a file of its own.
+        cores = {n: t.extractfile(n).read() for n in names if n.endswith(".wasm")}
     assert mjs == (ROOT / "examples/node/file-tools.mjs").read_bytes()
     assert "package/gen/file-tools.js" in names, names
+    assert "package/gen/file-tools.core.wasm" in cores, names
+    workspace = component(tmp=tmp_path)
+    for name, core in cores.items():
+        assert core in workspace, f"{name} is not a module of the workspace's component"
     shipped = json.loads((ROOT / "packages/node/package.json").read_text())["dependencies"]
     tested = json.loads((ROOT / "examples/node/package.json").read_text())["dependencies"]
     assert shipped == tested, "the package's dependencies differ from the tested example's"
