@@ -5,6 +5,11 @@
 //! standalone variant (WASI imports only, for the `wasmtime` CLI) as
 //! `FILE_TOOLS_GUEST_STANDALONE_WASM`. The `package-docs` section of the Wassette variant
 //! is built from `wit/` (see `build/package_docs.rs`) as `FILE_TOOLS_WASSETTE_DOCS`.
+//!
+//! A packaged crate (`cargo package`, `scripts/package.sh`) has no `../guest` to build: it
+//! carries the two components it ships in `component/`, copied there at package time
+//! (`scripts/package.sh` checks that the packaged crate's components equal the workspace's),
+//! and `wit/` (a link to `../wit` in the repository, real files in the package).
 
 #[path = "build/package_docs.rs"]
 mod package_docs;
@@ -73,14 +78,58 @@ fn build_guest(root: &Path, target_dir: &Path, features: &[&str]) -> PathBuf {
     wasm
 }
 
+/// The components a packaged crate carries, beside its manifest.
+const BUNDLED: [(&str, &str); 2] = [
+    ("file_tools.wasm", "FILE_TOOLS_GUEST_WASM"),
+    (
+        "file_tools_standalone.wasm",
+        "FILE_TOOLS_GUEST_STANDALONE_WASM",
+    ),
+];
+
 fn main() {
     let manifest =
         PathBuf::from(env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
+    let out = PathBuf::from(env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
     let root = manifest
         .parent()
-        .expect("host/ lives in the workspace")
+        .expect("a manifest lives in a directory")
         .to_path_buf();
-    let out = PathBuf::from(env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
+    if root.join("guest").join("Cargo.toml").exists() {
+        build_from_workspace(&root, &out);
+    } else {
+        use_bundled(&manifest);
+    }
+
+    let wit = manifest.join("wit");
+    println!("cargo:rerun-if-changed={}", wit.display());
+    let docs = package_docs::section(&wit)
+        .unwrap_or_else(|e| panic!("building the package-docs section: {e}"));
+    let dest = out.join("wassette_package_docs.bin");
+    std::fs::write(&dest, docs).expect("writing the package-docs section");
+    println!(
+        "cargo:rustc-env=FILE_TOOLS_WASSETTE_DOCS={}",
+        dest.display()
+    );
+}
+
+/// A packaged crate: the components copied into `component/` at package time.
+fn use_bundled(manifest: &Path) {
+    for (name, var) in BUNDLED {
+        let path = manifest.join("component").join(name);
+        assert!(
+            path.exists(),
+            "{} is missing: outside the repository the crate needs the components that \
+             scripts/package.sh puts in component/",
+            path.display()
+        );
+        println!("cargo:rerun-if-changed={}", path.display());
+        println!("cargo:rustc-env={var}={}", path.display());
+    }
+}
+
+/// The repository: every variant built from `../guest`.
+fn build_from_workspace(root: &Path, out: &Path) {
     let target_dir = env::var_os("FILE_TOOLS_GUEST_TARGET_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| root.join("target").join("guest"));
@@ -109,18 +158,9 @@ fn main() {
             "FILE_TOOLS_GUEST_STANDALONE_WASM",
         ),
     ] {
-        let built = build_guest(&root, &target_dir, features);
+        let built = build_guest(root, &target_dir, features);
         let dest = out.join(name);
         std::fs::copy(&built, &dest).expect("copying the guest component");
         println!("cargo:rustc-env={var}={}", dest.display());
     }
-
-    let docs = package_docs::section(&root.join("wit"))
-        .unwrap_or_else(|e| panic!("building the package-docs section: {e}"));
-    let dest = out.join("wassette_package_docs.bin");
-    std::fs::write(&dest, docs).expect("writing the package-docs section");
-    println!(
-        "cargo:rustc-env=FILE_TOOLS_WASSETTE_DOCS={}",
-        dest.display()
-    );
 }

@@ -7,6 +7,8 @@
 #     PyPI wasmtime, pytest)
 #   - Wassette, the MCP runner for Wasm components (scripts/setup-wassette.sh)
 #   - the Node example host's npm packages (jco, preview2-shim)
+#   - downloads for the package tests' clean installs (tests/packages): PyPI's wasmtime
+#     wheel in target/wheels, preview2-shim in the npm cache target/npm-cache
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -44,6 +46,14 @@ if [ ! -x "$VENV/bin/python" ] || ! cmp -s "$REQ" "$VENV/requirements.txt"; then
     cp "$REQ" "$VENV/requirements.txt"
 fi
 
+# The clean virtualenv of tests/packages installs with --no-index from here.
+WASMTIME_PY=$(sed -n 's/^wasmtime==//p' "$REQ")
+if ! ls target/wheels/wasmtime-"$WASMTIME_PY"-*.whl >/dev/null 2>&1; then
+    echo "setup: PyPI's wasmtime $WASMTIME_PY wheel into target/wheels"
+    "$VENV/bin/pip" download --quiet --disable-pip-version-check --dest target/wheels \
+        "wasmtime==$WASMTIME_PY"
+fi
+
 # When Wassette cannot be set up, the script says why and tests/python/test_wassette.py
 # fails with that reason; the other tests do not need it.
 if ! bash scripts/setup-wassette.sh; then
@@ -61,4 +71,17 @@ if [ ! -d examples/node/node_modules ] || [ examples/node/package-lock.json -nt 
     # package.json and the lock file.
     (cd examples/node && npm install --no-audit --no-fund --loglevel=error)
     touch examples/node/node_modules
+fi
+
+# The clean npm project of tests/packages installs with --offline from this cache.
+SHIM=$(node -p 'require("./examples/node/package.json").dependencies["@bytecodealliance/preview2-shim"]')
+if [ ! -f "target/npm-cache/.preview2-shim-$SHIM" ]; then
+    echo "setup: preview2-shim $SHIM into the npm cache target/npm-cache"
+    rm -rf target/npm-cache-fill
+    mkdir -p target/npm-cache-fill
+    (cd target/npm-cache-fill && echo '{"private": true}' >package.json &&
+        npm install --no-audit --no-fund --loglevel=error --cache ../npm-cache \
+            "@bytecodealliance/preview2-shim@$SHIM")
+    rm -rf target/npm-cache-fill
+    touch "target/npm-cache/.preview2-shim-$SHIM"
 fi

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Sets up the machine, then builds everything (guest component included) and runs every test:
 # the Rust unit and integration tests (the wasmtime CLI ones included), the MCP server under
-# the official Python MCP SDK, the component under Wassette, and the Python and Node example
-# hosts.
+# the official Python MCP SDK, the component under Wassette, the Python and Node example
+# hosts, and the packages (crate, wheel, npm) installed into clean places and used there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -22,3 +22,7 @@ XDG_STATE_HOME="$PWD/target/test-state" FILE_TOOLS_BIN="$BIN" FILE_TOOLS_WASM="$
 
 echo "== Node host (jco + preview2-shim)"
 (cd examples/node && FILE_TOOLS_WASM="$PWD/../../target/file-tools.wasm" npm run -s transpile && npm test --silent)
+
+echo "== Packages: the crate, the wheel and the npm package, installed into clean places"
+bash scripts/package.sh >/dev/null
+target/venv/bin/python -m pytest -q -p no:cacheprovider tests/packages

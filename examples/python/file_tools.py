@@ -10,6 +10,8 @@
 `call` drives every tool with plain JSON through the component's own dispatch (the same
 names and schemas as `describe`); a refusal raises `ToolError` with the machine-readable
 code. The repository is the component's only preopen, read-only when `read_only=True`.
+Without `wasm_path`, the component installed beside this module is used (the
+agent-file-tools package ships it as `file_tools/file-tools.wasm`).
 `approve(request)` decides on changes the policy's `approval` rules mark; without it they
 are refused with APPROVAL_REQUIRED.
 """
@@ -72,6 +74,16 @@ def _audit_dict(event):
 _COMPILED = {}
 
 
+def _bundled_component():
+    """The component installed beside this module (the agent-file-tools package has it)."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "file-tools.wasm")
+    if not os.path.exists(path):
+        raise FileNotFoundError(
+            f"no component at {path}: pass wasm_path (write one with "
+            "`file-tools component file-tools.wasm`) or install the agent-file-tools package")
+    return path
+
+
 def _compiled(wasm_path):
     """One engine and one compiled component per file, shared by every instance."""
     key = os.path.realpath(wasm_path)
@@ -84,8 +96,12 @@ def _compiled(wasm_path):
 class FileTools:
     """One component instance over one repository."""
 
-    def __init__(self, wasm_path, repo, read_only=False, policy=None, on_audit=None,
-                 approve=None):
+    def __init__(self, wasm_path=None, repo=None, read_only=False, policy=None,
+                 on_audit=None, approve=None):
+        if repo is None:
+            raise TypeError("FileTools needs repo, the repository directory")
+        if wasm_path is None:
+            wasm_path = _bundled_component()
         self.repo = os.path.realpath(repo)
         self.engine, self.component = _compiled(wasm_path)
         policy = dict(policy or {})

@@ -2,7 +2,7 @@
 
 wasmtime::component::bindgen!({
     world: "file-tools",
-    path: "../wit",
+    path: "wit",
     with: {
         "agent:file-tools/host-fs.dir": crate::handles::OpenDir,
         "agent:file-tools/host-fs.file": crate::handles::OpenFile,

@@ -358,7 +358,7 @@ mod tests {
             .as_object()
             .expect("the standalone world lists func_exports");
 
-        let wit = include_str!("../../wit/tools.wit");
+        let wit = include_str!("../wit/tools.wit");
         let functions = exported_tool_functions(&wasm);
         assert!(functions.len() >= 14, "only {functions:?}");
         for function in &functions {
