@@ -280,6 +280,27 @@ def test_wassette_lists_described_tools_and_runs_them_inside_the_grant(tmp_path,
         via_call = json.loads(ok(await t.call("call", tool="read_file",
                                               **{"args-json": json.dumps({"path": "README.md"})})))
         assert "Says hello" in via_call["content"]
+
+        # Every other tool, once each, through Wassette.
+        assert "src/lib.rs" in ok(await t.call("find-files", {"patterns": ["*.rs"]}))["paths"]
+        many = ok(await t.call("read-many", {"paths": ["README.md", ".env"]}))["files"]
+        assert "Says hello" in many[0]["outcome"]["ok"]["content"]
+        assert many[1]["outcome"]["err"]["code"] == "policy-denied"
+        assert ok(await t.call("file-info", path="README.md"))["sha256"] == sha256(repo / "README.md")
+        assert len(json.loads(ok(await t.call("describe")))) >= 13
+        notes = repo / "notes" / "new.txt"
+        ok(await t.call("write-file", {"path": "notes/new.txt", "content": "one\n", "mode": "create"}))
+        ok(await t.call("append-file", {"path": "notes/new.txt", "content": "two\n"}))
+        assert notes.read_text() == "one\ntwo\n"
+        patch = "*** Begin Patch\n*** Update File: notes/new.txt\n@@\n one\n-two\n+three\n*** End Patch\n"
+        ok(await t.call("apply-patch", {"patch": patch}))
+        assert notes.read_text() == "one\nthree\n"
+        # Moves are off unless the policy allows them: refused, and nothing moved.
+        move = {"from": "notes/new.txt", "to": "notes/moved.txt"}
+        assert err_code(await t.call("move-file", move)) == "policy-denied"
+        assert notes.exists() and not (repo / "notes" / "moved.txt").exists()
+        ok(await t.call("delete-file", {"path": "notes/new.txt", "expected-sha256": sha256(notes)}))
+        assert not notes.exists()
         return t.texts
 
     texts = wassette.session(body)
