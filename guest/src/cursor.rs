@@ -100,15 +100,26 @@ pub struct Binding {
 }
 
 impl Binding {
-    /// The binding of `args` (the call's arguments as JSON), leaving out `page_arg`.
-    pub fn new(tool: &'static str, args: &impl Serialize, page_arg: &str, root: FileId) -> Self {
+    /// The binding of `args` (the call's arguments as JSON), leaving out `page_arg`, under
+    /// the policy whose [`crate::policy::Policy::fingerprint`] is `policy`.
+    pub fn new(
+        tool: &'static str,
+        args: &impl Serialize,
+        page_arg: &str,
+        root: FileId,
+        policy: &str,
+    ) -> Self {
         let mut v = serde_json::to_value(args).unwrap_or(Value::Null);
         if let Some(obj) = v.as_object_mut() {
             obj.remove("cursor");
             obj.remove(page_arg);
         }
         // serde_json's maps are ordered by key, so equal arguments give equal text.
-        let digest = Sha256::digest(v.to_string().as_bytes());
+        let digest = Sha256::new()
+            .chain_update(v.to_string().as_bytes())
+            .chain_update([0u8])
+            .chain_update(policy.as_bytes())
+            .finalize();
         Binding {
             tool,
             args: hex(&digest[..16]),
@@ -172,7 +183,7 @@ impl Binding {
         }
         if p.a != self.args {
             return Err(bad(
-                "was made for other arguments (only the page size may change between pages)",
+                "was made for other arguments or another policy (only the page size may change between pages)",
             ));
         }
         Ok(p.at)
@@ -189,11 +200,12 @@ fn unhex(s: &str) -> Option<Vec<u8>> {
         .collect()
 }
 
-/// The error for a cursor whose last item is not where it was.
-pub fn tree_changed(last: &str) -> ToolError {
-    let mut e = ToolError::invalid(format!(
-        "the tree changed since the previous page (it ended at '{last}', which is no longer in the same place); call again without a cursor"
-    ));
+/// The error for a cursor whose last item is not where it was. It names no path: the
+/// item is one the cursor's payload holds, not one this call has shown.
+pub fn tree_changed() -> ToolError {
+    let mut e = ToolError::invalid(
+        "the tree changed since the previous page (its last item is no longer in the same place); call again without a cursor",
+    );
     e.reason = Some("tree_changed".into());
     e
 }
@@ -246,7 +258,7 @@ impl Skipper {
     /// `INVALID_INPUT`, reason `tree_changed`.
     pub fn finish(&self) -> ToolResult<()> {
         if self.left > 0 || !self.matched {
-            return Err(tree_changed(&self.last));
+            return Err(tree_changed());
         }
         Ok(())
     }
@@ -263,19 +275,19 @@ pub struct Page<'k> {
 impl<'k> Page<'k> {
     /// The page `cursor` asks for (the first page without one), for a call of `tool` with
     /// `args` whose page size is the argument `page_arg`, in the repository whose root
-    /// has the identity `root`.
+    /// has the identity `root`, under the policy with the fingerprint `policy`.
     ///
     /// # Errors
     /// As [`Binding::decode`].
     pub fn open(
         key: &'k CursorKey,
-        root: FileId,
+        (root, policy): (FileId, &str),
         tool: &'static str,
         args: &impl Serialize,
         page_arg: &str,
         cursor: Option<&str>,
     ) -> ToolResult<Self> {
-        let binding = Binding::new(tool, args, page_arg, root);
+        let binding = Binding::new(tool, args, page_arg, root, policy);
         let at = cursor.map(|c| binding.decode(key, c)).transpose()?;
         Ok(Page { key, binding, at })
     }
@@ -343,7 +355,7 @@ mod tests {
     use super::*;
 
     fn binding(tool: &'static str, args: Value) -> Binding {
-        Binding::new(tool, &args, "max_entries", FileId(1, 2))
+        Binding::new(tool, &args, "max_entries", FileId(1, 2), "{}")
     }
 
     #[test]
@@ -372,11 +384,20 @@ mod tests {
             &serde_json::json!({"path": "src"}),
             "max_entries",
             FileId(1, 3),
+            "{}",
+        );
+        let other_policy = Binding::new(
+            "list_dir",
+            &serde_json::json!({"path": "src"}),
+            "max_entries",
+            FileId(1, 2),
+            "{\"allow_move\":true}",
         );
         for (b2, why) in [
             (other_args, "other arguments"),
             (other_tool, "belongs to list_dir"),
             (other_root, "another repository"),
+            (other_policy, "another policy"),
         ] {
             let e = b2.decode(&key, &c).unwrap_err();
             assert_eq!(e.reason.as_deref(), Some("cursor"));

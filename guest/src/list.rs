@@ -64,7 +64,7 @@ pub fn list_dir(s: &Session, log: &mut CallLog, a: &ListDirArgs) -> ToolResult<L
     let mut parents = ParentCache::default();
     let page = Page::open(
         &s.cursor_key,
-        root_id(s)?,
+        (root_id(s)?, &s.policy.fingerprint()),
         "list_dir",
         a,
         "max_entries",
@@ -215,7 +215,7 @@ pub fn find_files(
     let mut stopped_by = None;
     let page = Page::open(
         &s.cursor_key,
-        root_id(s)?,
+        (root_id(s)?, &s.policy.fingerprint()),
         "find_files",
         a,
         "max_results",

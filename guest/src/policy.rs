@@ -234,6 +234,12 @@ impl Policy {
         Policy::new(config)
     }
 
+    /// The policy's settings as one text, equal for equal policies (what binds a cursor
+    /// to the policy it was made under).
+    pub fn fingerprint(&self) -> String {
+        serde_json::to_string(&self.config).unwrap_or_default()
+    }
+
     /// Lets classification look for build files in `fs` (see `classify_with`).
     pub fn with_fs(mut self, fs: &crate::fsx::Fs) -> Self {
         self.fs = Some(fs.clone());

@@ -162,8 +162,6 @@ pub struct FileMatches {
     pub lines: Vec<SearchMatch>,
     /// A matched line holds a token of a known format (see `sniff`).
     pub token: bool,
-    /// A matched line could be a line of a private key's base64 body.
-    pub base64: bool,
 }
 
 /// Searches one buffer. `want` is how many match records to build (0 for counting only).
@@ -179,7 +177,6 @@ pub fn search_buffer(
             count: 0,
             lines: Vec::new(),
             token: false,
-            base64: false,
         };
     }
     let hay = match &m.literal {
@@ -188,7 +185,6 @@ pub fn search_buffer(
     };
     let mut count = 0u32;
     let mut token = false;
-    let mut base64 = false;
     let mut lines = Vec::new();
     let mut pos = 0usize;
     let mut line_no = 1u32;
@@ -211,7 +207,6 @@ pub fn search_buffer(
         if let Some((col, col_end)) = found {
             count += 1;
             token = token || crate::sniff::token_in_line(&buf[ls..le]).is_some();
-            base64 = base64 || crate::sniff::base64_line(&buf[ls..le]);
             if lines.len() < want {
                 line_no += memchr::memchr_iter(b'\n', &buf[counted_to..ls]).count() as u32;
                 counted_to = ls;
@@ -236,7 +231,6 @@ pub fn search_buffer(
         count,
         lines,
         token,
-        base64,
     }
 }
 
@@ -307,7 +301,7 @@ pub fn search_text(
     }
     let page = Page::open(
         &s.cursor_key,
-        crate::list::root_id(s)?,
+        (crate::list::root_id(s)?, &s.policy.fingerprint()),
         "search_text",
         a,
         "max_matches",
@@ -479,19 +473,14 @@ impl State<'_> {
         if fm.count == 0 {
             return;
         }
-        if self.s.policy.sniffs(real_path) {
-            // Counts of matches on a secret's own line would spell it out, query by query:
-            // a match on a token's line, or on a base64 line of a file with a private key
-            // (whose body lines carry no marker), counts for nothing in every output.
-            // Otherwise the count stays (the same in every output), and the lines of a
-            // file holding a secret anywhere are not returned.
-            if fm.token || (fm.base64 && crate::sniff::private_key_block(&self.buf)) {
-                return self.skips.add("secret_content");
-            }
-            if !fm.lines.is_empty() && crate::sniff::secret_in(&self.buf).is_some() {
-                fm.lines.clear();
-                self.skips.add("secret_content");
-            }
+        // A file holding a secret counts for nothing and is not named, whatever matched in
+        // it: any answer that differed with the query (a count, a skip reason, a line)
+        // would let queries spell the secret out, prefix by prefix. A file without a match
+        // answers the same (nothing), so whether the query met the secret stays unknown.
+        if self.s.policy.sniffs(real_path)
+            && (fm.token || crate::sniff::secret_in(&self.buf).is_some())
+        {
+            return;
         }
         if skip > 0 {
             let skipper = &mut self.skipper;

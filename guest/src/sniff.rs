@@ -160,7 +160,43 @@ pub fn secret_in(data: &[u8]) -> Option<&'static str> {
     if private_key_block(data) {
         return Some("a private key block");
     }
-    TOKENS.iter().find(|t| has_token(data, t)).map(|t| t.what)
+    // One pass for every format's prefix (the regex engine's multi-literal search), then
+    // each hit checked as the per-format reference does: a pass per format cost too much for every
+    // file a search matched.
+    let prefixes = token_prefixes();
+    let mut at = 0;
+    while let Some(m) = prefixes.find_at(data, at) {
+        let start = m.start();
+        let boundary = start == 0 || !word(data[start - 1]);
+        let hit = TOKENS.iter().find(|t| {
+            boundary && data[start..].starts_with(t.prefix) && {
+                let body = &data[start + t.prefix.len()..];
+                body.iter().take(t.min).filter(|&&b| (t.body)(b)).count() == t.min
+            }
+        });
+        if let Some(t) = hit {
+            return Some(t.what);
+        }
+        at = start + 1;
+    }
+    None
+}
+
+/// Every token format's prefix as one search.
+fn token_prefixes() -> &'static regex::bytes::Regex {
+    static PREFIXES: std::sync::OnceLock<regex::bytes::Regex> = std::sync::OnceLock::new();
+    PREFIXES.get_or_init(|| {
+        let alternatives: Vec<String> = TOKENS
+            .iter()
+            .map(|t| regex::escape(&String::from_utf8_lossy(t.prefix)))
+            .collect();
+        // Literal prefixes only: this pattern always compiles.
+        #[allow(clippy::expect_used)]
+        regex::bytes::RegexBuilder::new(&alternatives.join("|"))
+            .unicode(false)
+            .build()
+            .expect("token prefixes form a valid pattern")
+    })
 }
 
 /// A token of a known format in one line, found in a single pass over its bytes (for the
@@ -187,17 +223,6 @@ pub fn token_in_line(line: &[u8]) -> Option<&'static str> {
     None
 }
 
-/// Whether `line` could be a line of a key block's base64 body (8 or more base64 bytes and
-/// nothing else, as a block's short last line too): only then can a search probe a private
-/// key's content. Code lines hardly ever are (indentation, spaces, punctuation).
-pub fn base64_line(line: &[u8]) -> bool {
-    let line = line.strip_suffix(b"\r").unwrap_or(line);
-    line.len() >= 8
-        && line
-            .iter()
-            .all(|&b| b.is_ascii_alphanumeric() || b == b'+' || b == b'/' || b == b'=')
-}
-
 /// `-----BEGIN ... PRIVATE KEY-----` (RSA, EC, DSA, OpenSSH, encrypted, PGP blocks).
 pub fn private_key_block(data: &[u8]) -> bool {
     for at in memmem::find_iter(data, b"PRIVATE KEY") {
@@ -209,6 +234,9 @@ pub fn private_key_block(data: &[u8]) -> bool {
     false
 }
 
+/// One format looked for on its own: the reference `secret_in`'s single pass is tested
+/// against.
+#[cfg(test)]
 fn has_token(data: &[u8], t: &Token) -> bool {
     memmem::find_iter(data, t.prefix).any(|at| {
         let boundary = at == 0 || !word(data[at - 1]);
@@ -314,18 +342,6 @@ mod tests {
     }
 
     #[test]
-    fn base64_lines_are_told_from_code() {
-        assert!(base64_line(
-            b"MIIEpAIBAAKCAQEA0Z3VS5JJcds3xfn/ygWyF8PbnGy0AHB7MhgHcTz6sE2I2yPB\r"
-        ));
-        assert!(base64_line(b"MIIEpAIBAAKCAQEA"));
-        assert!(!base64_line(b"Yw=="));
-        assert!(!base64_line(
-            b"    EXPORT_SYMBOL_GPL(some_function_with_a_long_name_here);"
-        ));
-    }
-
-    #[test]
     fn look_alikes_are_not_secrets() {
         for text in [
             "-----BEGIN PUBLIC KEY-----",
@@ -359,5 +375,38 @@ mod tests {
             }
             assert_eq!(clean.found(), None);
         }
+    }
+
+    #[test]
+    fn one_pass_finds_what_a_pass_per_format_finds() {
+        let mut cases: Vec<Vec<u8>> = Vec::new();
+        for t in TOKENS {
+            // A body of characters the format takes (the first of a few that it does).
+            let fill = *[b'A', b'b', b'7', b'Z', b'q']
+                .iter()
+                .find(|&&c| (t.body)(c))
+                .unwrap_or(&b'A');
+            let body = vec![fill; t.min + 2];
+            for (before, after) in [("", ""), ("x = '", "'\n"), ("word", ""), ("a\n", "\n")] {
+                let mut full = before.as_bytes().to_vec();
+                full.extend_from_slice(t.prefix);
+                full.extend_from_slice(&body);
+                full.extend_from_slice(after.as_bytes());
+                cases.push(full.clone());
+                // Too short a body.
+                let mut short = before.as_bytes().to_vec();
+                short.extend_from_slice(t.prefix);
+                short.extend_from_slice(&body[..t.min - 1]);
+                cases.push(short);
+            }
+        }
+        cases.push(b"ghp_ghp_abcdefghijklmnopqrstuvwxyz0123456789".to_vec());
+        cases.push(b"nothing here at all".to_vec());
+        for c in &cases {
+            let reference = TOKENS.iter().find(|t| has_token(c, t)).map(|t| t.what);
+            assert_eq!(secret_in(c), reference, "{}", String::from_utf8_lossy(c));
+        }
+        assert!(cases.iter().any(|c| secret_in(c).is_some()));
+        assert!(cases.iter().any(|c| secret_in(c).is_none()));
     }
 }

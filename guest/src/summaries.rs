@@ -164,3 +164,52 @@ fn listing_caps_name_their_argument() {
         (30, None, false)
     );
 }
+
+#[test]
+fn a_file_holding_a_secret_answers_the_same_whatever_the_query_meets() {
+    // Regression: the skip reason `secret_content` appeared only when the query matched
+    // the token's line, so queries could spell the token out prefix by prefix.
+    let t = tempfile::tempdir().unwrap();
+    let token = "ghp_Zq7xxxxxxxxxxK9maaaaaaaaaaaaaaaaaaaa";
+    fs::write(
+        t.path().join("config.py"),
+        format!("NAME = 'app'\nGITHUB = '{token}'\n"),
+    )
+    .unwrap();
+    fs::write(t.path().join("plain.py"), "NAME = 'other'\n").unwrap();
+    let s = Session::new(Fs::open(t.path()).unwrap(), Policy::from_json("").unwrap());
+    let run = |q: &str, regex: bool, output| {
+        let a = SearchTextArgs {
+            query: q.into(),
+            regex: Some(regex),
+            output: Some(output),
+            ..Default::default()
+        };
+        let r = crate::search::search_text(&s, &mut CallLog::default(), &a).unwrap();
+        (
+            r.total_matches,
+            r.files_matched,
+            r.skipped,
+            r.matches.len(),
+            r.files,
+        )
+    };
+    for output in [
+        SearchOutput::Matches,
+        SearchOutput::Files,
+        SearchOutput::Count,
+    ] {
+        let right = run("ghp_Zq7", false, output);
+        let wrong = run("ghp_Zq8", false, output);
+        assert_eq!(right, wrong, "{output:?}");
+        // Matching another line of the same file, alone or beside the token, tells nothing.
+        let other = run("NAME = 'app'|ghp_Zq7", true, output);
+        let other_wrong = run("NAME = 'app'|ghp_Zq8", true, output);
+        assert_eq!(other, other_wrong, "{output:?}");
+        assert_eq!(other.0, 0, "{output:?}");
+    }
+    // Positive control: the same search finds a file without a secret.
+    let plain = run("NAME =", false, SearchOutput::Matches);
+    assert_eq!((plain.0, plain.1), (1, 1));
+    assert_eq!(plain.4[0].path, "plain.py");
+}

@@ -8,8 +8,10 @@
 //!
 //! The configuration files are read like any other file: through the session's read gate
 //! (a path the policy hides or refuses is passed over without a word), at most
-//! [`MAX_CONFIG_BYTES`] each. A configuration that is too large, not UTF-8 or malformed
-//! never fails the write: it is ignored, with a note when the agent may read it.
+//! [`MAX_CONFIG_BYTES`] for all of one call's files together (a deeper one that would pass
+//! the total is passed over, without a note that would tell its size). A configuration that
+//! is not UTF-8 or malformed never fails the write: it is ignored, with a note when the
+//! agent may read it.
 
 pub mod editorconfig;
 pub mod gitattributes;
@@ -20,7 +22,7 @@ use crate::policy::Policy;
 use crate::session::Session;
 use crate::text::to_crlf;
 
-/// Largest configuration file read.
+/// Most bytes of configuration one call reads (all its files together).
 pub const MAX_CONFIG_BYTES: u64 = 64 * 1024;
 
 /// Line breaks a new file gets.
@@ -45,27 +47,27 @@ pub struct Style {
 }
 
 /// Reads one configuration file through the read gate; `None` when it is absent, hidden,
-/// refused or unusable (with a note for the last).
+/// refused, unusable (a note says so for text that is not UTF-8) or larger than what is
+/// left of the call's `budget` of configuration bytes. A file passed over for its size
+/// gets no note: the size of a file whose content the sniffer might withhold is not told.
 fn read_config(
     s: &Session,
     log: &mut CallLog,
     path: &LogicalPath,
     notes: &mut Vec<String>,
+    budget: &mut u64,
 ) -> Option<String> {
     let r = s.readable_path(path).ok()?;
     let meta = r.resolved.meta.filter(|m| m.is_file())?;
-    let too_big = |n: u64| {
-        format!("'{path}' was ignored: {n} bytes, over the {MAX_CONFIG_BYTES} byte limit for configuration files")
-    };
-    if meta.size > MAX_CONFIG_BYTES {
-        notes.push(too_big(meta.size));
+    let room = (*budget).min(MAX_CONFIG_BYTES);
+    if meta.size > room {
         return None;
     }
-    let (buf, _) = r.resolved.read(MAX_CONFIG_BYTES + 1).ok()?;
-    if buf.len() as u64 > MAX_CONFIG_BYTES {
-        notes.push(too_big(buf.len() as u64));
+    let (buf, _) = r.resolved.read(room + 1).ok()?;
+    if buf.len() as u64 > room {
         return None;
     }
+    *budget -= buf.len() as u64;
     if Policy::content_denial(path.as_str(), s.policy.sniff(&r.resolved.target, &buf)).is_err() {
         return None;
     }
@@ -94,18 +96,21 @@ fn dirs_of(path: &LogicalPath) -> Vec<LogicalPath> {
 /// The style the repository declares for a new file at `path`.
 pub fn style_for(s: &Session, log: &mut CallLog, path: &LogicalPath) -> Style {
     let mut style = Style::default();
+    // All configuration files of one call together: a hostile repository's deep tree of
+    // large configurations costs no more than one.
+    let mut budget = MAX_CONFIG_BYTES;
     let dirs = dirs_of(path);
     let mut attrs = gitattributes::Attributes::default();
     for d in &dirs {
         let f = d.join(".gitattributes");
-        if let Some(text) = read_config(s, log, &f, &mut style.notes) {
+        if let Some(text) = read_config(s, log, &f, &mut style.notes, &mut budget) {
             gitattributes::apply(&text, f.as_str(), d.as_str(), path.as_str(), &mut attrs);
         }
     }
     let mut configs = Vec::new();
     for d in dirs.iter().rev() {
         let f = d.join(".editorconfig");
-        if let Some(text) = read_config(s, log, &f, &mut style.notes) {
+        if let Some(text) = read_config(s, log, &f, &mut style.notes, &mut budget) {
             let root = editorconfig::is_root(&text);
             configs.push((f, d.clone(), text));
             if root {

@@ -27,8 +27,18 @@ fn ascii_of(c: char) -> Option<&'static str> {
     })
 }
 
-/// A line (terminator included) as compared at `level`.
+/// A line (terminator included) as compared at `level`. Relaxed levels keep whether the
+/// line ends in a break (a `\r\n` counts as `\n`), so that a line without one never
+/// matches a line with one and swallows the line after it.
 pub fn fold(line: &str, level: MatchLevel) -> String {
+    let mut folded = fold_text(line, level);
+    if level != MatchLevel::Exact && line.ends_with('\n') {
+        folded.push('\n');
+    }
+    folded
+}
+
+fn fold_text(line: &str, level: MatchLevel) -> String {
     match level {
         MatchLevel::Exact => line.to_string(),
         MatchLevel::TrailingWhitespace => line
@@ -151,7 +161,9 @@ pub fn locate(lines: &[String], q: &Query<'_>) -> Result<Found, Miss> {
 
 /// The match nearest to `w` (later first on ties).
 fn nearest(w: usize, last: usize, matches_at: &dyn Fn(usize) -> bool) -> Option<usize> {
-    for d in 0..=last.max(w) {
+    // A line number past the end is taken as the end (a patch may name any number).
+    let w = w.min(last);
+    for d in 0..=last {
         if matches_at(w + d) {
             return Some(w + d);
         }
@@ -306,5 +318,47 @@ mod tests {
             keep_context(&found, &old, &new),
             ["\tkeep();\n", "    new();\n"]
         );
+    }
+
+    #[test]
+    fn a_relaxed_line_without_a_break_never_matches_one_with_a_break() {
+        // Regression: "b" (no final newline in the patch) matched the middle line "b\n",
+        // and the replacement swallowed the line after it.
+        let file = v(&["a\n", "b\n", "c\n"]);
+        let old = v(&["b"]);
+        for level in [
+            MatchLevel::TrailingWhitespace,
+            MatchLevel::Whitespace,
+            MatchLevel::Punctuation,
+        ] {
+            assert_eq!(
+                locate(&file, &q(&old, level)),
+                Err(Miss::Nowhere),
+                "{level:?}"
+            );
+        }
+        // Positive control: the last line of a file without a final newline matches, and
+        // a CRLF line matches an LF one once whitespace is relaxed.
+        let file = v(&["a\n", "b"]);
+        assert_eq!(
+            locate(&file, &q(&old, MatchLevel::TrailingWhitespace)).map(|f| f.at),
+            Ok(1)
+        );
+        let file = v(&["a\r\n", "b  \r\n"]);
+        let old = v(&["b\n"]);
+        assert_eq!(
+            locate(&file, &q(&old, MatchLevel::TrailingWhitespace)).map(|f| f.at),
+            Ok(1)
+        );
+    }
+
+    #[test]
+    fn a_line_number_far_past_the_end_is_found_at_once() {
+        // Regression: @@ -2000000000 made the search walk two billion positions.
+        let file = v(&["a\n", "b\n"]);
+        let old = v(&["b\n"]);
+        let mut query = q(&old, MatchLevel::Exact);
+        query.wanted = Some(2_000_000_000);
+        assert_eq!(locate(&file, &query).map(|f| f.at), Ok(1));
     }
 }
