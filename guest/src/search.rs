@@ -160,8 +160,6 @@ impl Finder<'_> {
 pub struct FileMatches {
     pub count: u32,
     pub lines: Vec<SearchMatch>,
-    /// A matched line holds a token of a known format (see `sniff`).
-    pub token: bool,
 }
 
 /// Searches one buffer. `want` is how many match records to build (0 for counting only).
@@ -176,7 +174,6 @@ pub fn search_buffer(
         return FileMatches {
             count: 0,
             lines: Vec::new(),
-            token: false,
         };
     }
     let hay = match &m.literal {
@@ -184,7 +181,6 @@ pub fn search_buffer(
         _ => Finder::Regex(&m.re),
     };
     let mut count = 0u32;
-    let mut token = false;
     let mut lines = Vec::new();
     let mut pos = 0usize;
     let mut line_no = 1u32;
@@ -206,7 +202,6 @@ pub fn search_buffer(
         };
         if let Some((col, col_end)) = found {
             count += 1;
-            token = token || crate::sniff::token_in_line(&buf[ls..le]).is_some();
             if lines.len() < want {
                 line_no += memchr::memchr_iter(b'\n', &buf[counted_to..ls]).count() as u32;
                 counted_to = ls;
@@ -227,11 +222,7 @@ pub fn search_buffer(
         }
         pos = le + 1;
     }
-    FileMatches {
-        count,
-        lines,
-        token,
-    }
+    FileMatches { count, lines }
 }
 
 fn context_before(buf: &[u8], line_start: usize, n: u32) -> Vec<String> {
@@ -477,9 +468,7 @@ impl State<'_> {
         // it: any answer that differed with the query (a count, a skip reason, a line)
         // would let queries spell the secret out, prefix by prefix. A file without a match
         // answers the same (nothing), so whether the query met the secret stays unknown.
-        if self.s.policy.sniffs(real_path)
-            && (fm.token || crate::sniff::secret_in(&self.buf).is_some())
-        {
+        if self.s.policy.sniffs(real_path) && crate::sniff::secret_in(&self.buf).is_some() {
             return;
         }
         if skip > 0 {
