@@ -105,7 +105,9 @@ class Wassette:
                     async with ClientSession(read, write) as session:
                         await session.initialize()
                         listed = await components_listed(session)
-                        return await body(Tools(session, listed))
+                        tools = Tools(session, listed)
+                        await tools.granted()
+                        return await body(tools)
 
         try:
             return asyncio.run(asyncio.wait_for(main(), SESSION_TIMEOUT))
@@ -158,6 +160,17 @@ class Tools:
         # Wassette's names: the interface's export name, normalised, then `_` and the function.
         self.prefix = reads[0].removesuffix("read-file")
         self.texts = []  # every text the component returned, to look for leaks
+
+    async def granted(self):
+        """Waits until the component's grants are in force: Wassette may list a component
+        before it has applied its policy, and a call then sees no preopen at all."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + LOAD_WAIT
+        while True:
+            answer = await self.call("list-dir", {})
+            if "preopens: none" not in json.dumps(answer) or loop.time() > deadline:
+                return
+            await asyncio.sleep(0.25)
 
     def functions(self):
         return {n.removeprefix(self.prefix): t for n, t in self.listed.items()
