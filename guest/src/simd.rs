@@ -54,6 +54,16 @@ mod imp {
         pub fn top_bits(self) -> u16 {
             w::u8x16_bitmask(self.0)
         }
+        /// Each lane shifted right by four bits (its high nibble).
+        #[inline(always)]
+        pub fn high_nibbles(self) -> Lanes {
+            Lanes(w::u8x16_shr(self.0, 4))
+        }
+        /// `table`'s byte at each lane's value; every lane must be below 16.
+        #[inline(always)]
+        pub fn look_up_in(self, table: Lanes) -> Lanes {
+            Lanes(w::i8x16_swizzle(table.0, self.0))
+        }
     }
 }
 
@@ -121,6 +131,25 @@ mod imp {
         pub fn top_bits(self) -> u16 {
             gather(self.0[0]) | gather(self.0[1]) << 8
         }
+        /// Each lane shifted right by four bits (its high nibble).
+        #[inline(always)]
+        pub fn high_nibbles(self) -> Lanes {
+            Lanes(self.0.map(|x| (x >> 4) & 0x0F0F_0F0F_0F0F_0F0F))
+        }
+        /// `table`'s byte at each lane's value; every lane must be below 16.
+        #[inline(always)]
+        pub fn look_up_in(self, table: Lanes) -> Lanes {
+            let (t, i) = (bytes(table), bytes(self));
+            let out: [u8; 16] = core::array::from_fn(|k| t[usize::from(i[k] & 15)]);
+            Lanes::load(&out)
+        }
+    }
+
+    fn bytes(v: Lanes) -> [u8; 16] {
+        let mut out = [0; 16];
+        out[..8].copy_from_slice(&v.0[0].to_le_bytes());
+        out[8..].copy_from_slice(&v.0[1].to_le_bytes());
+        out
     }
 }
 
@@ -151,6 +180,25 @@ mod tests {
         assert_eq!(v.and(Lanes::splat(0x7F)).top_bits(), 0);
         let block: [u8; 64] = core::array::from_fn(|i| i as u8);
         assert_eq!(quarter(&block, 3)[0], 48);
+    }
+
+    #[test]
+    fn nibbles_and_table_lookups_agree_with_bytewise_ones() {
+        let table: [u8; 16] = core::array::from_fn(|i| (i as u8).wrapping_mul(29) ^ 0xA5);
+        for start in 0..=255u8 {
+            let a: [u8; 16] =
+                core::array::from_fn(|i| start.wrapping_add((i as u8).wrapping_mul(61)));
+            let v = Lanes::load(&a);
+            let high = v.high_nibbles();
+            let low = v.and(Lanes::splat(0x0F));
+            for (k, &b) in a.iter().enumerate() {
+                let want_high: [u8; 16] = core::array::from_fn(|i| a[i] >> 4);
+                let want_low: [u8; 16] = core::array::from_fn(|i| table[usize::from(a[i] & 15)]);
+                let one = |x: Lanes, y: u8| x.eq(Lanes::splat(y)).top_bits() >> k & 1 == 1;
+                assert!(one(high, want_high[k]), "{b}");
+                assert!(one(low.look_up_in(Lanes::load(&table)), want_low[k]), "{b}");
+            }
+        }
     }
 
     #[test]

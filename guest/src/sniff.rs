@@ -1,12 +1,14 @@
 //! Content sniffing: private-key blocks and well-known token formats, so that a secret
 //! stored under an innocent name (`notes.txt`) is withheld like a file named `.env`.
 //!
-//! Each pattern is a literal prefix (found with `memmem`) followed by a run of the token's
-//! own characters, at a word boundary. A match withholds the whole file: reads refuse it,
-//! changes that would show its content refuse it, diffs show it as opaque, and a search
-//! drops every hit of a file whose returned lines hold one.
+//! Each pattern is a literal prefix followed by a run of the token's own characters, at a
+//! word boundary; all prefixes are looked for in one vector scan (`prefixes.rs`). A match
+//! withholds the whole file: reads refuse it, changes that would show its content refuse it,
+//! diffs show it as opaque, and a search passes over it whatever the query met.
 
 use memchr::memmem;
+
+use crate::prefixes::Prefixes;
 
 /// One token format.
 struct Token {
@@ -160,42 +162,39 @@ pub fn secret_in(data: &[u8]) -> Option<&'static str> {
     if private_key_block(data) {
         return Some("a private key block");
     }
-    // One pass for every format's prefix (the regex engine's multi-literal search), then
-    // each hit checked as the per-format reference does: a pass per format cost too much for every
-    // file a search matched.
-    let prefixes = token_prefixes();
-    let mut at = 0;
-    while let Some(m) = prefixes.find_at(data, at) {
-        let start = m.start();
-        let boundary = start == 0 || !word(data[start - 1]);
-        let hit = TOKENS.iter().find(|t| {
-            boundary && data[start..].starts_with(t.prefix) && {
-                let body = &data[start + t.prefix.len()..];
-                body.iter().take(t.min).filter(|&&b| (t.body)(b)).count() == t.min
-            }
-        });
-        if let Some(t) = hit {
-            return Some(t.what);
-        }
-        at = start + 1;
-    }
-    None
+    // One vector scan for every format's prefix, each candidate then checked as the
+    // per-format reference does: a pass per format, or an automaton's step per byte, cost
+    // too much for every file a search matched.
+    let mut found = None;
+    TOKEN_PREFIXES.any(data, |start| {
+        found = token_at(data, start).map(|t| t.what);
+        found.is_some()
+    });
+    found
 }
 
-/// Every token format's prefix as one search.
-fn token_prefixes() -> &'static regex::bytes::Regex {
-    static PREFIXES: std::sync::OnceLock<regex::bytes::Regex> = std::sync::OnceLock::new();
-    PREFIXES.get_or_init(|| {
-        let alternatives: Vec<String> = TOKENS
-            .iter()
-            .map(|t| regex::escape(&String::from_utf8_lossy(t.prefix)))
-            .collect();
-        // Literal prefixes only: this pattern always compiles.
-        #[allow(clippy::expect_used)]
-        regex::bytes::RegexBuilder::new(&alternatives.join("|"))
-            .unicode(false)
-            .build()
-            .expect("token prefixes form a valid pattern")
+/// Every token format's prefix, in `TOKENS`' order.
+const TOKEN_PREFIXES: Prefixes = Prefixes::new(&{
+    let mut all: [&[u8]; TOKENS.len()] = [b""; TOKENS.len()];
+    let mut i = 0;
+    while i < TOKENS.len() {
+        all[i] = TOKENS[i].prefix;
+        i += 1;
+    }
+    all
+});
+
+/// The token starting at `start`, if one does: its prefix at a word boundary, then at least
+/// its fewest body bytes.
+fn token_at(data: &[u8], start: usize) -> Option<&'static Token> {
+    if start > 0 && word(data[start - 1]) {
+        return None;
+    }
+    TOKENS.iter().find(|t| {
+        data[start..].starts_with(t.prefix) && {
+            let body = &data[start + t.prefix.len()..];
+            body.iter().take(t.min).filter(|&&b| (t.body)(b)).count() == t.min
+        }
     })
 }
 

@@ -305,6 +305,53 @@ fn a_key_under_an_innocent_name_is_withheld_by_its_content() {
     assert!(r["content"].as_str().unwrap().contains("ghp_"));
 }
 
+/// The component finds token prefixes with vector code the native unit tests do not run:
+/// every format is planted at every offset across two of its 64-byte blocks (and their
+/// tails), and each file is refused, beside the same text one character short of a token.
+#[test]
+fn the_component_finds_every_token_format_at_every_offset() {
+    let fx = Fixture::new();
+    let tokens = [
+        "AKIAABCDEFGHIJKLMNOP",
+        "AIzaabcdefghijklmnopqrstuvwxyz012345678",
+        "ghs_abcdefghijklmnopqrstuvwxyz0123456789",
+        "github_pat_abcdefghijklmnopqrstuvwxyz0123456789ABCD",
+        "glpat-abcdefghijklmnopqrst",
+        "xoxb-1234567890",
+        "sk_live_abcdefghijklmnopqrst",
+        "rk_live_abcdefghijklmnopqrst",
+        "sk-ant-abcdefghijklmnopqrst",
+        "npm_abcdefghijklmnopqrstuvwxyz0123456789",
+        "pypi-AgEabcdefghijklmnopqrstuvwxyz0123456789abcdefghijklmn",
+        "ASIAABCDEFGHIJKLMNOP",
+        "ghp_abcdefghijklmnopqrstuvwxyz0123456789",
+        "xoxa-1234567890",
+        "sk-proj-abcdefghijklmnopqrst",
+    ];
+    let mut planted = Vec::new();
+    for (t, token) in tokens.iter().enumerate() {
+        for offset in (0..140).step_by(7).chain([63, 64, 65, 127, 128]) {
+            let pad = " ".repeat(offset);
+            let name = format!("t{t}_{offset}.txt");
+            fx.write(&name, format!("{pad}{token}\n").as_bytes());
+            // One body character short: not a token.
+            let short = &token[..token.len() - 1];
+            let control = format!("c{t}_{offset}.txt");
+            fx.write(&control, format!("{pad}{short}").as_bytes());
+            planted.push((name, control));
+        }
+    }
+    let mut s = fx.session();
+    for (name, control) in &planted {
+        let e = call(&mut s, "read_file", json!({ "path": name })).unwrap_err();
+        assert_eq!(e.reason.as_deref(), Some("secret_content"), "{name}");
+        assert!(
+            call(&mut s, "read_file", json!({ "path": control })).is_ok(),
+            "{control}"
+        );
+    }
+}
+
 /// A hard link inside the repository to a file outside it reads that file's content under
 /// an innocent name: such files are not read, hashed or searched unless the policy allows
 /// hard links (`call` checks every output for the outside sentinel).
