@@ -27,6 +27,7 @@ mod handles;
 mod host_dir;
 mod host_fs;
 pub mod mcp;
+pub mod mcp_http;
 pub mod metrics;
 pub mod policy_file;
 pub mod runtime;

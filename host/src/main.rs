@@ -77,6 +77,30 @@ enum Format {
     Text,
 }
 
+/// How the MCP server is reached.
+#[derive(Debug, clap::Args)]
+struct McpArgs {
+    /// Serve over Streamable HTTP (stateless, many clients) on this address, such as
+    /// 127.0.0.1:8080, instead of stdin/stdout; --repo is served at /mcp.
+    #[arg(long, value_name = "ADDR")]
+    http: Option<std::net::SocketAddr>,
+    /// One more repository served over HTTP at /mcp/NAME (repeatable); clients never
+    /// choose a directory themselves.
+    #[arg(long, value_name = "NAME=DIR", requires = "http")]
+    serve: Vec<String>,
+    /// A file holding the bearer token HTTP requests must carry (required off loopback;
+    /// keep it outside every repository).
+    #[arg(long, value_name = "FILE", requires = "http")]
+    http_token_file: Option<PathBuf>,
+    /// A Host header value accepted over HTTP (repeatable; default: loopback names).
+    #[arg(long, value_name = "HOST", requires = "http")]
+    allowed_host: Vec<String>,
+    /// A browser Origin accepted over HTTP, as scheme://host:port (repeatable; default:
+    /// none, so requests from web pages are refused).
+    #[arg(long, value_name = "ORIGIN", requires = "http")]
+    allowed_origin: Vec<String>,
+}
+
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Run one tool with JSON arguments (`-` reads them from stdin); `call TOOL --help`
@@ -97,8 +121,9 @@ enum Command {
     Tools,
     /// Every tool's name, description, JSON Schema and annotations, as JSON.
     Schema,
-    /// Serve every tool over MCP on stdin/stdout until the client disconnects.
-    Mcp,
+    /// Serve every tool over MCP: on stdin/stdout until the client disconnects, or with
+    /// --http over Streamable HTTP until stopped.
+    Mcp(McpArgs),
     /// The session baseline.
     #[command(subcommand)]
     Session(SessionCommand),
@@ -198,7 +223,7 @@ fn main() -> ExitCode {
         Command::Call { tool: None, .. } => usage_error("call needs a TOOL"),
         Command::Tools => tools(o),
         Command::Schema => schema(o),
-        Command::Mcp => mcp(o),
+        Command::Mcp(args) => mcp(o, args),
         Command::Session(SessionCommand::Reset) => session_reset(o),
         Command::Compile { out } => match Runtime::precompile(out) {
             Ok(()) => ok(json!({ "path": out })),
@@ -403,7 +428,16 @@ fn need_repo<'a>(o: &'a Options, what: &str) -> Result<&'a PathBuf, String> {
         .ok_or_else(|| format!("{what} needs --repo DIR"))
 }
 
-fn open_session(o: &Options, repo: &PathBuf) -> Result<Session, String> {
+fn open_session(o: &Options, repo: &Path) -> Result<Session, String> {
+    open_session_counted(o, repo, None)
+}
+
+/// `open_session`, counting every call in `metrics` when given.
+fn open_session_counted(
+    o: &Options,
+    repo: &Path,
+    metrics: Option<&Arc<file_tools_host::Metrics>>,
+) -> Result<Session, String> {
     let (policy, limits) = load_policy(o)?;
     let rt = runtime()?;
     let mut builder = Session::builder(&rt)
@@ -412,6 +446,9 @@ fn open_session(o: &Options, repo: &PathBuf) -> Result<Session, String> {
         .policy(policy)
         .limits(limits)
         .cursor_key(cursor_key()?);
+    if let Some(m) = metrics {
+        builder = builder.metrics(m.clone());
+    }
     if !o.read_only {
         builder = builder.state_dir(state_dir(o, repo)?);
     }
@@ -495,21 +532,65 @@ fn session_reset(o: &Options) -> ExitCode {
     ok(json!({"state_dir": dir, "removed": existed}))
 }
 
-fn mcp(o: &Options) -> ExitCode {
-    let server = match need_repo(o, "mcp")
-        .and_then(|repo| open_session(o, repo))
-        .and_then(|s| McpServer::new(s).map_err(|e| e.to_string()))
-    {
-        Ok(s) => s,
-        Err(e) => return usage_error(&e),
+fn mcp(o: &Options, args: &McpArgs) -> ExitCode {
+    let served = match args.http {
+        Some(bind) => mcp_http(o, args, bind),
+        None => need_repo(o, "mcp")
+            .and_then(|repo| open_session(o, repo))
+            .and_then(|s| McpServer::new(s).map_err(|e| e.to_string()))
+            .map(serve_stdio),
     };
-    match serve_stdio(server) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
+    match served {
+        Ok(Ok(())) => ExitCode::SUCCESS,
+        Ok(Err(e)) => {
             eprintln!("file-tools: {e}");
             ExitCode::from(1)
         }
+        Err(e) => usage_error(&e),
     }
+}
+
+/// The HTTP server's set-up (errors are usage errors), and its run.
+fn mcp_http(
+    o: &Options,
+    args: &McpArgs,
+    bind: std::net::SocketAddr,
+) -> Result<Result<(), String>, String> {
+    use file_tools_host::mcp_http::{serve_http, HttpOptions, Repositories};
+    let metrics = Arc::new(file_tools_host::Metrics::new());
+    let mut repos = Repositories::default();
+    let mut named: Vec<(&str, PathBuf)> = Vec::new();
+    if let Some(repo) = &o.repo {
+        named.push(("", repo.clone()));
+    }
+    for s in &args.serve {
+        let (name, dir) = s
+            .split_once('=')
+            .ok_or_else(|| format!("--serve {s}: expected NAME=DIR"))?;
+        named.push((name, PathBuf::from(dir)));
+    }
+    for (name, dir) in named {
+        let session = open_session_counted(o, &dir, Some(&metrics))?;
+        let server = McpServer::new(session).map_err(|e| e.to_string())?;
+        repos.add(name, server)?;
+    }
+    let token = match &args.http_token_file {
+        Some(f) => Some(
+            std::fs::read_to_string(f)
+                .map_err(|e| format!("cannot read the token file {}: {e}", f.display()))?
+                .trim()
+                .to_string(),
+        ),
+        None => None,
+    };
+    let options = HttpOptions {
+        bind,
+        token,
+        allowed_hosts: args.allowed_host.clone(),
+        allowed_origins: args.allowed_origin.clone(),
+    };
+    file_tools_host::mcp_http::check(&options, &repos)?;
+    Ok(serve_http(options, repos, Some(metrics)))
 }
 
 fn call(o: &Options, format: Format, tool: &str, args: &str) -> ExitCode {

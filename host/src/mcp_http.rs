@@ -1,0 +1,247 @@
+//! The MCP server over Streamable HTTP, stateless: several clients at once, one URL path per
+//! repository from a fixed list, and nothing kept in memory between requests that another
+//! server process would need (session baselines, the audit chain and the change lock are
+//! per repository on disk), so several processes behind a load balancer serve one fleet.
+//!
+//! Every request is checked before it reaches a repository: the bearer token when one is
+//! configured, then (inside the MCP transport) the `Host` header against the allowed hosts
+//! and any `Origin` against the allowed origins, so that a web page cannot drive a server on
+//! a loopback address through DNS rebinding. `/metrics` serves the call metrics of every
+//! repository in the Prometheus text format, behind the same token.
+
+use std::collections::BTreeMap;
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use http_body_util::{BodyExt, Full};
+use hyper::body::{Bytes, Incoming};
+use hyper::{Request, Response, StatusCode};
+use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+
+use crate::mcp::McpServer;
+use crate::Metrics;
+
+type Body = http_body_util::combinators::BoxBody<Bytes, Infallible>;
+type Service = StreamableHttpService<McpServer, NeverSessionManager>;
+
+/// How the HTTP server is reached and who may use it.
+#[derive(Debug, Clone)]
+pub struct HttpOptions {
+    pub bind: SocketAddr,
+    /// Requests must carry `Authorization: Bearer TOKEN` when set.
+    pub token: Option<String>,
+    /// `Host` values accepted (host or host:port); loopback names when empty.
+    pub allowed_hosts: Vec<String>,
+    /// `Origin` values accepted (scheme://host:port, `:*` for any port); a request with an
+    /// `Origin` header is refused unless it is listed.
+    pub allowed_origins: Vec<String>,
+}
+
+/// The repositories served: URL path (`/mcp` or `/mcp/NAME`) to server.
+#[derive(Debug, Default)]
+pub struct Repositories(BTreeMap<String, McpServer>);
+
+impl Repositories {
+    /// Serves `server` at `/mcp/NAME`, or at `/mcp` when `name` is empty.
+    ///
+    /// # Errors
+    /// A name that is not a plain URL path segment, or one given twice.
+    pub fn add(&mut self, name: &str, server: McpServer) -> Result<(), String> {
+        let plain = name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b));
+        if !plain || name.starts_with('.') {
+            return Err(format!(
+                "repository name `{name}`: use letters, digits, `-`, `_` and `.` (not first)"
+            ));
+        }
+        let path = if name.is_empty() {
+            "/mcp".to_string()
+        } else {
+            format!("/mcp/{name}")
+        };
+        if self.0.insert(path, server).is_some() {
+            return Err(format!("repository name `{name}` is given twice"));
+        }
+        Ok(())
+    }
+
+    /// The URL paths served.
+    pub fn paths(&self) -> impl Iterator<Item = &str> {
+        self.0.keys().map(String::as_str)
+    }
+}
+
+/// Whether `bind` can only be reached from this machine.
+pub fn is_loopback(bind: &SocketAddr) -> bool {
+    bind.ip().is_loopback()
+}
+
+/// Refuses what must not start: no repository, or a non-loopback address without a token.
+///
+/// # Errors
+/// What is wrong, as a sentence.
+pub fn check(options: &HttpOptions, repos: &Repositories) -> Result<(), String> {
+    if repos.0.is_empty() {
+        return Err("nothing to serve: give --repo DIR or --serve NAME=DIR".into());
+    }
+    if !is_loopback(&options.bind) && options.token.is_none() {
+        return Err(format!(
+            "{} is reachable from other machines: give --http-token-file FILE (a bearer token) \
+             or bind a loopback address",
+            options.bind
+        ));
+    }
+    if options.token.as_deref().is_some_and(|t| t.len() < 16) {
+        return Err("the bearer token is shorter than 16 characters".into());
+    }
+    Ok(())
+}
+
+/// What every request is routed with.
+struct Router {
+    services: BTreeMap<String, Service>,
+    token: Option<String>,
+    metrics: Option<Arc<Metrics>>,
+}
+
+impl Router {
+    async fn route(&self, req: Request<Incoming>) -> Response<Body> {
+        if let Some(token) = &self.token {
+            if !bearer_matches(&req, token) {
+                let mut r = text(StatusCode::UNAUTHORIZED, "a bearer token is required\n");
+                r.headers_mut().insert(
+                    hyper::header::WWW_AUTHENTICATE,
+                    hyper::header::HeaderValue::from_static("Bearer"),
+                );
+                return r;
+            }
+        }
+        let path = req.uri().path().trim_end_matches('/').to_string();
+        if path == "/metrics" {
+            return match &self.metrics {
+                Some(m) if req.method() == hyper::Method::GET => {
+                    let mut r = text(StatusCode::OK, &m.encode());
+                    r.headers_mut().insert(
+                        hyper::header::CONTENT_TYPE,
+                        hyper::header::HeaderValue::from_static(
+                            "application/openmetrics-text; version=1.0.0; charset=utf-8",
+                        ),
+                    );
+                    r
+                }
+                Some(_) => text(StatusCode::METHOD_NOT_ALLOWED, "GET /metrics\n"),
+                None => text(StatusCode::NOT_FOUND, "no metrics are kept\n"),
+            };
+        }
+        match self.services.get(&path) {
+            Some(service) => service.handle(req).await,
+            None => text(
+                StatusCode::NOT_FOUND,
+                "no repository is served at this path\n",
+            ),
+        }
+    }
+}
+
+/// Whether the request's `Authorization` header carries `token`, compared in constant time.
+fn bearer_matches(req: &Request<Incoming>, token: &str) -> bool {
+    let Some(given) = req
+        .headers()
+        .get(hyper::header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+    else {
+        return false;
+    };
+    let (a, b) = (given.trim().as_bytes(), token.as_bytes());
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |d, (x, y)| d | (x ^ y)) == 0
+}
+
+fn text(status: StatusCode, body: &str) -> Response<Body> {
+    let mut r = Response::new(Full::new(Bytes::from(body.to_string())).boxed());
+    *r.status_mut() = status;
+    r
+}
+
+/// Serves `repos` over HTTP until the process is stopped; prints the address and the paths
+/// on stderr once listening (`bind` may name port 0).
+///
+/// # Errors
+/// A refused configuration ([`check`]) or a failure to listen, as text.
+pub fn serve_http(
+    options: HttpOptions,
+    repos: Repositories,
+    metrics: Option<Arc<Metrics>>,
+) -> Result<(), String> {
+    check(&options, &repos)?;
+    let mut config = StreamableHttpServerConfig::default()
+        .with_legacy_session_mode(false)
+        .with_json_response(true);
+    if !options.allowed_hosts.is_empty() {
+        config = config.with_allowed_hosts(options.allowed_hosts.clone());
+    }
+    // An Origin header (a browser) is refused unless listed, also with an empty list.
+    config = config
+        .with_allowed_origins(options.allowed_origins.clone())
+        .enforce_origin_validation();
+    let services = repos
+        .0
+        .into_iter()
+        .map(|(path, server)| {
+            let service = StreamableHttpService::new(
+                move || Ok(server.clone()),
+                Arc::new(NeverSessionManager::default()),
+                config.clone(),
+            );
+            (path, service)
+        })
+        .collect::<BTreeMap<_, _>>();
+    let router = Arc::new(Router {
+        services,
+        token: options.token,
+        metrics,
+    });
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the async runtime: {e}"))?;
+    rt.block_on(async move {
+        let listener = tokio::net::TcpListener::bind(options.bind)
+            .await
+            .map_err(|e| format!("cannot listen on {}: {e}", options.bind))?;
+        let addr = listener
+            .local_addr()
+            .map_err(|e| format!("cannot read the bound address: {e}"))?;
+        let paths: Vec<&str> = router.services.keys().map(String::as_str).collect();
+        eprintln!(
+            "file-tools: serving MCP on http://{addr} at {}",
+            paths.join(", ")
+        );
+        loop {
+            let (stream, _) = match listener.accept().await {
+                Ok(s) => s,
+                // A failed accept (too many open files, a reset) loses that connection only;
+                // the pause keeps a lasting cause from spinning the loop.
+                Err(_) => {
+                    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                    continue;
+                }
+            };
+            let router = router.clone();
+            tokio::spawn(async move {
+                let service = hyper::service::service_fn(move |req| {
+                    let router = router.clone();
+                    async move { Ok::<_, Infallible>(router.route(req).await) }
+                });
+                let io = hyper_util::rt::TokioIo::new(stream);
+                // A client that goes away mid-request ends its own connection only.
+                let _ = hyper::server::conn::http1::Builder::new()
+                    .serve_connection(io, service)
+                    .await;
+            });
+        }
+    })
+}

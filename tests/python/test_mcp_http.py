@@ -1,0 +1,218 @@
+"""`file-tools mcp --http`: the Streamable HTTP transport, with the official Python MCP SDK
+as the client where a client is needed, and raw HTTP where a check is about the transport.
+
+Environment: FILE_TOOLS_BIN names the `file-tools` binary (scripts/test.sh sets it).
+"""
+
+import asyncio
+import json
+import os
+import re
+import shutil
+import subprocess
+import time
+from contextlib import contextmanager
+from pathlib import Path
+
+import httpx2
+import pytest
+from mcp import ClientSession
+from mcp.client.streamable_http import streamable_http_client
+
+ROOT = Path(__file__).resolve().parents[2]
+BIN = os.environ.get("FILE_TOOLS_BIN", str(ROOT / "target" / "release" / "file-tools"))
+HEADERS = {
+    "content-type": "application/json",
+    "accept": "application/json, text/event-stream",
+    "mcp-protocol-version": "2025-11-25",
+}
+
+
+@pytest.fixture()
+def repos(tmp_path):
+    """Two copies of the demo repository, and a sentinel outside both."""
+    made = []
+    for name in ("one", "two"):
+        dest = tmp_path / name
+        shutil.copytree(ROOT / "examples" / "demo-repo", dest)
+        made.append(dest)
+    (tmp_path / "outside.txt").write_text("do not touch\n")
+    return made
+
+
+@contextmanager
+def server(tmp_path, global_args, *mcp_args, bind="127.0.0.1:0"):
+    """A running `file-tools GLOBAL_ARGS mcp --http BIND MCP_ARGS`; yields its base URL once
+    it listens."""
+    err = tmp_path / f"server-{time.monotonic_ns()}.err"
+    env = dict(
+        os.environ,
+        FILE_TOOLS_CACHE_DIR=str(ROOT / "target" / "file-tools-cache"),
+        XDG_STATE_HOME=str(tmp_path / "state"),
+    )
+    with open(err, "w") as sink:
+        proc = subprocess.Popen([BIN, *global_args, "mcp", "--http", bind, *mcp_args], stderr=sink, env=env)
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            found = re.search(r"serving MCP on (http://\S+)", err.read_text())
+            if found:
+                break
+            assert proc.poll() is None, err.read_text()
+            assert time.monotonic() < deadline, "the server did not start"
+            time.sleep(0.2)
+        yield found.group(1)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+def call(url, tool, arguments, headers=None, rid=1):
+    """One stateless tools/call as a raw POST; returns (status, JSON body or None)."""
+    body = {
+        "jsonrpc": "2.0",
+        "id": rid,
+        "method": "tools/call",
+        "params": {"name": tool, "arguments": arguments},
+    }
+    r = httpx2.post(url, json=body, headers={**HEADERS, **(headers or {})}, timeout=60)
+    return r.status_code, (r.json() if r.headers.get("content-type", "").startswith("application/json") else None)
+
+
+def structured(answer):
+    return answer["result"]["structuredContent"]
+
+
+def test_sdk_client_reaches_each_listed_repository_and_no_other(repos, tmp_path):
+    one, two = repos
+
+    async def session(url, body):
+        async with streamable_http_client(url) as (read, write, *_):
+            async with ClientSession(read, write) as s:
+                await s.initialize()
+                return await body(s)
+
+    async def write_mark(s):
+        tools = {t.name for t in (await s.list_tools()).tools}
+        done = await s.call_tool("write_file", {"path": "mark.txt", "content": "two\n"})
+        return tools, done
+
+    with server(tmp_path, ["--repo", str(one)], "--serve", f"two={two}") as base:
+        tools, done = asyncio.run(session(base + "/mcp/two", write_mark))
+        assert {"read_file", "write_file", "search_text"} <= tools
+        assert not done.is_error, done
+        # The write landed in the repository of its URL path, nowhere else.
+        assert (two / "mark.txt").read_text() == "two\n"
+        assert not (one / "mark.txt").exists()
+        status, answer = call(base + "/mcp", "read_file", {"path": "mark.txt"})
+        assert status == 200 and answer["result"]["isError"] is True
+        assert structured(answer)["error"]["code"] == "NOT_FOUND"
+        # A path that names no served repository, or climbs, is not served.
+        for path in ("/mcp/three", "/mcp/..", "/mcp/two/../../outside.txt", "/"):
+            status, _ = call(base + path, "read_file", {"path": "README.md"})
+            assert status == 404, path
+        # Positive control: the first repository answers at /mcp.
+        status, answer = call(base + "/mcp", "read_file", {"path": "README.md"})
+        assert status == 200 and "calc" in structured(answer)["content"]
+    assert (tmp_path / "outside.txt").read_text() == "do not touch\n"
+
+
+def test_host_and_origin_checks_refuse_dns_rebinding_and_web_pages(repos, tmp_path):
+    one, _ = repos
+    app = "http://app.example:8000"
+    with server(tmp_path, ["--repo", str(one)], "--allowed-origin", app) as base:
+        url = base + "/mcp"
+        status, _ = call(url, "read_file", {"path": "README.md"}, {"host": "evil.example"})
+        assert status == 403
+        status, _ = call(url, "read_file", {"path": "README.md"}, {"origin": "http://evil.example"})
+        assert status == 403
+        # Positive control: the loopback host without an Origin (not a browser) is served.
+        status, answer = call(url, "read_file", {"path": "README.md"})
+        assert status == 200 and "calc" in structured(answer)["content"]
+        # An origin the server was told to trust is served.
+        status, answer = call(url, "read_file", {"path": "README.md"}, {"origin": app})
+        assert status == 200 and "calc" in structured(answer)["content"]
+
+
+def test_bearer_token_guards_every_path_and_off_loopback_needs_one(repos, tmp_path):
+    one, _ = repos
+    token = "t0k3n-" + "x" * 26
+    token_file = tmp_path / "token"
+    token_file.write_text(token + "\n")
+    with server(tmp_path, ["--repo", str(one)], "--http-token-file", str(token_file)) as base:
+        for headers in ({}, {"authorization": "Bearer wrong"}, {"authorization": "Bearer " + token[:-1]}):
+            status, _ = call(base + "/mcp", "read_file", {"path": "README.md"}, headers)
+            assert status == 401, headers
+            assert httpx2.get(base + "/metrics", headers=headers).status_code == 401
+        good = {"authorization": "Bearer " + token}
+        status, answer = call(base + "/mcp", "read_file", {"path": "README.md"}, good)
+        assert status == 200 and "calc" in structured(answer)["content"]
+        scraped = httpx2.get(base + "/metrics", headers=good)
+        assert scraped.status_code == 200
+        assert re.search(r'file_tools_tool_calls_total\{tool="read_file",outcome="ok"\} 1\b', scraped.text), scraped.text
+        assert scraped.text.rstrip().endswith("# EOF")
+    # Reachable from other machines without a token: refused at start, with the reason.
+    env = dict(os.environ, XDG_STATE_HOME=str(tmp_path / "state"))
+    refused = subprocess.run(
+        [BIN, "--repo", str(one), "mcp", "--http", "0.0.0.0:0"], capture_output=True, text=True, env=env, timeout=120
+    )
+    assert refused.returncode == 2
+    assert "bearer token" in refused.stderr
+
+
+def test_clients_on_two_repositories_run_at_once_and_each_sees_its_own(repos, tmp_path):
+    one, two = repos
+    with server(tmp_path, ["--repo", str(one)], "--serve", f"two={two}") as base:
+        async def client(i):
+            url = base + ("/mcp" if i % 2 == 0 else "/mcp/two")
+            async with httpx2.AsyncClient(timeout=120) as c:
+                for k in range(5):
+                    body = {
+                        "jsonrpc": "2.0",
+                        "id": k,
+                        "method": "tools/call",
+                        "params": {"name": "write_file", "arguments": {"path": f"c{i}/{k}.txt", "content": f"{i} {k}\n"}},
+                    }
+                    r = await c.post(url, json=body, headers=HEADERS)
+                    assert r.status_code == 200, r.text
+                    assert r.json()["result"]["isError"] is False, r.text
+
+        async def all_clients():
+            await asyncio.gather(*(client(i) for i in range(8)))
+
+        asyncio.run(all_clients())
+    for i in range(8):
+        mine, other = (one, two) if i % 2 == 0 else (two, one)
+        assert sorted(p.name for p in (mine / f"c{i}").iterdir()) == [f"{k}.txt" for k in range(5)]
+        assert not (other / f"c{i}").exists()
+
+
+def test_two_server_processes_share_one_repository_and_audit_chain(repos, tmp_path):
+    one, _ = repos
+    log = tmp_path / "audit.jsonl"
+    args = ["--repo", str(one), "--audit-log", str(log)]
+    with server(tmp_path, args) as a, server(tmp_path, args) as b:
+        async def client(base, tag):
+            async with httpx2.AsyncClient(timeout=120) as c:
+                for k in range(10):
+                    body = {
+                        "jsonrpc": "2.0",
+                        "id": k,
+                        "method": "tools/call",
+                        "params": {"name": "append_file", "arguments": {"path": "shared.log", "content": f"{tag}{k}\n"}},
+                    }
+                    r = await c.post(base + "/mcp", json=body, headers=HEADERS)
+                    assert r.json()["result"]["isError"] is False, r.text
+
+        async def both():
+            await asyncio.gather(client(a, "a"), client(b, "b"))
+
+        asyncio.run(both())
+    # Every append of both processes landed once: the per-repository lock serialised them.
+    lines = (one / "shared.log").read_text().split()
+    assert sorted(lines) == sorted([f"a{k}" for k in range(10)] + [f"b{k}" for k in range(10)])
+    # Both processes extended one hash chain, which verifies.
+    verified = subprocess.run([BIN, "audit", "verify", str(log)], capture_output=True, text=True)
+    assert verified.returncode == 0, verified.stdout + verified.stderr
+    appended = [json.loads(x) for x in log.read_text().splitlines() if '"append_file"' in x]
+    assert len(appended) == 20
