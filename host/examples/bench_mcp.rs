@@ -89,7 +89,7 @@ fn copy_tree(from: &Path, to: &Path) {
 
 /// The `i`-th call's arguments.
 fn call_body(i: usize) -> String {
-    let (tool, args) = if i % 2 == 0 {
+    let (tool, args) = if i.is_multiple_of(2) {
         ("read_file", r#"{"path":"search.rs"}"#)
     } else {
         ("search_text", r#"{"query":"fn ","output":"count"}"#)
