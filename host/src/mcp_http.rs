@@ -100,15 +100,31 @@ pub fn check(options: &HttpOptions, repos: &Repositories) -> Result<(), String> 
     Ok(())
 }
 
+/// Host names accepted when none are configured.
+const LOOPBACK_NAMES: [&str; 3] = ["localhost", "127.0.0.1", "::1"];
+/// Connections served at once; more wait to be accepted.
+const MAX_CONNECTIONS: usize = 256;
+/// Time a client has to send a request's headers.
+const HEADER_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// What every request is routed with.
 struct Router {
     services: BTreeMap<String, Service>,
     token: Option<String>,
+    allowed_hosts: Vec<String>,
     metrics: Option<Arc<Metrics>>,
 }
 
 impl Router {
     async fn route(&self, req: Request<Incoming>) -> Response<Body> {
+        // The transport checks Host too; this covers /metrics and every other path.
+        let host = req
+            .headers()
+            .get(hyper::header::HOST)
+            .and_then(|v| v.to_str().ok());
+        if !host_allowed(host, &self.allowed_hosts) {
+            return text(StatusCode::FORBIDDEN, "this Host is not served\n");
+        }
         if let Some(token) = &self.token {
             if !bearer_matches(&req, token) {
                 let mut r = text(StatusCode::UNAUTHORIZED, "a bearer token is required\n");
@@ -144,6 +160,30 @@ impl Router {
             ),
         }
     }
+}
+
+/// Whether the request's `Host` (name, or name and port) is one of `allowed`, or a
+/// loopback name when `allowed` is empty.
+fn host_allowed(host: Option<&str>, allowed: &[String]) -> bool {
+    let Some(host) = host.map(str::to_ascii_lowercase) else {
+        return false;
+    };
+    // `name:port`, `[v6]:port`, `name` or `[v6]`.
+    let name = match host.strip_prefix('[') {
+        Some(rest) => rest.split(']').next().unwrap_or(""),
+        None => host.rsplit_once(':').map_or(host.as_str(), |(n, _)| n),
+    };
+    let defaults = LOOPBACK_NAMES.map(String::from);
+    let list = if allowed.is_empty() {
+        &defaults[..]
+    } else {
+        allowed
+    };
+    list.iter().any(|a| {
+        let a = a.to_ascii_lowercase();
+        let a = a.trim_start_matches('[').replace("]", "");
+        a == name || a == host.replace(['[', ']'], "")
+    })
 }
 
 /// Whether the request's `Authorization` header carries `token`, compared in constant time.
@@ -202,8 +242,10 @@ pub fn serve_http(
     let router = Arc::new(Router {
         services,
         token: options.token,
+        allowed_hosts: options.allowed_hosts,
         metrics,
     });
+    let slots = Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -221,6 +263,11 @@ pub fn serve_http(
             paths.join(", ")
         );
         loop {
+            // A slot per connection, taken before accepting: past the cap, clients wait in
+            // the listen queue instead of costing memory here.
+            let Ok(slot) = slots.clone().acquire_owned().await else {
+                return Ok(());
+            };
             let (stream, _) = match listener.accept().await {
                 Ok(s) => s,
                 // A failed accept (too many open files, a reset) loses that connection only;
@@ -232,6 +279,7 @@ pub fn serve_http(
             };
             let router = router.clone();
             tokio::spawn(async move {
+                let _slot = slot;
                 let service = hyper::service::service_fn(move |req| {
                     let router = router.clone();
                     async move { Ok::<_, Infallible>(router.route(req).await) }
@@ -239,9 +287,46 @@ pub fn serve_http(
                 let io = hyper_util::rt::TokioIo::new(stream);
                 // A client that goes away mid-request ends its own connection only.
                 let _ = hyper::server::conn::http1::Builder::new()
+                    .timer(hyper_util::rt::TokioTimer::new())
+                    .header_read_timeout(HEADER_TIMEOUT)
                     .serve_connection(io, service)
                     .await;
             });
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::host_allowed;
+
+    #[test]
+    fn hosts_are_matched_by_name_or_by_name_and_port() {
+        let none: Vec<String> = Vec::new();
+        for ok in [
+            "127.0.0.1:8080",
+            "localhost",
+            "LOCALHOST:1",
+            "[::1]:9",
+            "[::1]",
+        ] {
+            assert!(host_allowed(Some(ok), &none), "{ok}");
+        }
+        for bad in [
+            "evil.example",
+            "evil.example:8080",
+            "127.0.0.2:80",
+            "localhost.evil:1",
+            "",
+        ] {
+            assert!(!host_allowed(Some(bad), &none), "{bad}");
+        }
+        assert!(!host_allowed(None, &none));
+        let listed = vec!["app.internal".to_string(), "api.internal:8443".to_string()];
+        assert!(host_allowed(Some("app.internal:1234"), &listed));
+        assert!(host_allowed(Some("api.internal:8443"), &listed));
+        assert!(!host_allowed(Some("api.internal:8444"), &listed));
+        // A configured list replaces the loopback names.
+        assert!(!host_allowed(Some("localhost:8080"), &listed));
+    }
 }

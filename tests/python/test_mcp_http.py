@@ -124,6 +124,9 @@ def test_host_and_origin_checks_refuse_dns_rebinding_and_web_pages(repos, tmp_pa
         url = base + "/mcp"
         status, _ = call(url, "read_file", {"path": "README.md"}, {"host": "evil.example"})
         assert status == 403
+        # The metrics too: a rebound page must not read them.
+        assert httpx2.get(base + "/metrics", headers={"host": "evil.example:80"}).status_code == 403
+        assert httpx2.get(base + "/metrics").status_code == 200
         status, _ = call(url, "read_file", {"path": "README.md"}, {"origin": "http://evil.example"})
         assert status == 403
         # Positive control: the loopback host without an Origin (not a browser) is served.
