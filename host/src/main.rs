@@ -40,7 +40,7 @@ struct Cli {
     command: Command,
 }
 
-#[derive(Debug, clap::Args)]
+#[derive(Debug, Clone, clap::Args)]
 struct Options {
     /// The repository the tools work in.
     #[arg(long, global = true, value_name = "DIR")]
@@ -59,7 +59,8 @@ struct Options {
     #[arg(long, global = true, value_name = "KEY")]
     audit_key: Option<PathBuf>,
     /// Where the session baseline (for diff_workspace and revert) lives; default: the
-    /// user's state directory, per repository and --session.
+    /// user's state directory, per repository and --session. Over HTTP, it holds a
+    /// directory per session.
     #[arg(long, global = true, value_name = "DIR")]
     state_dir: Option<PathBuf>,
     /// The session's name: calls with the same name share a baseline.
@@ -570,9 +571,21 @@ fn mcp_http(
         named.push((name, PathBuf::from(dir)));
     }
     for (name, dir) in named {
-        let session = open_session_counted(o, &dir, Some(&metrics))?;
-        let server = McpServer::new(session).map_err(|e| e.to_string())?;
-        repos.add(name, server)?;
+        let (options, metrics) = (o.clone(), metrics.clone());
+        let opener: file_tools_host::mcp_http::Opener = Box::new(move |session: &str| {
+            let mut o = options.clone();
+            o.session = session.to_string();
+            // One directory per session under --state-dir; else the user's state directory
+            // already keeps one per repository and session.
+            o.state_dir = o.state_dir.as_ref().map(|d| d.join(session));
+            let s = open_session_counted(&o, &dir, Some(&metrics))?;
+            McpServer::new(s).map_err(|e| e.to_string())
+        });
+        // The default session opens now, so that a repository that cannot be served stops
+        // the server at start.
+        let first = opener(&o.session)?;
+        let sessions = file_tools_host::mcp_http::Sessions::new(&o.session, first, opener);
+        repos.add(name, sessions)?;
     }
     let token = match &args.http_token_file {
         Some(f) => Some(

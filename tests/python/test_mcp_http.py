@@ -219,3 +219,42 @@ def test_two_server_processes_share_one_repository_and_audit_chain(repos, tmp_pa
     assert verified.returncode == 0, verified.stdout + verified.stderr
     appended = [json.loads(x) for x in log.read_text().splitlines() if '"append_file"' in x]
     assert len(appended) == 20
+
+
+def test_each_named_session_has_its_own_baseline(repos, tmp_path):
+    one, _ = repos
+    original = (one / "README.md").read_text()
+    with server(tmp_path, ["--repo", str(one)]) as base:
+        url = base + "/mcp"
+
+        def as_session(name, tool, arguments):
+            status, answer = call(url, tool, arguments, {"file-tools-session": name})
+            assert status == 200, answer
+            return answer["result"]
+
+        a = as_session("alice", "write_file", {"path": "alice.txt", "content": "a\n"})
+        assert a["isError"] is False, a
+        readme = as_session("bob", "read_file", {"path": "README.md"})["structuredContent"]
+        b = as_session(
+            "bob",
+            "write_file",
+            {"path": "README.md", "content": "bob's\n", "expected_sha256": readme["sha256"]},
+        )
+        assert b["isError"] is False, b
+        # Each session's diff shows its own change only.
+        alice_diff = json.dumps(as_session("alice", "diff_workspace", {})["structuredContent"])
+        bob_diff = json.dumps(as_session("bob", "diff_workspace", {})["structuredContent"])
+        assert "alice.txt" in alice_diff and "README.md" not in alice_diff
+        assert "README.md" in bob_diff and "alice.txt" not in bob_diff
+        # Alice cannot revert Bob's change: it is not hers.
+        refused = as_session("alice", "revert", {"paths": ["README.md"]})
+        assert refused["isError"] is True
+        assert (one / "README.md").read_text() == "bob's\n"
+        # Positive control: Bob reverts his own.
+        undone = as_session("bob", "revert", {"paths": ["README.md"]})
+        assert undone["isError"] is False, undone
+        assert (one / "README.md").read_text() == original
+        assert (one / "alice.txt").read_text() == "a\n"
+        # A bad session name is a clear refusal, not a session.
+        status, _ = call(url, "read_file", {"path": "README.md"}, {"file-tools-session": "../x"})
+        assert status == 400

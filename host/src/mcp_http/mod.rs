@@ -7,7 +7,8 @@
 //! configured, then (inside the MCP transport) the `Host` header against the allowed hosts
 //! and any `Origin` against the allowed origins, so that a web page cannot drive a server on
 //! a loopback address through DNS rebinding. `/metrics` serves the call metrics of every
-//! repository in the Prometheus text format, behind the same token.
+//! repository in the Prometheus text format, behind the same token. A request names its
+//! session (its baseline for `diff_workspace` and `revert`) in a header (`sessions.rs`).
 
 use std::collections::BTreeMap;
 use std::convert::Infallible;
@@ -17,14 +18,14 @@ use std::sync::Arc;
 use http_body_util::{BodyExt, Full};
 use hyper::body::{Bytes, Incoming};
 use hyper::{Request, Response, StatusCode};
-use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
-use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use rmcp::transport::streamable_http_server::StreamableHttpServerConfig;
 
-use crate::mcp::McpServer;
 use crate::Metrics;
 
+mod sessions;
+pub use sessions::{valid_name, Opener, Sessions, SESSION_HEADER};
+
 type Body = http_body_util::combinators::BoxBody<Bytes, Infallible>;
-type Service = StreamableHttpService<McpServer, NeverSessionManager>;
 
 /// How the HTTP server is reached and who may use it.
 #[derive(Debug, Clone)]
@@ -39,16 +40,16 @@ pub struct HttpOptions {
     pub allowed_origins: Vec<String>,
 }
 
-/// The repositories served: URL path (`/mcp` or `/mcp/NAME`) to server.
+/// The repositories served: URL path (`/mcp` or `/mcp/NAME`) to its sessions.
 #[derive(Debug, Default)]
-pub struct Repositories(BTreeMap<String, McpServer>);
+pub struct Repositories(BTreeMap<String, Sessions>);
 
 impl Repositories {
-    /// Serves `server` at `/mcp/NAME`, or at `/mcp` when `name` is empty.
+    /// Serves `sessions` at `/mcp/NAME`, or at `/mcp` when `name` is empty.
     ///
     /// # Errors
     /// A name that is not a plain URL path segment, or one given twice.
-    pub fn add(&mut self, name: &str, server: McpServer) -> Result<(), String> {
+    pub fn add(&mut self, name: &str, sessions: Sessions) -> Result<(), String> {
         let plain = name
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b));
@@ -62,7 +63,7 @@ impl Repositories {
         } else {
             format!("/mcp/{name}")
         };
-        if self.0.insert(path, server).is_some() {
+        if self.0.insert(path, sessions).is_some() {
             return Err(format!("repository name `{name}` is given twice"));
         }
         Ok(())
@@ -109,7 +110,7 @@ const HEADER_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// What every request is routed with.
 struct Router {
-    services: BTreeMap<String, Service>,
+    repos: BTreeMap<String, Sessions>,
     token: Option<String>,
     allowed_hosts: Vec<String>,
     metrics: Option<Arc<Metrics>>,
@@ -152,12 +153,19 @@ impl Router {
                 None => text(StatusCode::NOT_FOUND, "no metrics are kept\n"),
             };
         }
-        match self.services.get(&path) {
-            Some(service) => service.handle(req).await,
-            None => text(
+        let Some(sessions) = self.repos.get(&path) else {
+            return text(
                 StatusCode::NOT_FOUND,
                 "no repository is served at this path\n",
-            ),
+            );
+        };
+        let named = req
+            .headers()
+            .get(SESSION_HEADER)
+            .map(|v| v.to_str().unwrap_or(""));
+        match sessions.service(named).await {
+            Ok(service) => service.handle(req).await,
+            Err(e) => text(StatusCode::BAD_REQUEST, &format!("{e}\n")),
         }
     }
 }
@@ -227,20 +235,13 @@ pub fn serve_http(
     config = config
         .with_allowed_origins(options.allowed_origins.clone())
         .enforce_origin_validation();
-    let services = repos
+    let repos = repos
         .0
         .into_iter()
-        .map(|(path, server)| {
-            let service = StreamableHttpService::new(
-                move || Ok(server.clone()),
-                Arc::new(NeverSessionManager::default()),
-                config.clone(),
-            );
-            (path, service)
-        })
+        .map(|(path, sessions)| (path, sessions.configured(&config)))
         .collect::<BTreeMap<_, _>>();
     let router = Arc::new(Router {
-        services,
+        repos,
         token: options.token,
         allowed_hosts: options.allowed_hosts,
         metrics,
@@ -257,7 +258,7 @@ pub fn serve_http(
         let addr = listener
             .local_addr()
             .map_err(|e| format!("cannot read the bound address: {e}"))?;
-        let paths: Vec<&str> = router.services.keys().map(String::as_str).collect();
+        let paths: Vec<&str> = router.repos.keys().map(String::as_str).collect();
         eprintln!(
             "file-tools: serving MCP on http://{addr} at {}",
             paths.join(", ")

@@ -1,0 +1,115 @@
+//! The sessions of one repository served over HTTP. A request names its session in the
+//! `File-Tools-Session` header (the server's `--session` when it names none), and each
+//! session has its own baseline, so one client's `revert` never undoes another's changes.
+//!
+//! A session's baseline lives in its state directory on disk, not in the server: at most
+//! `MAX_OPEN` sessions per repository are held open, the least recently used is closed when
+//! another is needed, and reopening it (in this process or another) finds its baseline again.
+
+use std::sync::Arc;
+
+use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+
+use crate::mcp::McpServer;
+
+/// The header that names a request's session.
+pub const SESSION_HEADER: &str = "file-tools-session";
+/// Sessions held open per repository.
+const MAX_OPEN: usize = 16;
+
+pub(super) type Service = StreamableHttpService<McpServer, NeverSessionManager>;
+
+/// Opens the server of a named session (its baseline in that session's state directory).
+pub type Opener = Box<dyn Fn(&str) -> Result<McpServer, String> + Send + Sync>;
+
+/// One repository's sessions.
+pub struct Sessions {
+    opener: Arc<Opener>,
+    default: String,
+    first: Option<McpServer>,
+    config: StreamableHttpServerConfig,
+    /// Open sessions, least recently used first.
+    open: tokio::sync::Mutex<Vec<(String, Service)>>,
+}
+
+impl std::fmt::Debug for Sessions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Sessions")
+            .field("default", &self.default)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Sessions {
+    /// A repository whose default session, `default`, is `first` (opened by the caller, so
+    /// that a repository that cannot be served stops the server at start); `opener` opens
+    /// the others when a request names them.
+    pub fn new(default: &str, first: McpServer, opener: Opener) -> Self {
+        Sessions {
+            opener: Arc::new(opener),
+            default: default.to_string(),
+            first: Some(first),
+            config: StreamableHttpServerConfig::default(),
+            open: tokio::sync::Mutex::new(Vec::new()),
+        }
+    }
+
+    /// Serves every session with the transport settings `config`.
+    pub(super) fn configured(mut self, config: &StreamableHttpServerConfig) -> Self {
+        self.config = config.clone();
+        if let Some(first) = self.first.take() {
+            let service = service(first, &self.config);
+            self.open.get_mut().push((self.default.clone(), service));
+        }
+        self
+    }
+
+    /// The service of the session `name` (the default one when `None`), opened if needed.
+    ///
+    /// # Errors
+    /// A name that is not 1 to 64 letters, digits, `-` or `_`, or a session that cannot be
+    /// opened, as a sentence for the client.
+    pub(super) async fn service(&self, name: Option<&str>) -> Result<Service, String> {
+        let name = name.unwrap_or(&self.default);
+        if !valid_name(name) {
+            return Err(format!(
+                "the {SESSION_HEADER} header names a session with 1 to 64 letters, digits, '-' or '_'"
+            ));
+        }
+        let mut open = self.open.lock().await;
+        if let Some(i) = open.iter().position(|(n, _)| n == name) {
+            let entry = open.remove(i);
+            let found = entry.1.clone();
+            open.push(entry);
+            return Ok(found);
+        }
+        let (opener, owned) = (self.opener.clone(), name.to_string());
+        let server = tokio::task::spawn_blocking(move || opener(&owned))
+            .await
+            .map_err(|e| format!("opening the session failed: {e}"))??;
+        let made = service(server, &self.config);
+        if open.len() >= MAX_OPEN {
+            open.remove(0);
+        }
+        open.push((name.to_string(), made.clone()));
+        Ok(made)
+    }
+}
+
+fn service(server: McpServer, config: &StreamableHttpServerConfig) -> Service {
+    StreamableHttpService::new(
+        move || Ok(server.clone()),
+        Arc::new(NeverSessionManager::default()),
+        config.clone(),
+    )
+}
+
+/// The names `--session` takes: 1 to 64 letters, digits, `-` or `_`.
+pub fn valid_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 64
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+}
