@@ -1,19 +1,24 @@
 //! An MCP server over stdio that offers every tool of one [`Session`].
 //!
-//! The tool list (names, descriptions, JSON Schemas and annotations) comes from the
-//! component's own `describe`, so the server never disagrees with the component about
-//! what a tool takes. In a read-only session `describe` leaves out the mutation tools,
-//! so the server does not offer them at all.
+//! The tool list (names, titles, descriptions, input and output schemas, annotations)
+//! comes from the component's own `describe` (see [`tools`]). In a read-only session
+//! `describe` leaves out the mutation tools, so the server does not offer them at all.
 //!
 //! A tool that fails answers with a normal tool result marked `isError`, whose structured
-//! content is the error object (`code`, `message`, `path`, ...), never with a protocol
-//! error: the model sees the code and can act on it.
+//! content is the error object (`code`, `message`, `path`, ...): the model sees the code
+//! and can act on it. Only a call of a tool the server does not offer is a protocol error
+//! (invalid params), as the MCP specification asks.
+//!
+//! The handler knows nothing of stdio: [`serve_stdio`] is one transport over it, and another
+//! transport can serve the same [`McpServer`].
+
+mod tools;
 
 use std::sync::{Arc, Mutex};
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+    CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, ListToolsResult,
+    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
@@ -22,6 +27,7 @@ use serde_json::{json, Value};
 use crate::bindings::agent::file_tools::types::{ErrorCode, ToolError};
 use crate::error::HostError;
 use crate::session::Session;
+use tools::{error_result, ok_result};
 
 /// The MCP face of a session.
 #[derive(Debug, Clone)]
@@ -39,29 +45,9 @@ impl McpServer {
         let described = session
             .describe()
             .map_err(|e| HostError::Policy(e.message))?;
-        let tools = match described {
-            Value::Array(list) => list
-                .into_iter()
-                .map(|mut t| {
-                    // `describe` speaks snake_case JSON like every tool; MCP wants camelCase.
-                    if let Some(o) = t.as_object_mut() {
-                        if let Some(schema) = o.remove("input_schema") {
-                            o.insert("inputSchema".into(), schema);
-                        }
-                    }
-                    serde_json::from_value::<Tool>(t)
-                })
-                .collect::<Result<Vec<_>, _>>()
-                .map_err(|e| HostError::Policy(format!("unusable tool description: {e}")))?,
-            other => {
-                return Err(HostError::Policy(format!(
-                    "describe returned {other} instead of a list"
-                )))
-            }
-        };
         Ok(McpServer {
             session: Arc::new(Mutex::new(session)),
-            tools: Arc::new(tools),
+            tools: Arc::new(tools::from_describe(described)?),
         })
     }
 
@@ -71,19 +57,25 @@ impl McpServer {
     }
 
     /// Runs one tool call and shapes the answer as an MCP tool result.
+    ///
+    /// # Errors
+    /// An invalid-params protocol error for a tool this server does not offer (as the MCP
+    /// specification asks); the refusal is audited like any other refused call. Every
+    /// failure of an offered tool is a tool result marked `isError` instead.
     pub fn call(
         &self,
         name: &str,
         args: Option<&serde_json::Map<String, Value>>,
-    ) -> CallToolResult {
+    ) -> Result<CallToolResult, ErrorData> {
         if !self.tools.iter().any(|t| t.name == name) {
+            let shown: String = name.chars().take(64).filter(|c| !c.is_control()).collect();
             let message =
-                format!("unknown tool `{name}`; tools/list names the tools this server offers");
+                format!("unknown tool `{shown}`; tools/list names the tools this server offers");
             let refusal = ToolError::host(ErrorCode::InvalidInput, message.clone());
             if let Ok(mut s) = self.session.lock() {
-                s.audit_refusal(name, &refusal);
+                s.audit_refusal(&shown, &refusal);
             }
-            return error_result(json!({ "code": "INVALID_INPUT", "message": message }));
+            return Err(ErrorData::invalid_params(message, None));
         }
         let args = args.map_or_else(
             || "{}".to_string(),
@@ -92,42 +84,17 @@ impl McpServer {
         let outcome = match self.session.lock() {
             Ok(mut s) => s.call(name, &args),
             Err(_) => {
-                return error_result(json!({
+                return Ok(error_result(json!({
                     "code": "INTERNAL",
                     "message": "an earlier call panicked inside the host; restart the server",
-                }))
+                })))
             }
         };
-        match outcome {
-            Ok(result) => {
-                let summary = result
-                    .get("summary")
-                    .and_then(Value::as_str)
-                    .map(str::to_owned);
-                let mut content = Vec::new();
-                if let Some(s) = summary {
-                    content.push(ContentBlock::text(s));
-                }
-                content.push(ContentBlock::text(result.to_string()));
-                let mut r = CallToolResult::success(content);
-                r.structured_content = Some(result);
-                r
-            }
+        Ok(match outcome {
+            Ok(result) => ok_result(result),
             Err(e) => error_result(e.to_json()),
-        }
+        })
     }
-}
-
-fn error_result(error: Value) -> CallToolResult {
-    let code = error
-        .get("code")
-        .and_then(Value::as_str)
-        .unwrap_or("INTERNAL");
-    let message = error.get("message").and_then(Value::as_str).unwrap_or("");
-    let text = format!("{code}: {message}");
-    let mut r = CallToolResult::error(vec![ContentBlock::text(text)]);
-    r.structured_content = Some(json!({ "error": error }));
-    r
 }
 
 impl ServerHandler for McpServer {
@@ -165,10 +132,10 @@ impl ServerHandler for McpServer {
         let result = tokio::task::spawn_blocking(move || this.call(&name, args.as_ref()))
             .await
             .unwrap_or_else(|e| {
-                error_result(
+                Ok(error_result(
                     json!({"code": "INTERNAL", "message": format!("the call failed: {e}")}),
-                )
-            });
+                ))
+            })?;
         Ok(result.into())
     }
 }
