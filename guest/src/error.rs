@@ -30,11 +30,13 @@ pub enum ErrorCode {
     LimitExceeded,
     IoError,
     Internal,
+    /// Made by hosts only (a cancelled call); listed so that the codes stay one list.
+    Cancelled,
 }
 
 impl ErrorCode {
     /// Every code, in WIT order.
-    pub const ALL: [ErrorCode; 19] = [
+    pub const ALL: [ErrorCode; 20] = [
         ErrorCode::PathRejected,
         ErrorCode::NotFound,
         ErrorCode::AlreadyExists,
@@ -54,6 +56,7 @@ impl ErrorCode {
         ErrorCode::LimitExceeded,
         ErrorCode::IoError,
         ErrorCode::Internal,
+        ErrorCode::Cancelled,
     ];
 
     /// The SCREAMING_SNAKE_CASE name used in JSON.
@@ -78,6 +81,7 @@ impl ErrorCode {
             ErrorCode::LimitExceeded => "LIMIT_EXCEEDED",
             ErrorCode::IoError => "IO_ERROR",
             ErrorCode::Internal => "INTERNAL",
+            ErrorCode::Cancelled => "CANCELLED",
         }
     }
 }

@@ -30,6 +30,7 @@ pub mod patch;
 pub mod path;
 pub mod policy;
 pub mod port;
+pub mod progress;
 #[cfg(test)]
 mod properties;
 pub mod read;

@@ -12,6 +12,7 @@
 //! The handler knows nothing of stdio: [`serve_stdio`] is one transport over it, and another
 //! transport can serve the same [`McpServer`].
 
+mod progress;
 mod tools;
 
 use std::sync::{Arc, Mutex};
@@ -25,6 +26,7 @@ use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde_json::{json, Value};
 
 use crate::bindings::agent::file_tools::types::{ErrorCode, ToolError};
+use crate::call::{CallOptions, CancelToken};
 use crate::error::HostError;
 use crate::session::Session;
 use tools::{error_result, ok_result};
@@ -66,6 +68,7 @@ impl McpServer {
         &self,
         name: &str,
         args: Option<&serde_json::Map<String, Value>>,
+        options: &CallOptions,
     ) -> Result<CallToolResult, ErrorData> {
         if !self.tools.iter().any(|t| t.name == name) {
             let shown: String = name.chars().take(64).filter(|c| !c.is_control()).collect();
@@ -82,7 +85,7 @@ impl McpServer {
             |a| Value::Object(a.clone()).to_string(),
         );
         let outcome = match self.session.lock() {
-            Ok(mut s) => s.call(name, &args),
+            Ok(mut s) => s.call_with(name, &args, options),
             Err(_) => {
                 return Ok(error_result(json!({
                     "code": "INTERNAL",
@@ -124,19 +127,35 @@ impl ServerHandler for McpServer {
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let this = self.clone();
         let name = request.name.to_string();
         let args = request.arguments;
-        let result = tokio::task::spawn_blocking(move || this.call(&name, args.as_ref()))
+        // `notifications/cancelled` for this request cancels `context.ct`: pass it on to
+        // the call, which stops unless it has begun to change files.
+        let cancel = CancelToken::new();
+        let watcher = {
+            let (ct, cancel) = (context.ct.clone(), cancel.clone());
+            tokio::spawn(async move {
+                ct.cancelled().await;
+                cancel.cancel();
+            })
+        };
+        let mut options = CallOptions::new().cancel(cancel);
+        if let Some(token) = context.meta.get_progress_token() {
+            let notifier = progress::Notifier::start(context.peer.clone(), token);
+            options = options.progress(Arc::new(notifier));
+        }
+        let result = tokio::task::spawn_blocking(move || this.call(&name, args.as_ref(), &options))
             .await
             .unwrap_or_else(|e| {
                 Ok(error_result(
                     json!({"code": "INTERNAL", "message": format!("the call failed: {e}")}),
                 ))
-            })?;
-        Ok(result.into())
+            });
+        watcher.abort();
+        Ok(result?.into())
     }
 }
 
