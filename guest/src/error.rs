@@ -30,7 +30,8 @@ pub enum ErrorCode {
     LimitExceeded,
     IoError,
     Internal,
-    /// Made by hosts only (a cancelled call); listed so that the codes stay one list.
+    // Made by hosts only (a cancelled call); listed so that the codes stay one list. (A
+    // `///` doc here would turn the enum's schema into a `oneOf` of documented constants.)
     Cancelled,
 }
 

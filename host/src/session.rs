@@ -618,6 +618,7 @@ impl Session {
             approver: options.approver.clone(),
             changing: false,
             cancelled: false,
+            approvals: Vec::new(),
         };
         let outcome = match armed {
             Ok(()) => f(&bindings, &mut store),
@@ -625,6 +626,9 @@ impl Session {
         };
         let call = std::mem::take(&mut store.data_mut().call);
         let mut events = std::mem::take(&mut store.data_mut().events);
+        for e in &mut events {
+            e.notes.extend(call.approvals.iter().cloned());
+        }
         if !call.cancelled && call.cancel.as_ref().is_some_and(CancelToken::is_cancelled) {
             for e in &mut events {
                 e.notes.push(

@@ -48,6 +48,8 @@ pub(crate) struct CallState {
     pub(crate) changing: bool,
     /// The call was interrupted because it was cancelled.
     pub(crate) cancelled: bool,
+    /// One note per approval asked in this call, with its answer, for the audit event.
+    pub(crate) approvals: Vec<String>,
 }
 
 impl CallState {
@@ -111,6 +113,7 @@ impl agent::file_tools::approval::Host for HostState {
         let Some(approver) = self.call.approver.clone().or_else(|| self.approver.clone()) else {
             return false;
         };
+        let files: Vec<&str> = change.files.iter().map(|f| f.path.as_str()).collect();
         let started = std::time::Instant::now();
         // A panicking approver declines: the embedder's bug must not write files.
         let yes =
@@ -119,6 +122,13 @@ impl agent::file_tools::approval::Host for HostState {
         if let Some(d) = &mut self.call.deadline {
             *d += started.elapsed();
         }
+        self.call.approvals.push(format!(
+            "approval asked for {} ({}): {} after {} ms",
+            files.join(", "),
+            change.reasons.join("; "),
+            if yes { "granted" } else { "declined" },
+            started.elapsed().as_millis()
+        ));
         yes
     }
 }

@@ -12,6 +12,7 @@
 //! The handler knows nothing of stdio: [`serve_stdio`] is one transport over it, and another
 //! transport can serve the same [`McpServer`].
 
+mod approval;
 mod progress;
 mod tools;
 
@@ -21,7 +22,7 @@ use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, ListToolsResult,
     PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
 };
-use rmcp::service::RequestContext;
+use rmcp::service::{ElicitationMode, RequestContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde_json::{json, Value};
 
@@ -95,7 +96,15 @@ impl McpServer {
         };
         Ok(match outcome {
             Ok(result) => ok_result(result),
-            Err(e) => error_result(e.to_json()),
+            Err(mut e) => {
+                if e.code == ErrorCode::ApprovalRequired && options.approver.is_none() {
+                    e.message.push_str(
+                        " (this MCP client does not support elicitation, so the server cannot ask its user; \
+                         approve such changes in a client that does, or change the policy's approval rules)",
+                    );
+                }
+                error_result(e.to_json())
+            }
         })
     }
 }
@@ -142,7 +151,19 @@ impl ServerHandler for McpServer {
                 cancel.cancel();
             })
         };
-        let mut options = CallOptions::new().cancel(cancel);
+        let mut options = CallOptions::new().cancel(cancel.clone());
+        let can_ask = context
+            .peer
+            .supported_elicitation_modes()
+            .contains(&ElicitationMode::Form);
+        if can_ask {
+            let elicitor = approval::Elicitor::new(
+                context.peer.clone(),
+                tokio::runtime::Handle::current(),
+                cancel,
+            );
+            options = options.approver(Arc::new(elicitor));
+        }
         if let Some(token) = context.meta.get_progress_token() {
             let notifier = progress::Notifier::start(context.peer.clone(), token);
             options = options.progress(Arc::new(notifier));
