@@ -15,7 +15,7 @@ blind_writes = ["private/**"]
 block = ["private/**"]
 [approval]
 delete = true
-paths = ["private/**"]
+paths = ["private/**", "docs/**"]
 """
 HIDDEN = "hidden-old-content-7f3a"
 
@@ -94,17 +94,18 @@ def test_the_prompt_shows_no_content_the_read_policy_hides(repo, tmp_path):
 
     async def body(s):
         blind = await s.call_tool("write_file", {"path": "private/notes.txt", "content": "replaced\n"})
-        # Positive control beside it: an allowed file's diff is shown.
+        # Positive control beside it: an allowed file's change is asked with its diff.
         shown = await s.call_tool("write_file", {"path": "docs/new.md", "content": "visible-new\n"})
         return blind, shown
 
     blind, shown = run(repo, body, *args, elicitation_callback=answering(True, asked))
     assert not blind.is_error, blind
     assert (repo / "private" / "notes.txt").read_text() == "replaced\n"
-    assert len(asked) == 1, [a.message for a in asked]
+    assert len(asked) == 2, [a.message for a in asked]
     prompt = asked[0].message
     assert "private/notes.txt" in prompt
     assert HIDDEN not in prompt and "replaced" not in prompt, prompt
     assert not shown.is_error
+    assert "docs/new.md" in asked[1].message and "+visible-new" in asked[1].message, asked[1].message
     assert HIDDEN not in json.dumps(structured(blind))
     assert HIDDEN not in (tmp_path / "audit.jsonl").read_text()

@@ -14,15 +14,20 @@
 
 mod approval;
 mod progress;
+mod repo;
+pub mod resources;
+pub mod roots;
 mod tools;
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, ListToolsResult,
-    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+    CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult,
+    Implementation, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
+    PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, Reference,
+    ServerCapabilities, ServerConfig, Tool,
 };
-use rmcp::service::{ElicitationMode, RequestContext};
+use rmcp::service::{ElicitationMode, NotificationContext, RequestContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde_json::{json, Value};
 
@@ -30,13 +35,28 @@ use crate::bindings::agent::file_tools::types::{ErrorCode, ToolError};
 use crate::call::{CallOptions, CancelToken};
 use crate::error::HostError;
 use crate::session::Session;
+use repo::{RepoSlot, State};
+use roots::Opener;
 use tools::{error_result, ok_result};
 
 /// The MCP face of a session.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct McpServer {
-    session: Arc<Mutex<Session>>,
+    repo: Arc<RepoSlot>,
     tools: Arc<Vec<Tool>>,
+    read_only: bool,
+    /// Opens the repository the client's roots name, for a server without one.
+    opener: Option<Opener>,
+}
+
+impl std::fmt::Debug for McpServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpServer")
+            .field("tools", &self.tools.len())
+            .field("read_only", &self.read_only)
+            .field("from_roots", &self.opener.is_some())
+            .finish_non_exhaustive()
+    }
 }
 
 impl McpServer {
@@ -49,8 +69,30 @@ impl McpServer {
             .describe()
             .map_err(|e| HostError::Policy(e.message))?;
         Ok(McpServer {
-            session: Arc::new(Mutex::new(session)),
+            read_only: session.read_only(),
+            repo: Arc::new(RepoSlot::new(State::Open(Box::new(session)))),
             tools: Arc::new(tools::from_describe(described)?),
+            opener: None,
+        })
+    }
+
+    /// A server without a repository yet: it opens the one directory the client's roots
+    /// name, with `opener`, once the client is initialized, and again when the roots
+    /// change (see [`roots`]). `described` is the tool list ([`crate::describe_tools`])
+    /// under the policy `opener` applies.
+    ///
+    /// # Errors
+    /// `HostError::Policy` when `described` is not a usable tool list.
+    pub fn from_roots(
+        described: Value,
+        read_only: bool,
+        opener: Opener,
+    ) -> Result<Self, HostError> {
+        Ok(McpServer {
+            read_only,
+            repo: Arc::new(RepoSlot::new(State::Pending)),
+            tools: Arc::new(tools::from_describe(described)?),
+            opener: Some(opener),
         })
     }
 
@@ -76,22 +118,20 @@ impl McpServer {
             let message =
                 format!("unknown tool `{shown}`; tools/list names the tools this server offers");
             let refusal = ToolError::host(ErrorCode::InvalidInput, message.clone());
-            if let Ok(mut s) = self.session.lock() {
-                s.audit_refusal(&shown, &refusal);
-            }
+            // Without a repository there is no audit log to write to.
+            let _ = self.repo.with(|s| s.audit_refusal(&shown, &refusal));
             return Err(ErrorData::invalid_params(message, None));
         }
         let args = args.map_or_else(
             || "{}".to_string(),
             |a| Value::Object(a.clone()).to_string(),
         );
-        let outcome = match self.session.lock() {
-            Ok(mut s) => s.call_with(name, &args, options),
-            Err(_) => {
-                return Ok(error_result(json!({
-                    "code": "INTERNAL",
-                    "message": "an earlier call panicked inside the host; restart the server",
-                })))
+        let outcome = match self.repo.with(|s| s.call_with(name, &args, options)) {
+            Ok(outcome) => outcome,
+            Err(why) => {
+                return Ok(error_result(
+                    json!({ "code": "INVALID_INPUT", "message": why }),
+                ))
             }
         };
         Ok(match outcome {
@@ -111,13 +151,17 @@ impl McpServer {
 
 impl ServerHandler for McpServer {
     fn get_info(&self) -> ServerConfig {
-        let read_only = self.session.lock().map(|s| s.read_only()).unwrap_or(true);
-        let mode = if read_only {
+        let mode = if self.read_only {
             "This session is read-only: only the reading tools are offered."
         } else {
             "Changes are atomic; pass expected_sha256 from read_file to avoid overwriting newer work."
         };
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+        let capabilities = ServerCapabilities::builder()
+            .enable_tools()
+            .enable_resources()
+            .enable_completions()
+            .build();
+        ServerConfig::new(capabilities)
             .with_server_info(Implementation::new("file-tools", env!("CARGO_PKG_VERSION")))
             .with_instructions(format!(
                 "Tools to read, search and change one repository. Paths are relative to its root. \
@@ -131,6 +175,55 @@ impl ServerHandler for McpServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         Ok(ListToolsResult::with_all_items(self.tools.as_ref().clone()))
+    }
+
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        self.refresh_roots(&context.peer).await;
+    }
+
+    async fn on_roots_list_changed(&self, context: NotificationContext<RoleServer>) {
+        self.refresh_roots(&context.peer).await;
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        self.resource_templates()
+    }
+
+    async fn list_resources(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        let cursor = request.and_then(|r| r.cursor);
+        self.blocking(move |s| s.resources(cursor)).await
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        let uri = request.uri;
+        let read = self.blocking(move |s| s.read_resource_at(&uri)).await?;
+        Ok(read.into())
+    }
+
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, ErrorData> {
+        let for_files =
+            matches!(&request.r#ref, Reference::Resource(r) if r.uri == resources::TEMPLATE);
+        if !for_files || request.argument.name != "path" {
+            return Ok(CompleteResult::default());
+        }
+        let value = request.argument.value;
+        self.blocking(move |s| s.complete_path(&value)).await
     }
 
     async fn call_tool(
@@ -177,6 +270,20 @@ impl ServerHandler for McpServer {
             });
         watcher.abort();
         Ok(result?.into())
+    }
+}
+
+impl McpServer {
+    /// Runs `f` on a blocking thread (every session call blocks), mapping a panic to an
+    /// internal error.
+    async fn blocking<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&McpServer) -> Result<T, ErrorData> + Send + 'static,
+    ) -> Result<T, ErrorData> {
+        let this = self.clone();
+        tokio::task::spawn_blocking(move || f(&this))
+            .await
+            .map_err(|e| ErrorData::internal_error(format!("the request failed: {e}"), None))?
     }
 }
 
