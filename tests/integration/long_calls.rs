@@ -259,3 +259,32 @@ fn searches_and_walks_report_progress_that_only_grows() {
     .unwrap();
     assert!(seen.lock().unwrap().is_empty());
 }
+
+#[test]
+fn progress_counts_nothing_the_read_policy_hides() {
+    let fx = Fixture::new();
+    for i in 0..40 {
+        fx.write(&format!("open/f{i:03}.txt"), b"needle\n");
+    }
+    for i in 0..200 {
+        fx.write(&format!("private/f{i:03}.txt"), b"needle needle\n");
+    }
+    let last = |policy: serde_json::Value| {
+        let mut s = fx.session_with(policy, false, Limits::default());
+        let (seen, options) = recorder();
+        let args = json!({"query": "needle", "output": "count"}).to_string();
+        let v = s.call_with("search_text", &args, &options).unwrap();
+        let last = *seen.lock().unwrap().last().expect("some progress");
+        (last, v["total_matches"].as_u64().unwrap())
+    };
+    // Positive control: unblocked, the private files are scanned and their matches counted.
+    let (open, total) = last(json!({}));
+    assert!(open.files_scanned >= 224 && open.matches >= 200, "{open:?}");
+    assert!(open.matches <= total);
+    let (blocked, total) = last(json!({"read": {"block": ["private/**"]}}));
+    assert!(blocked.files_scanned < 60, "{blocked:?}");
+    assert!(
+        blocked.matches <= total && total <= 40,
+        "{blocked:?} {total}"
+    );
+}
