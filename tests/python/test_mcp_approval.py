@@ -109,3 +109,32 @@ def test_the_prompt_shows_no_content_the_read_policy_hides(repo, tmp_path):
     assert "docs/new.md" in asked[1].message and "+visible-new" in asked[1].message, asked[1].message
     assert HIDDEN not in json.dumps(structured(blind))
     assert HIDDEN not in (tmp_path / "audit.jsonl").read_text()
+
+
+def test_a_call_cancelled_while_its_user_is_asked_writes_nothing_and_frees_the_session(repo, tmp_path):
+    import asyncio
+    import time
+
+    args = setup(repo, tmp_path)
+    asked = asyncio.Event()
+
+    async def never_answers(context, params):
+        asked.set()
+        await asyncio.sleep(60)
+        return types.ElicitResult(action="accept", content={"approve": True})
+
+    async def body(s):
+        task = asyncio.create_task(delete_readme(s))
+        await asyncio.wait_for(asked.wait(), 10)
+        task.cancel()
+        started = time.monotonic()
+        after = await s.call_tool("read_file", {"path": "README.md"})
+        return task, after, time.monotonic() - started
+
+    task, after, took = run(repo, body, *args, elicitation_callback=never_answers)
+    assert task.cancelled()
+    assert not after.is_error, after
+    assert took < 5, took
+    assert (repo / "README.md").exists()
+    events = [e for e in audit(tmp_path) if e["tool"] == "delete_file"]
+    assert len(events) == 1 and events[0]["ok"] is False, events
