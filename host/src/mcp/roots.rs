@@ -63,26 +63,30 @@ impl McpServer {
                  could not be read ({e})"
             )),
         };
-        let state = match chosen {
-            Err(why) => State::Missing(why),
-            Ok(dir) => {
-                let same = std::fs::canonicalize(&dir)
-                    .ok()
-                    .is_some_and(|d| self.repo.repo().as_deref() == Some(d.as_path()));
-                if same {
-                    return;
-                }
-                let opened = tokio::task::spawn_blocking(move || opener(&dir)).await;
-                match opened {
-                    Ok(Ok(session)) => State::Open(Box::new(session)),
-                    Ok(Err(e)) => {
-                        State::Missing(format!("the client's root cannot be opened: {e}"))
+        // The slot's lock is held for the length of a call: wait for it off the runtime's
+        // thread, so that a long call does not hold up the server's other messages.
+        let repo = self.repo.clone();
+        let _ = tokio::task::spawn_blocking(move || {
+            let state = match chosen {
+                Err(why) => State::Missing(why),
+                Ok(dir) => {
+                    let same = std::fs::canonicalize(&dir)
+                        .ok()
+                        .is_some_and(|d| repo.repo().as_deref() == Some(d.as_path()));
+                    if same {
+                        return;
                     }
-                    Err(e) => State::Missing(format!("opening the client's root failed: {e}")),
+                    match opener(&dir) {
+                        Ok(session) => State::Open(Box::new(session)),
+                        Err(e) => {
+                            State::Missing(format!("the client's root cannot be opened: {e}"))
+                        }
+                    }
                 }
-            }
-        };
-        self.repo.set(state);
+            };
+            repo.set(state);
+        })
+        .await;
     }
 }
 
