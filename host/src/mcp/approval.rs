@@ -115,3 +115,31 @@ pub(crate) fn prompt(request: &ApprovalRequest) -> String {
     }
     text
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn request(diff: String) -> ApprovalRequest {
+        ApprovalRequest {
+            tool: "apply_patch".into(),
+            reasons: vec!["changes the build file Cargo.toml".into()],
+            files: Vec::new(),
+            insertions: 1,
+            deletions: 0,
+            diff,
+        }
+    }
+
+    #[test]
+    fn the_prompt_shows_the_reasons_and_cuts_a_long_diff_on_a_char_boundary() {
+        let short = prompt(&request("+one line\n".into()));
+        assert!(short.contains("apply_patch") && short.contains("Cargo.toml"));
+        assert!(short.ends_with("+one line\n"), "{short}");
+        let long = "+é".repeat(MAX_PROMPT_DIFF);
+        let cut = prompt(&request(long.clone()));
+        assert!(cut.len() < MAX_PROMPT_DIFF + 400, "{}", cut.len());
+        assert!(cut.contains("[diff cut:"), "{cut}");
+        assert!(!prompt(&request(String::new())).contains("[diff cut"));
+    }
+}
