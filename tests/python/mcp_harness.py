@@ -33,9 +33,10 @@ def snapshot(root: Path):
     }
 
 
-async def with_server(repo, extra_args, body, **client_options):
+async def with_server(repo, extra_args, body, modern=False, **client_options):
     """Starts the server (with `--repo repo` unless repo is None) and runs `body(session)`;
-    `client_options` go to the SDK's ClientSession (callbacks for elicitation, roots...)."""
+    `client_options` go to the SDK's ClientSession (callbacks for elicitation, roots...).
+    `modern` connects as a 2026-07-28 client (`server/discover`, no `initialize`)."""
     repo_args = [] if repo is None else ["--repo", str(repo)]
     params = StdioServerParameters(
         command=BIN,
@@ -44,12 +45,15 @@ async def with_server(repo, extra_args, body, **client_options):
     )
     async with stdio_client(params) as (read, write):
         async with ClientSession(read, write, **client_options) as session:
-            await session.initialize()
+            if modern:
+                await session.discover()
+            else:
+                await session.initialize()
             return await body(session)
 
 
-def run(repo, body, *extra_args, **client_options):
-    return asyncio.run(with_server(repo, list(extra_args), body, **client_options))
+def run(repo, body, *extra_args, modern=False, **client_options):
+    return asyncio.run(with_server(repo, list(extra_args), body, modern, **client_options))
 
 
 def structured(result):

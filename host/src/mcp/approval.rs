@@ -44,21 +44,35 @@ impl Elicitor {
     }
 }
 
+/// The form that asks the user about `request`: the [`prompt`] and one required box.
+pub(crate) fn form(request: &ApprovalRequest) -> Option<ElicitRequestParams> {
+    let schema = ElicitationSchema::builder()
+        .required_bool_with(FIELD, |b| {
+            b.title("Approve this change")
+                .description("Tick to let file-tools write the change shown above")
+        })
+        .build()
+        .ok()?;
+    Some(ElicitRequestParams::FormElicitationParams {
+        meta: None,
+        message: prompt(request),
+        requested_schema: schema,
+    })
+}
+
+/// Whether an elicitation's answer approves: accepted, with the box ticked.
+pub(crate) fn approves(action: &ElicitationAction, content: Option<&serde_json::Value>) -> bool {
+    *action == ElicitationAction::Accept
+        && content
+            .and_then(|c| c.get(FIELD))
+            .and_then(serde_json::Value::as_bool)
+            == Some(true)
+}
+
 impl Approver for Elicitor {
     fn approve(&self, request: &ApprovalRequest) -> bool {
-        let Ok(schema) = ElicitationSchema::builder()
-            .required_bool_with(FIELD, |b| {
-                b.title("Approve this change")
-                    .description("Tick to let file-tools write the change shown above")
-            })
-            .build()
-        else {
+        let Some(params) = form(request) else {
             return false;
-        };
-        let params = ElicitRequestParams::FormElicitationParams {
-            meta: None,
-            message: prompt(request),
-            requested_schema: schema,
         };
         let (tx, rx) = mpsc::channel();
         let peer = self.peer.clone();
@@ -69,15 +83,7 @@ impl Approver for Elicitor {
         // goes nowhere).
         loop {
             match rx.recv_timeout(Duration::from_millis(20)) {
-                Ok(Ok(answer)) => {
-                    return answer.action == ElicitationAction::Accept
-                        && answer
-                            .content
-                            .as_ref()
-                            .and_then(|c| c.get(FIELD))
-                            .and_then(serde_json::Value::as_bool)
-                            == Some(true)
-                }
+                Ok(Ok(answer)) => return approves(&answer.action, answer.content.as_ref()),
                 Ok(Err(_)) | Err(mpsc::RecvTimeoutError::Disconnected) => return false,
                 Err(mpsc::RecvTimeoutError::Timeout) if self.cancel.is_cancelled() => return false,
                 Err(mpsc::RecvTimeoutError::Timeout) => {}

@@ -13,6 +13,7 @@
 //! transport can serve the same [`McpServer`].
 
 mod approval;
+mod input_required;
 mod progress;
 mod repo;
 pub mod resources;
@@ -24,8 +25,8 @@ use std::sync::Arc;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult,
     Implementation, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
-    PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, Reference,
-    ServerCapabilities, ServerConfig, Tool,
+    PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse,
+    Reference, ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::{ElicitationMode, NotificationContext, RequestContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
@@ -35,6 +36,7 @@ use crate::bindings::agent::file_tools::types::{ErrorCode, ToolError};
 use crate::call::{CallOptions, CancelToken};
 use crate::error::HostError;
 use crate::session::Session;
+use input_required::{Round, SealKey};
 use repo::{RepoSlot, State};
 use roots::Opener;
 use tools::{error_result, ok_result};
@@ -47,6 +49,8 @@ pub struct McpServer {
     read_only: bool,
     /// Opens the repository the client's roots name, for a server without one.
     opener: Option<Opener>,
+    /// Seals the state of input-required approval rounds.
+    seal: SealKey,
 }
 
 impl std::fmt::Debug for McpServer {
@@ -73,6 +77,7 @@ impl McpServer {
             repo: Arc::new(RepoSlot::new(State::Open(Box::new(session)))),
             tools: Arc::new(tools::from_describe(described)?),
             opener: None,
+            seal: new_seal()?,
         })
     }
 
@@ -93,6 +98,7 @@ impl McpServer {
             repo: Arc::new(RepoSlot::new(State::Pending)),
             tools: Arc::new(tools::from_describe(described)?),
             opener: Some(opener),
+            seal: new_seal()?,
         })
     }
 
@@ -245,11 +251,28 @@ impl ServerHandler for McpServer {
             })
         };
         let mut options = CallOptions::new().cancel(cancel.clone());
-        let can_ask = context
+        // A 2026-07-28 client is asked through an input-required result (no request from
+        // server to client); an earlier one by an elicitation request.
+        let modern = context
+            .meta
+            .protocol_version()
+            .is_some_and(|v| v >= ProtocolVersion::V_2026_07_28);
+        let mut round = None;
+        if modern && modern_can_ask(&context.meta) {
+            let args_json = Value::Object(args.clone().unwrap_or_default()).to_string();
+            let r = Arc::new(Round::new(
+                self.seal.clone(),
+                &args_json,
+                request.input_responses.as_ref(),
+                request.request_state.as_deref(),
+            ));
+            options = options.approver(r.clone());
+            round = Some(r);
+        } else if context
             .peer
             .supported_elicitation_modes()
-            .contains(&ElicitationMode::Form);
-        if can_ask {
+            .contains(&ElicitationMode::Form)
+        {
             let elicitor = approval::Elicitor::new(
                 context.peer.clone(),
                 tokio::runtime::Handle::current(),
@@ -269,8 +292,33 @@ impl ServerHandler for McpServer {
                 ))
             });
         watcher.abort();
-        Ok(result?.into())
+        let result = result?;
+        if let Some(ask) = round.and_then(|r| needs_approval(&result).then(|| r.ask()).flatten()) {
+            return Ok(CallToolResponse::InputRequired(ask));
+        }
+        Ok(result.into())
     }
+}
+
+fn new_seal() -> Result<SealKey, HostError> {
+    SealKey::new().map_err(|e| HostError::Config(format!("no randomness for the seal key: {e}")))
+}
+
+/// Whether a 2026-07-28 request's client declares form elicitation.
+fn modern_can_ask(meta: &rmcp::model::RequestMetaObject) -> bool {
+    meta.client_capabilities()
+        .and_then(|c| c.elicitation)
+        .is_some_and(|e| e.form.is_some() || e.url.is_none())
+}
+
+/// Whether a call was refused for want of approval.
+fn needs_approval(result: &CallToolResult) -> bool {
+    result.is_error == Some(true)
+        && result
+            .structured_content
+            .as_ref()
+            .and_then(|c| c["error"]["code"].as_str())
+            == Some("APPROVAL_REQUIRED")
 }
 
 impl McpServer {
