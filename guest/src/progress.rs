@@ -1,4 +1,4 @@
-//! Progress of a long call (a walk, a search), told to the host through
+//! Progress of a long call (a walk, a search, a patch of many files), told to the host through
 //! [`crate::services::Services::progress`] at most once per [`FILES_PER_REPORT`] files or
 //! [`BYTES_PER_REPORT`] bytes read: each report is a host call, and per-file host calls
 //! are what makes walks slow.

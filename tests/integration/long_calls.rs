@@ -288,3 +288,29 @@ fn progress_counts_nothing_the_read_policy_hides() {
         "{blocked:?} {total}"
     );
 }
+
+#[test]
+fn a_patch_of_many_files_reports_the_files_it_plans() {
+    let fx = Fixture::new();
+    let mut patch = String::new();
+    for i in 0..100 {
+        patch.push_str(&format!(
+            "--- /dev/null\n+++ b/p/f{i:03}.txt\n@@ -0,0 +1 @@\n+x\n"
+        ));
+    }
+    let mut s = fx.session_with(relaxed(json!({})), true, Limits::default());
+    let (seen, options) = recorder();
+    s.call_with(
+        "apply_patch",
+        &json!({ "patch": patch }).to_string(),
+        &options,
+    )
+    .unwrap();
+    let files: Vec<u64> = seen
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|u| u.files_scanned)
+        .collect();
+    assert_eq!(files, [32, 64, 96]);
+}
