@@ -109,6 +109,8 @@ export async function openFileTools({ repo, readOnly = false, policy = {}, onAud
     'agent:file-tools/host-fs': { copyMode: () => false, readDir: () => undefined, readFile: () => undefined,
       sha256: (data) => new Uint8Array(createHash('sha256').update(data).digest()),
       root: () => undefined, Dir: class Dir {}, File: class File {} },
+    // Progress reports of long calls: this host shows none.
+    'agent:file-tools/progress': { report: () => {} },
     'agent:file-tools/types': {},
   };
   const root = await instantiate(

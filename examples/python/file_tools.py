@@ -118,6 +118,9 @@ class FileTools:
                 audit.add_func("emit", self._emit)
             with root.add_instance(f"{PACKAGE}/approval@{VERSION}") as approval:
                 approval.add_func("request", self._request_approval)
+            # Progress reports of long calls: this host shows none.
+            with root.add_instance(f"{PACKAGE}/progress@{VERSION}") as progress:
+                progress.add_func("report", lambda _store, _files, _matches: None)
             with root.add_instance(f"{PACKAGE}/host-fs@{VERSION}") as host_fs:
                 host_fs.add_func("copy-mode", self._copy_mode)
                 # The batched reads are an optimisation: answering `none` makes the

@@ -29,7 +29,7 @@ pub struct ListDirArgs {
 }
 
 /// One entry of a listing.
-#[derive(Debug, Clone, Deserialize, Serialize)]
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 pub struct DirEntry {
     pub path: String,
     #[serde(rename = "type")]
@@ -41,14 +41,14 @@ pub struct DirEntry {
 }
 
 /// How many entries were passed over for one reason.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 pub struct SkipCount {
     pub reason: String,
     pub count: u32,
 }
 
 /// The cap that cut a result short, and its value.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 pub struct Stop {
     pub cap: String,
     pub limit: u64,
@@ -69,7 +69,7 @@ impl Stop {
 }
 
 /// Result of `list_dir`.
-#[derive(Debug, Clone, Deserialize, Serialize)]
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 pub struct ListDirResult {
     pub entries: Vec<DirEntry>,
     pub truncated: bool,
@@ -100,7 +100,7 @@ pub struct FindFilesArgs {
 }
 
 /// Result of `find_files`.
-#[derive(Debug, Clone, Deserialize, Serialize)]
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 pub struct FindFilesResult {
     pub paths: Vec<String>,
     pub truncated: bool,
@@ -127,7 +127,7 @@ pub struct ReadFileArgs {
 }
 
 /// How lines end in a file.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum LineEnding {
     Lf,
@@ -137,7 +137,7 @@ pub enum LineEnding {
 }
 
 /// Result of `read_file`.
-#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, JsonSchema)]
 pub struct ReadFileResult {
     pub path: String,
     pub content: String,
@@ -169,7 +169,7 @@ pub struct ReadManyArgs {
 }
 
 /// One file of a `read_many` call.
-#[derive(Debug, Clone, Deserialize, Serialize)]
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 pub struct ReadManyItem {
     pub path: String,
     pub ok: bool,
@@ -180,7 +180,7 @@ pub struct ReadManyItem {
 }
 
 /// Result of `read_many`.
-#[derive(Debug, Clone, Deserialize, Serialize)]
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 pub struct ReadManyResult {
     pub files: Vec<ReadManyItem>,
     pub summary: String,
@@ -245,7 +245,7 @@ pub struct SearchTextArgs {
 }
 
 /// One matching line.
-#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, JsonSchema)]
 pub struct SearchMatch {
     pub path: String,
     pub line: u32,
@@ -267,14 +267,14 @@ pub struct SearchMatch {
 }
 
 /// A file with matches.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 pub struct FileCount {
     pub path: String,
     pub count: u32,
 }
 
 /// Result of `search_text`.
-#[derive(Debug, Clone, Deserialize, Serialize)]
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 pub struct SearchTextResult {
     pub matches: Vec<SearchMatch>,
     pub files: Vec<FileCount>,
@@ -297,7 +297,7 @@ pub struct FileInfoArgs {
 }
 
 /// Result of `file_info`.
-#[derive(Debug, Clone, Deserialize, Serialize)]
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 pub struct FileInfoResult {
     pub path: String,
     #[serde(rename = "type")]
@@ -315,7 +315,7 @@ pub struct FileInfoResult {
 }
 
 /// One file a mutation changed (or, in a dry run, would change).
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 pub struct FileChange {
     pub path: String,
     /// `create`, `modify` or `delete`.
@@ -327,7 +327,7 @@ pub struct FileChange {
 }
 
 /// Result of every mutation tool.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 pub struct MutationResult {
     pub changes: Vec<FileChange>,
     pub insertions: u32,
@@ -452,7 +452,7 @@ impl MatchLevel {
 }
 
 /// A hunk of `apply_patch` that matched only at a relaxed level.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 pub struct RelaxedHunk {
     /// The file, as the patch names it.
     pub path: String,
@@ -522,7 +522,7 @@ pub struct DiffWorkspaceArgs {
 }
 
 /// One changed file in `diff_workspace`.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 pub struct FileStat {
     pub path: String,
     /// `created`, `modified` or `deleted`.
@@ -532,7 +532,7 @@ pub struct FileStat {
 }
 
 /// Result of `diff_workspace`.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 pub struct DiffWorkspaceResult {
     pub files: Vec<FileStat>,
     pub insertions: u32,

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use crate::path::LogicalPath;
 
 /// The classification of a path; one-to-one with the WIT `file-kind` enum.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Kind {
     Source,

@@ -510,6 +510,7 @@ impl Conv<wt::ErrorCode> for ErrorCode {
             ErrorCode::LimitExceeded => W::LimitExceeded,
             ErrorCode::IoError => W::IoError,
             ErrorCode::Internal => W::Internal,
+            ErrorCode::Cancelled => W::Cancelled,
         }
     }
 }

@@ -31,6 +31,7 @@ pub mod path;
 pub mod policy;
 pub mod port;
 pub mod prefixes;
+pub mod progress;
 #[cfg(test)]
 mod properties;
 pub mod read;

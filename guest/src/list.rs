@@ -14,6 +14,7 @@ use crate::glob::Globs;
 use crate::hash::sha256_file;
 use crate::path::LogicalPath;
 use crate::policy::Policy;
+use crate::progress::Meter;
 use crate::session::Session;
 use crate::walk::{walk, walk_budget, Flow, Skips, WalkOptions};
 
@@ -71,7 +72,9 @@ pub fn list_dir(s: &Session, log: &mut CallLog, a: &ListDirArgs) -> ToolResult<L
         a.cursor.as_deref(),
     )?;
     let mut skipper = page.skipper();
+    let mut meter = Meter::default();
     let walk_stopped = walk(&s.fs, &s.policy, &start, &opts, &mut skips, |e| {
+        meter.file(s.fs.services(), 0, 0);
         if skipper.skip(e.path.as_str()) {
             return Flow::Continue;
         }
@@ -222,7 +225,9 @@ pub fn find_files(
         a.cursor.as_deref(),
     )?;
     let mut skipper = page.skipper();
+    let mut meter = Meter::default();
     let walk_stopped = walk(&s.fs, &s.policy, &start, &opts, &mut skips, |e| {
+        meter.file(s.fs.services(), 0, 0);
         if e.ty == EntryType::Dir {
             return Flow::Continue;
         }

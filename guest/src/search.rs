@@ -6,6 +6,7 @@
 //! that would run past the end of its line is checked again against that line alone, so
 //! results are the same as a line-by-line search.
 
+use crate::progress::Meter;
 use regex::bytes::{Regex, RegexBuilder};
 
 use crate::api::{FileCount, SearchMatch, SearchOutput, SearchTextArgs, SearchTextResult, Stop};
@@ -319,6 +320,7 @@ pub fn search_text(
         skips: Skips::default(),
         bytes: 0,
         buf: Vec::new(),
+        meter: Meter::default(),
     };
     if !start.is_root() {
         let r = s.readable_path(&start)?;
@@ -394,6 +396,7 @@ struct State<'a> {
     skips: Skips,
     bytes: u64,
     buf: Vec<u8>,
+    meter: Meter,
 }
 
 impl State<'_> {
@@ -421,7 +424,22 @@ impl State<'_> {
         Ok(self.buf.len())
     }
 
+    /// Searches one file and counts it for the progress reports.
     fn search_file(
+        &mut self,
+        real_path: &LogicalPath,
+        shown: &str,
+        kind: Kind,
+        held: Option<&std::sync::Arc<crate::port::Dir>>,
+    ) {
+        let (bytes, total) = (self.bytes, self.total);
+        self.search_one(real_path, shown, kind, held);
+        let services = self.s.fs.services();
+        self.meter
+            .file(services, self.bytes - bytes, self.total - total);
+    }
+
+    fn search_one(
         &mut self,
         real_path: &LogicalPath,
         shown: &str,

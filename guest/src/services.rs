@@ -44,6 +44,10 @@ pub trait Services: std::fmt::Debug + Send + Sync {
         None
     }
 
+    /// How far the current call has come (see [`crate::progress::Meter`]); ignored unless
+    /// the host shows progress.
+    fn progress(&self, _files_scanned: u64, _matches: u64) {}
+
     /// The sha256 of `data`; `None` when not offered.
     fn sha256(&self, _data: &[u8]) -> Option<[u8; 32]> {
         None

@@ -27,6 +27,8 @@ use crate::{edit, list, mutate, patch, read, search, workspace};
 pub struct ToolSpec {
     /// snake_case name.
     pub name: &'static str,
+    /// A short human-readable name, for a client's display.
+    pub title: &'static str,
     /// When to use it, what it returns, what its errors mean.
     pub description: &'static str,
     /// True for tools that change files (left out of read-only sessions).
@@ -36,6 +38,7 @@ pub struct ToolSpec {
     /// True when repeating a call with the same arguments has no further effect.
     pub idempotent: bool,
     schema: fn() -> Value,
+    output: fn() -> Value,
     run: fn(&Session, &mut CallLog, &str) -> ToolResult<Value>,
 }
 
@@ -45,16 +48,27 @@ impl ToolSpec {
         (self.schema)()
     }
 
+    /// The JSON Schema of what a call returns as JSON: the tool's result, or
+    /// `{"error": {...}}` when it fails (the shape an MCP server gives a failed call).
+    pub fn output_schema(&self) -> Value {
+        (self.output)()
+    }
+
     /// The entry `describe` gives for this tool.
     pub fn describe(&self) -> Value {
         json!({
             "name": self.name,
+            "title": self.title,
             "description": self.description,
             "input_schema": self.input_schema(),
+            "output_schema": self.output_schema(),
             "annotations": {
+                "title": self.title,
                 "readOnlyHint": !self.mutates,
                 "destructiveHint": self.destructive,
                 "idempotentHint": self.idempotent,
+                // Every tool acts on the one repository and nothing beyond it.
+                "openWorldHint": false,
             },
         })
     }
@@ -85,20 +99,40 @@ fn schema_of<A: JsonSchema>() -> Value {
     v
 }
 
+/// A failed call as JSON: the error object under `error`.
+#[derive(JsonSchema)]
+#[allow(dead_code)] // only its schema is used
+struct ErrorResult {
+    error: ToolError,
+}
+
+/// The output schema of a tool whose handler is `_f`: its result type or [`ErrorResult`].
+/// The root is an object, as MCP requires of an output schema.
+fn output_schema_of<A, R: JsonSchema>(
+    _f: fn(&Session, &mut CallLog, &A) -> ToolResult<R>,
+) -> Value {
+    json!({
+        "type": "object",
+        "anyOf": [schema_of::<R>(), schema_of::<ErrorResult>()],
+    })
+}
+
 fn to_value<R: Serialize>(r: R) -> ToolResult<Value> {
     serde_json::to_value(r)
         .map_err(|e| ToolError::new(ErrorCode::Internal, format!("result not serialisable: {e}")))
 }
 
 macro_rules! tool {
-    ($name:literal, $args:ty, $f:path, mutates: $m:expr, destructive: $d:expr, idempotent: $i:expr, $desc:expr) => {
+    ($name:literal, $title:literal, $args:ty, $f:path, mutates: $m:expr, destructive: $d:expr, idempotent: $i:expr, $desc:expr) => {
         ToolSpec {
             name: $name,
+            title: $title,
             description: $desc,
             mutates: $m,
             destructive: $d,
             idempotent: $i,
             schema: schema_of::<$args>,
+            output: || output_schema_of($f),
             run: |s, log, json| {
                 let args: $args = parse_args($name, json)?;
                 to_value($f(s, log, &args)?)
@@ -109,30 +143,30 @@ macro_rules! tool {
 
 /// Every tool, in the order `describe` lists them.
 pub static TOOLS: &[ToolSpec] = &[
-    tool!("list_dir", ListDirArgs, list::list_dir, mutates: false, destructive: false, idempotent: true,
+    tool!("list_dir", "List a directory", ListDirArgs, list::list_dir, mutates: false, destructive: false, idempotent: true,
         "List a directory of the repository (paths relative to its root). Use it to see what a \
          directory holds before reading. Returns entries with path, type, kind (source, config, \
          doc, secret, generated, ...), size and modification time, sorted; max_depth > 1 walks \
          deeper. Ignored, hidden and generated entries are skipped by default and counted in \
          `skipped`. Errors: PATH_REJECTED (absolute or escaping path), NOT_FOUND, NOT_A_FILE (the \
          path is a file), POLICY_DENIED."),
-    tool!("find_files", FindFilesArgs, list::find_files, mutates: false, destructive: false, idempotent: true,
+    tool!("find_files", "Find files by glob", FindFilesArgs, list::find_files, mutates: false, destructive: false, idempotent: true,
         "Find files by glob, honouring .gitignore. A glob without '/' matches file names at any \
          depth (\"*.rs\"); one with '/' matches the path from the root (\"src/**/test_*.py\"). \
          Returns sorted paths. Use it to locate files by name; use search_text to find content. \
          Errors: INVALID_INPUT (bad glob), PATH_REJECTED, NOT_FOUND."),
-    tool!("read_file", ReadFileArgs, read::read_file, mutates: false, destructive: false, idempotent: true,
+    tool!("read_file", "Read a file", ReadFileArgs, read::read_file, mutates: false, destructive: false, idempotent: true,
         "Read a text file, whole or a range of lines (start_line, max_lines). Returns the content, \
          the line range returned, total lines, the sha256 of the whole file (pass it as \
          expected_sha256 when you change the file), line-ending style and whether the output was \
          truncated (then continue from the start_line the summary gives). Errors: NOT_FOUND, \
          POLICY_DENIED (secrets such as .env and keys are never readable; .git is off limits), \
          UNSUPPORTED_BINARY, FILE_TOO_LARGE (read it by range instead), PATH_REJECTED."),
-    tool!("read_many", ReadManyArgs, read::read_many, mutates: false, destructive: false, idempotent: true,
+    tool!("read_many", "Read several files", ReadManyArgs, read::read_many, mutates: false, destructive: false, idempotent: true,
         "Read several text files in one call. Each file gets its own result or its own error \
          (same codes as read_file), so one missing file does not fail the rest. Errors for the \
          whole call: INVALID_INPUT (no paths), LIMIT_EXCEEDED (too many paths; split the call)."),
-    tool!("search_text", SearchTextArgs, search::search_text, mutates: false, destructive: false, idempotent: true,
+    tool!("search_text", "Search file contents", SearchTextArgs, search::search_text, mutates: false, destructive: false, idempotent: true,
         "Search file contents for a literal string (default) or a regular expression \
          (regex: true), honouring .gitignore. Returns matching lines with path, line number, \
          column and optional context lines; a line over 500 bytes comes back as a window \
@@ -141,12 +175,12 @@ pub static TOOLS: &[ToolSpec] = &[
          with path, include and exclude globs. Binary, secret and oversized files are skipped and \
          counted. Errors: INVALID_INPUT (empty query, malformed or too complex regex, bad glob), \
          PATH_REJECTED, NOT_FOUND."),
-    tool!("file_info", FileInfoArgs, list::file_info, mutates: false, destructive: false, idempotent: true,
+    tool!("file_info", "Describe a path", FileInfoArgs, list::file_info, mutates: false, destructive: false, idempotent: true,
         "Describe one path without reading it into the conversation: type, size, modification \
          time, kind, sha256 (for readable files), symlink target, and whether the session policy \
          lets you read and change it (with the reason when not). Works on secrets too (metadata \
          only). Errors: NOT_FOUND, PATH_REJECTED, POLICY_DENIED (.git)."),
-    tool!("write_file", WriteFileArgs, mutate::write_file, mutates: true, destructive: true, idempotent: true,
+    tool!("write_file", "Write a file", WriteFileArgs, mutate::write_file, mutates: true, destructive: true, idempotent: true,
         "Create a file or replace its whole content, atomically (missing parent directories are \
          created). To change part of an existing file prefer edit_file or apply_patch. When \
          replacing, pass expected_sha256 from your last read_file so a file changed since is not \
@@ -156,7 +190,7 @@ pub static TOOLS: &[ToolSpec] = &[
          (file changed since you read it: re-read and retry with the current sha256), \
          POLICY_DENIED (secrets, .git, generated, vendored, lock files, read-only session), \
          PATH_REJECTED, LIMIT_EXCEEDED (too large)."),
-    tool!("edit_file", EditFileArgs, edit::edit_file, mutates: true, destructive: true, idempotent: false,
+    tool!("edit_file", "Edit a file", EditFileArgs, edit::edit_file, mutates: true, destructive: true, idempotent: false,
         "Change a file by exact text replacement. Each edit's old_text must appear exactly once \
          (include enough surrounding lines) unless replace_all is set; edits apply in order, all \
          or none. Write line breaks as \\n even in CRLF files; the file's line endings, BOM and \
@@ -165,7 +199,7 @@ pub static TOOLS: &[ToolSpec] = &[
          the first differing line and column with invisible characters spelled out: re-read \
          and copy exactly), EDIT_AMBIGUOUS (lists every matching line), WRITE_CONFLICT, \
          POLICY_DENIED, NOT_FOUND, ENCODING_ERROR, UNSUPPORTED_BINARY."),
-    tool!("apply_patch", ApplyPatchArgs, patch::apply_patch, mutates: true, destructive: true, idempotent: false,
+    tool!("apply_patch", "Apply a patch", ApplyPatchArgs, patch::apply_patch, mutates: true, destructive: true, idempotent: false,
         "Apply a unified diff (one or many files; git headers for new, deleted and renamed files; \
          a/ b/ prefixes) or a \"*** Begin Patch\" envelope (Add/Update/Delete File, Move to). \
          All or nothing: if any hunk of any file does not match, nothing changes. Context must \
@@ -177,25 +211,25 @@ pub static TOOLS: &[ToolSpec] = &[
          expected and found lines and the first differing column, invisible characters \
          spelled out: re-read and regenerate), PATCH_BUDGET_EXCEEDED (split the patch), \
          UNSUPPORTED_BINARY, POLICY_DENIED, PATH_REJECTED."),
-    tool!("append_file", AppendFileArgs, mutate::append_file, mutates: true, destructive: false, idempotent: false,
+    tool!("append_file", "Append to a file", AppendFileArgs, mutate::append_file, mutates: true, destructive: false, idempotent: false,
         "Append text to the end of a file (created when missing). The file ends up either as \
          before or fully appended, never half. Errors: WRITE_CONFLICT, POLICY_DENIED, \
          PATH_REJECTED, ENCODING_ERROR, UNSUPPORTED_BINARY, LIMIT_EXCEEDED."),
-    tool!("delete_file", DeleteFileArgs, mutate::delete_file, mutates: true, destructive: true, idempotent: false,
+    tool!("delete_file", "Delete a file", DeleteFileArgs, mutate::delete_file, mutates: true, destructive: true, idempotent: false,
         "Delete one file (never a directory or symlink). Pass expected_sha256 to be sure you \
          delete what you read. Errors: NOT_FOUND, NOT_A_FILE, WRITE_CONFLICT, POLICY_DENIED, \
          PATH_REJECTED."),
-    tool!("move_file", MoveFileArgs, mutate::move_file, mutates: true, destructive: true, idempotent: false,
+    tool!("move_file", "Move a file", MoveFileArgs, mutate::move_file, mutates: true, destructive: true, idempotent: false,
         "Move or rename a file. An existing destination is never overwritten unless you pass \
          its current sha256 as destination_sha256. Errors: ALREADY_EXISTS, NOT_FOUND, \
          WRITE_CONFLICT, POLICY_DENIED (also when the session does not allow moves), \
          PATH_REJECTED."),
-    tool!("diff_workspace", DiffWorkspaceArgs, workspace::diff_workspace, mutates: false, destructive: false, idempotent: true,
+    tool!("diff_workspace", "Diff the session's changes", DiffWorkspaceArgs, workspace::diff_workspace, mutates: false, destructive: false, idempotent: true,
         "Show everything this session changed through the tools (created, modified, deleted and \
          moved files) as a unified diff with per-file statistics and the diff's sha256. Use it \
          to review your work before finishing. Secret content is never shown. Errors: \
          PATH_REJECTED (bad filter path)."),
-    tool!("revert", RevertArgs, workspace::revert, mutates: true, destructive: true, idempotent: false,
+    tool!("revert", "Revert files", RevertArgs, workspace::revert, mutates: true, destructive: true, idempotent: false,
         "Restore files to how they were when the session began (a file the session created is \
          deleted). Pass each file's current sha256 in expected_sha256s to be sure. All or \
          nothing. Errors: INVALID_INPUT (a path the session did not change), WRITE_CONFLICT, \
@@ -322,6 +356,44 @@ mod tests {
             assert!(patch.contains(level), "{level}: {patch}");
         }
         assert!(patch.contains("\"match\""), "{patch}");
+    }
+
+    #[test]
+    fn every_tool_has_a_title_and_an_output_schema_of_its_result_or_an_error() {
+        for t in TOOLS {
+            let d = t.describe();
+            assert!(!t.title.is_empty(), "{}", t.name);
+            assert_eq!(d["title"], t.title);
+            assert_eq!(d["annotations"]["openWorldHint"], false, "{}", t.name);
+            let out = t.output_schema();
+            assert_eq!(out["type"], "object", "{}", t.name);
+            let branches = out["anyOf"].as_array().expect("two branches");
+            assert_eq!(branches.len(), 2, "{}", t.name);
+            assert!(
+                branches[0]["properties"]["summary"].is_object(),
+                "{}",
+                t.name
+            );
+            assert_eq!(branches[1]["required"], json!(["error"]), "{}", t.name);
+            let codes = &branches[1]["properties"]["error"]["properties"]["code"]["enum"];
+            assert!(codes
+                .as_array()
+                .is_some_and(|c| c.contains(&json!("NOT_FOUND"))));
+        }
+        // A real result has every required field of the published schema, and no other.
+        let tmp = tempfile::tempdir().unwrap();
+        std::fs::write(tmp.path().join("a.txt"), "hello\n").unwrap();
+        let s = session(tmp.path(), "");
+        let mut log = CallLog::default();
+        let v = call_json(&s, &mut log, "read_file", r#"{"path":"a.txt"}"#).unwrap();
+        let out = find("read_file").unwrap().output_schema();
+        let schema = &out["anyOf"][0];
+        let props = schema["properties"].as_object().unwrap();
+        let fields = v.as_object().unwrap();
+        assert!(fields.keys().all(|k| props.contains_key(k)), "{v}");
+        for r in schema["required"].as_array().unwrap() {
+            assert!(fields.contains_key(r.as_str().unwrap()), "{r}");
+        }
     }
 
     #[test]

@@ -57,6 +57,7 @@ pub fn code_name(code: ErrorCode) -> &'static str {
         ErrorCode::LimitExceeded => "LIMIT_EXCEEDED",
         ErrorCode::IoError => "IO_ERROR",
         ErrorCode::Internal => "INTERNAL",
+        ErrorCode::Cancelled => "CANCELLED",
     }
 }
 

@@ -101,11 +101,14 @@ impl HostState {
             .map_err(|e| FsError::Other(e.to_string()))
     }
 
-    fn change(&self, d: &Resource<OpenDir>, name: &str) -> Result<Arc<OwnedFd>, FsError> {
+    /// The directory for a change of `name` in it. The first change of a call is its point
+    /// of no return: from here on a cancel no longer stops it (see [`crate::call`]).
+    fn change(&mut self, d: &Resource<OpenDir>, name: &str) -> Result<Arc<OwnedFd>, FsError> {
         if self.read_only {
             return Err(FsError::Access);
         }
         name_ok(name)?;
+        self.call.changing = true;
         self.dir(d)
     }
 }

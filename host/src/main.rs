@@ -17,6 +17,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use clap::{CommandFactory, Parser, Subcommand, ValueEnum};
+use file_tools_host::mcp::roots::Opener;
 use file_tools_host::mcp::{serve_stdio, McpServer};
 use file_tools_host::{describe_tools, policy_file, JsonLinesSink, Limits, Runtime, Session};
 use serde_json::{json, Value};
@@ -122,8 +123,9 @@ enum Command {
     Tools,
     /// Every tool's name, description, JSON Schema and annotations, as JSON.
     Schema,
-    /// Serve every tool over MCP: on stdin/stdout until the client disconnects, or with
-    /// --http over Streamable HTTP until stopped.
+    /// Serve every tool over MCP: on stdin/stdout until the client disconnects (without
+    /// --repo, the repository is the client's one file:// root), or with --http over
+    /// Streamable HTTP until stopped.
     Mcp(McpArgs),
     /// The session baseline.
     #[command(subcommand)]
@@ -533,13 +535,26 @@ fn session_reset(o: &Options) -> ExitCode {
     ok(json!({"state_dir": dir, "removed": existed}))
 }
 
+/// A server on the client's one `file://` root, for `mcp` without `--repo`.
+fn mcp_from_roots(o: &Options) -> Result<McpServer, String> {
+    let (policy, _) = load_policy(o)?;
+    let read_only = o.read_only || policy["read_only"] == Value::Bool(true);
+    let described = describe_tools(&runtime()?, policy).map_err(|e| e.to_string())?;
+    let options = o.clone();
+    let opener: Opener = Arc::new(move |dir: &Path| open_session(&options, &dir.to_path_buf()));
+    McpServer::from_roots(described, read_only, opener).map_err(|e| e.to_string())
+}
+
 fn mcp(o: &Options, args: &McpArgs) -> ExitCode {
     let served = match args.http {
         Some(bind) => mcp_http(o, args, bind),
-        None => need_repo(o, "mcp")
-            .and_then(|repo| open_session(o, repo))
-            .and_then(|s| McpServer::new(s).map_err(|e| e.to_string()))
-            .map(serve_stdio),
+        None => match &o.repo {
+            Some(repo) => {
+                open_session(o, repo).and_then(|s| McpServer::new(s).map_err(|e| e.to_string()))
+            }
+            None => mcp_from_roots(o),
+        }
+        .map(serve_stdio),
     };
     match served {
         Ok(Ok(())) => ExitCode::SUCCESS,

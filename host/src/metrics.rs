@@ -4,8 +4,9 @@
 //! [`Metrics::encode`], the CLI builds one from an audit log (`file-tools metrics FILE`).
 //!
 //! Outcomes: `ok`, an error code in lower case (`not_found`, `write_conflict`, ...),
-//! `timed_out` (the wall-clock limit interrupted the call), `trapped` (any other trap:
-//! fuel, memory, a guest panic).
+//! `timed_out` (the wall-clock limit interrupted the call), `cancelled` (the caller's
+//! cancel token stopped it, see [`crate::call`]), `trapped` (any other trap: fuel, memory,
+//! a guest panic).
 
 use std::time::Duration;
 
@@ -32,7 +33,7 @@ struct ToolLabel {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CallRecord {
     pub tool: String,
-    /// `ok`, an error code in lower case, `timed_out` or `trapped`.
+    /// `ok`, an error code in lower case, `timed_out`, `cancelled` or `trapped`.
     pub outcome: String,
     pub duration: Duration,
     pub bytes_read: u64,

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 use wasmtime::component::ResourceTable;
-use wasmtime::{Store, Trap, UpdateDeadline};
+use wasmtime::{Store, Trap};
 use wasmtime_wasi::{FsPerms, WasiCtxBuilder};
 
 use crate::approval::Approver;
@@ -20,9 +20,10 @@ use crate::audit::AuditSink;
 use crate::bindings::agent::file_tools::types::{AuditEvent, ErrorCode, ToolError};
 use crate::bindings::exports::agent::file_tools::tools as t;
 use crate::bindings::FileTools;
+use crate::call::{CallOptions, CancelToken};
 use crate::error::HostError;
 use crate::runtime::Runtime;
-use crate::state::{internal, trap_error, HostState, MemoryLimiter, EPOCH_TICK};
+use crate::state::{internal, trap_error, CallState, HostState, MemoryLimiter};
 
 /// Name of the environment variable that carries the policy into the component.
 pub const POLICY_ENV: &str = "FILE_TOOLS_POLICY";
@@ -515,24 +516,19 @@ impl Session {
             },
             events: Vec::new(),
             approver: c.approver.clone(),
-            approval_ticks: 0,
+            call: CallState::default(),
         };
         let mut store = Store::new(c.runtime.engine(), state);
         store.limiter(|s| &mut s.memory);
-        store.epoch_deadline_callback(|mut ctx| {
-            let credit = std::mem::take(&mut ctx.data_mut().approval_ticks);
-            Ok(if credit > 0 {
-                UpdateDeadline::Continue(credit)
-            } else {
-                UpdateDeadline::Interrupt
-            })
-        });
+        // Called at every epoch tick while the guest runs: it stops a cancelled call and
+        // one past its deadline (see `CallState::tick`).
+        store.epoch_deadline_callback(|mut ctx| Ok(ctx.data_mut().call.tick()));
         if c.runtime.fuel_metered() {
             store
                 .set_fuel(c.limits.fuel_per_call)
                 .map_err(|e| internal(&e))?;
         }
-        store.set_epoch_deadline(deadline_ticks(c.limits.timeout));
+        store.set_epoch_deadline(1);
         let bindings = c
             .runtime
             .pre()
@@ -565,7 +561,28 @@ impl Session {
         tool: &str,
         f: impl FnOnce(&FileTools, &mut Store<HostState>) -> wasmtime::Result<Result<R, ToolError>>,
     ) -> Result<R, ToolError> {
+        self.invoke_with(tool, &CallOptions::default(), f)
+    }
+
+    /// [`Session::invoke`] with a cancel token, a progress sink or an approver.
+    fn invoke_with<R>(
+        &mut self,
+        tool: &str,
+        options: &CallOptions,
+        f: impl FnOnce(&FileTools, &mut Store<HostState>) -> wasmtime::Result<Result<R, ToolError>>,
+    ) -> Result<R, ToolError> {
         let started = Instant::now();
+        if options
+            .cancel
+            .as_ref()
+            .is_some_and(CancelToken::is_cancelled)
+        {
+            // Cancelled while it waited for its turn: it never starts.
+            let e = cancelled_error();
+            self.count(tool, error_outcome(&e), started, &[], 0);
+            self.forward(Vec::new(), tool, Some(&e), started);
+            return Err(e);
+        }
         let _lock = match self.lock_for(tool) {
             Ok(l) => l,
             Err(e) => {
@@ -592,14 +609,34 @@ impl Session {
         } else {
             Ok(())
         };
-        store.set_epoch_deadline(deadline_ticks(limits.timeout));
+        store.set_epoch_deadline(1);
         store.data_mut().events.clear();
-        store.data_mut().approval_ticks = 0;
+        store.data_mut().call = CallState {
+            deadline: Some(started + limits.timeout),
+            cancel: options.cancel.clone(),
+            progress: options.progress.clone(),
+            approver: options.approver.clone(),
+            changing: false,
+            cancelled: false,
+            approvals: Vec::new(),
+        };
         let outcome = match armed {
             Ok(()) => f(&bindings, &mut store),
             Err(e) => Err(e),
         };
-        let events = std::mem::take(&mut store.data_mut().events);
+        let call = std::mem::take(&mut store.data_mut().call);
+        let mut events = std::mem::take(&mut store.data_mut().events);
+        for e in &mut events {
+            e.notes.extend(call.approvals.iter().cloned());
+        }
+        if !call.cancelled && call.cancel.as_ref().is_some_and(CancelToken::is_cancelled) {
+            for e in &mut events {
+                e.notes.push(
+                    "a cancel came after the call had begun to change files (or had finished): it ran to its end"
+                        .to_string(),
+                );
+            }
+        }
         let fuel = if self.config.runtime.fuel_metered() {
             limits
                 .fuel_per_call
@@ -611,7 +648,11 @@ impl Session {
             Ok(Ok(_)) => "ok".to_string(),
             Ok(Err(e)) => error_outcome(e),
             Err(trap) if matches!(trap.downcast_ref::<Trap>(), Some(Trap::Interrupt)) => {
-                "timed_out".to_string()
+                if call.cancelled {
+                    "cancelled".to_string()
+                } else {
+                    "timed_out".to_string()
+                }
             }
             Err(_) => "trapped".to_string(),
         };
@@ -626,7 +667,14 @@ impl Session {
             }
             Err(trap) => {
                 // The store is poisoned: drop it; the next call instantiates afresh.
-                let err = trap_error(&trap, &store);
+                let err = if call.cancelled {
+                    ToolError::host(
+                        ErrorCode::Cancelled,
+                        "the call was cancelled before it changed anything; nothing was changed",
+                    )
+                } else {
+                    trap_error(&trap, &store)
+                };
                 self.forward(events, tool, Some(&err), started);
                 Err(err)
             }
@@ -716,7 +764,22 @@ impl Session {
     /// # Errors
     /// `INVALID_INPUT` for an unknown tool or malformed arguments, then the tool's errors.
     pub fn call(&mut self, tool: &str, args_json: &str) -> Result<Value, ToolError> {
-        let text = self.invoke(tool, |b, s| {
+        self.call_with(tool, args_json, &CallOptions::default())
+    }
+
+    /// [`Session::call`] with a cancel token, a progress sink or an approver for this call
+    /// (see [`crate::call`]).
+    ///
+    /// # Errors
+    /// As [`Session::call`], and `CANCELLED` when the token stopped the call before it
+    /// changed anything.
+    pub fn call_with(
+        &mut self,
+        tool: &str,
+        args_json: &str,
+        options: &CallOptions,
+    ) -> Result<Value, ToolError> {
+        let text = self.invoke_with(tool, options, |b, s| {
             b.agent_file_tools_tools().call_call(s, tool, args_json)
         })?;
         parse_json(&text)
@@ -797,8 +860,11 @@ pub fn describe_tools(runtime: &Runtime, policy: Value) -> Result<Value, HostErr
     session.describe().map_err(|e| HostError::Policy(e.message))
 }
 
-fn deadline_ticks(timeout: Duration) -> u64 {
-    (timeout.as_micros() / EPOCH_TICK.as_micros()).max(1) as u64 + 1
+fn cancelled_error() -> ToolError {
+    ToolError::host(
+        ErrorCode::Cancelled,
+        "the call was cancelled before it started; nothing was changed",
+    )
 }
 
 fn parse_json(text: &str) -> Result<Value, ToolError> {

@@ -29,9 +29,42 @@ pub struct HostState {
     pub(crate) events: Vec<AuditEvent>,
     /// Who decides on changes that need approval; `None` declines them all.
     pub(crate) approver: Option<std::sync::Arc<dyn crate::approval::Approver>>,
-    /// Epoch ticks spent waiting for the approver during the current call; the deadline
-    /// callback gives them back so that a person's thinking time is not the guest's.
-    pub(crate) approval_ticks: u64,
+    /// The state of the call under way.
+    pub(crate) call: CallState,
+}
+
+/// The state of one call, reset at its start.
+#[derive(Default)]
+pub(crate) struct CallState {
+    /// When the wall-clock limit runs out; time spent waiting for an approver moves it on,
+    /// so that a person's thinking time is not the guest's.
+    pub(crate) deadline: Option<std::time::Instant>,
+    pub(crate) cancel: Option<crate::call::CancelToken>,
+    pub(crate) progress: Option<std::sync::Arc<dyn crate::call::Progress>>,
+    /// This call's approver, before the session's.
+    pub(crate) approver: Option<std::sync::Arc<dyn crate::approval::Approver>>,
+    /// The call has begun to change files (its first change through `host-fs`): from here
+    /// on it runs to its end, whatever the cancel token says.
+    pub(crate) changing: bool,
+    /// The call was interrupted because it was cancelled.
+    pub(crate) cancelled: bool,
+    /// One note per approval asked in this call, with its answer, for the audit event.
+    pub(crate) approvals: Vec<String>,
+}
+
+impl CallState {
+    /// What the epoch callback decides: stop the call (cancelled, or out of time) or let it
+    /// run one more tick.
+    pub(crate) fn tick(&mut self) -> wasmtime::UpdateDeadline {
+        if !self.changing && self.cancel.as_ref().is_some_and(|c| c.is_cancelled()) {
+            self.cancelled = true;
+            return wasmtime::UpdateDeadline::Interrupt;
+        }
+        match self.deadline {
+            Some(d) if std::time::Instant::now() >= d => wasmtime::UpdateDeadline::Interrupt,
+            _ => wasmtime::UpdateDeadline::Continue(1),
+        }
+    }
 }
 
 impl std::fmt::Debug for HostState {
@@ -62,18 +95,40 @@ impl agent::file_tools::audit::Host for HostState {
 
 impl agent::file_tools::types::Host for HostState {}
 
+impl agent::file_tools::progress::Host for HostState {
+    fn report(&mut self, files_scanned: u64, matches: u64) {
+        if let Some(sink) = &self.call.progress {
+            let update = crate::call::ProgressUpdate {
+                files_scanned,
+                matches,
+            };
+            // A panicking sink loses its updates, never the call.
+            let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| sink.update(update)));
+        }
+    }
+}
+
 impl agent::file_tools::approval::Host for HostState {
     fn request(&mut self, change: agent::file_tools::types::ApprovalRequest) -> bool {
-        let Some(approver) = self.approver.clone() else {
+        let Some(approver) = self.call.approver.clone().or_else(|| self.approver.clone()) else {
             return false;
         };
+        let files: Vec<&str> = change.files.iter().map(|f| f.path.as_str()).collect();
         let started = std::time::Instant::now();
         // A panicking approver declines: the embedder's bug must not write files.
         let yes =
             std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| approver.approve(&change)))
                 .unwrap_or(false);
-        let waited = started.elapsed().as_micros() / EPOCH_TICK.as_micros();
-        self.approval_ticks = self.approval_ticks.saturating_add(waited as u64 + 1);
+        if let Some(d) = &mut self.call.deadline {
+            *d += started.elapsed();
+        }
+        self.call.approvals.push(format!(
+            "approval asked for {} ({}): {} after {} ms",
+            files.join(", "),
+            change.reasons.join("; "),
+            if yes { "granted" } else { "declined" },
+            started.elapsed().as_millis()
+        ));
         yes
     }
 }

@@ -8,6 +8,7 @@ mod adversarial;
 mod answers;
 mod approval;
 mod audit;
+
 mod cli;
 mod cli_conventions;
 mod concurrency;
@@ -15,6 +16,7 @@ mod crash;
 mod git_apply;
 mod limits;
 mod list;
+mod long_calls;
 mod metrics;
 mod mutate;
 mod paths;

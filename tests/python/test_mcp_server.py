@@ -4,57 +4,13 @@ The server runs as a child process over stdio, exactly as an MCP client would st
 Environment: FILE_TOOLS_BIN names the `file-tools` binary (scripts/test.sh sets it).
 """
 
-import asyncio
-import hashlib
 import json
-import os
-import shutil
-from pathlib import Path
 
 import pytest
-from mcp import ClientSession, StdioServerParameters, stdio_client
+from mcp import MCPError
+from mcp.types import INVALID_PARAMS
 
-ROOT = Path(__file__).resolve().parents[2]
-BIN = os.environ.get("FILE_TOOLS_BIN", str(ROOT / "target" / "release" / "file-tools"))
-MUTATING = {"write_file", "edit_file", "apply_patch", "append_file", "delete_file", "move_file", "revert"}
-
-
-@pytest.fixture()
-def repo(tmp_path):
-    """A copy of the demo repository beside a sentinel file outside it."""
-    dest = tmp_path / "repo"
-    shutil.copytree(ROOT / "examples" / "demo-repo", dest)
-    (tmp_path / "outside.txt").write_text("do not touch\n")
-    return dest
-
-
-def snapshot(root: Path):
-    return {
-        str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
-        for p in sorted(root.rglob("*"))
-        if p.is_file()
-    }
-
-
-async def with_server(repo: Path, extra_args, body):
-    params = StdioServerParameters(
-        command=BIN,
-        args=["--repo", str(repo), *extra_args, "mcp"],
-        env={"FILE_TOOLS_CACHE_DIR": str(ROOT / "target" / "file-tools-cache")},
-    )
-    async with stdio_client(params) as (read, write):
-        async with ClientSession(read, write) as session:
-            await session.initialize()
-            return await body(session)
-
-
-def run(repo, body, *extra_args):
-    return asyncio.run(with_server(repo, list(extra_args), body))
-
-
-def structured(result):
-    assert result.structured_content is not None, result
-    return result.structured_content
+from mcp_harness import MUTATING, ROOT, run, snapshot, structured
 
 
 def test_lists_every_tool_with_schema_and_annotations(repo):
@@ -75,15 +31,20 @@ def test_lists_every_tool_with_schema_and_annotations(repo):
 def test_read_only_server_offers_no_mutation_tools(repo):
     async def body(s):
         listed = {t.name for t in (await s.list_tools()).tools}
-        refused = await s.call_tool("write_file", {"path": "x.txt", "content": "x"})
+        try:
+            refused = await s.call_tool("write_file", {"path": "x.txt", "content": "x"})
+        except MCPError as e:
+            refused = e
         return listed, refused
 
     before = snapshot(repo)
     listed, refused = run(repo, body, "--read-only")
     assert "read_file" in listed
     assert not (listed & MUTATING)
-    assert refused.is_error
-    assert structured(refused)["error"]["code"] == "INVALID_INPUT"
+    # A tool the server does not offer is a protocol error (invalid params), not a result.
+    assert isinstance(refused, MCPError), refused
+    assert refused.error.code == INVALID_PARAMS
+    assert "write_file" in refused.error.message
     assert snapshot(repo) == before
 
 
@@ -154,7 +115,8 @@ def test_audit_log_records_every_mcp_call(repo, tmp_path):
         await s.call_tool("read_file", {"path": "README.md"})
         await s.call_tool("read_file", {"path": "/etc/passwd"})
         # Refused by name before the component sees it: audited all the same.
-        await s.call_tool("no_such_tool", {})
+        with pytest.raises(MCPError):
+            await s.call_tool("no_such_tool", {})
 
     run(repo, body, "--audit-log", str(log))
     events = [json.loads(line) for line in log.read_text().splitlines()]

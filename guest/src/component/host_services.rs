@@ -51,6 +51,10 @@ impl Services for HostServices {
         agent::file_tools::approval::request(&request.clone().conv())
     }
 
+    fn progress(&self, files_scanned: u64, matches: u64) {
+        agent::file_tools::progress::report(files_scanned, matches);
+    }
+
     fn copy_mode(&self, from: &LogicalPath, to: &LogicalPath) -> bool {
         agent::file_tools::host_fs::copy_mode(from.as_str(), to.as_str())
     }

@@ -223,7 +223,10 @@ pub fn apply_patch(
     }
     let expected = expected_hashes(&a.expected_sha256s)?;
     let mut files: Vec<Planned> = Vec::new();
+    // Progress counts the files planned (a patch of many files is a long call too).
+    let mut meter = crate::progress::Meter::default();
     for fp in &patches {
+        meter.file(s.fs.services(), 0, 0);
         if fp.mode_change {
             notes.warnings.push(format!(
                 "mode change for '{}' ignored (file modes are not managed)",

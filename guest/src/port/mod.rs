@@ -55,7 +55,7 @@ pub trait FileOps: std::fmt::Debug + Send + Sync {
 }
 
 /// What an entry is on disk; one-to-one with the WIT `entry-type` enum.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum EntryType {
     File,

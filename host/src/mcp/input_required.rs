@@ -1,0 +1,175 @@
+//! Approval for clients of the 2026-07-28 revision, which forbids requests from server to
+//! client: a call whose change needs approval answers with an input-required result that
+//! carries the approval form (see [`super::approval`]) and a sealed state; the client asks
+//! its user and calls again with the answer and the state. The state binds the answer to
+//! the plan the user saw and to the call's arguments: the retry plans the change afresh,
+//! and it is written only when its plan (tool, reasons, files, hashes, diff) and arguments
+//! hash to what the state names; a changed plan is asked about again, a declined one is
+//! refused with `APPROVAL_REQUIRED`. The seal is a sha256 under a key the server makes at
+//! start, so a client cannot forge approval of a plan it was not shown.
+
+use std::collections::BTreeMap;
+use std::sync::Mutex;
+
+use rmcp::model::{ElicitRequest, ElicitResult, InputRequest, InputRequiredResult, InputResponses};
+use sha2::{Digest, Sha256};
+
+use crate::approval::{ApprovalRequest, Approver};
+
+/// The key of the approval in `inputRequests` / `inputResponses`.
+pub const INPUT_KEY: &str = "approve";
+
+/// The server's sealing key.
+#[derive(Clone)]
+pub(crate) struct SealKey([u8; 32]);
+
+impl std::fmt::Debug for SealKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SealKey(..)")
+    }
+}
+
+impl SealKey {
+    /// A fresh key from the system's randomness.
+    pub(crate) fn new() -> std::io::Result<SealKey> {
+        use std::io::Read as _;
+        let mut key = [0u8; 32];
+        std::fs::File::open("/dev/urandom")?.read_exact(&mut key)?;
+        Ok(SealKey(key))
+    }
+
+    fn tag(&self, binding: &[u8; 32]) -> String {
+        hex(&Sha256::new()
+            .chain_update(self.0)
+            .chain_update(binding)
+            .finalize())
+    }
+
+    /// The state naming `binding`.
+    fn seal(&self, binding: &[u8; 32]) -> String {
+        format!("{}.{}", hex(binding), self.tag(binding))
+    }
+
+    /// The binding a state names, when this key sealed it.
+    fn open(&self, state: &str) -> Option<[u8; 32]> {
+        let (binding, tag) = state.split_once('.')?;
+        let bytes: Vec<u8> = (0..binding.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(binding.get(i..i + 2)?, 16).ok())
+            .collect::<Option<_>>()?;
+        let binding: [u8; 32] = bytes.try_into().ok()?;
+        (self.tag(&binding) == tag).then_some(binding)
+    }
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// What an approval binds: the call's arguments and every part of the plan.
+fn binding(args: &str, r: &ApprovalRequest) -> [u8; 32] {
+    let mut h = Sha256::new();
+    let mut field = |s: &str| {
+        h.update((s.len() as u64).to_le_bytes());
+        h.update(s.as_bytes());
+    };
+    field(args);
+    field(&r.tool);
+    r.reasons.iter().for_each(|x| field(x));
+    for f in &r.files {
+        field(&f.path);
+        field(&f.action);
+        field(f.sha256_before.as_deref().unwrap_or("-"));
+        field(f.sha256_after.as_deref().unwrap_or("-"));
+    }
+    field(&format!("{} {}", r.insertions, r.deletions));
+    field(&r.diff);
+    h.finalize().into()
+}
+
+/// The approver of one round: it says yes only to the plan the client's answer approved,
+/// and remembers the plan it was asked about.
+pub(crate) struct Round {
+    key: SealKey,
+    args: String,
+    /// The binding the user approved, from a valid state and an accepting answer.
+    approved: Option<[u8; 32]>,
+    /// Whether this round carried an answer at all (then a refusal is final).
+    answered: bool,
+    asked: Mutex<Option<ApprovalRequest>>,
+}
+
+impl Round {
+    /// A round of the call with arguments `args`, and the client's answer to the last
+    /// round, if any.
+    pub(crate) fn new(
+        key: SealKey,
+        args: &str,
+        responses: Option<&InputResponses>,
+        state: Option<&str>,
+    ) -> Round {
+        let answer = responses
+            .and_then(|r| r.get(INPUT_KEY))
+            .and_then(|v| serde_json::from_value::<ElicitResult>(v.clone()).ok());
+        let approved = match (&answer, state.and_then(|s| key.open(s))) {
+            (Some(a), Some(b)) if super::approval::approves(&a.action, a.content.as_ref()) => {
+                Some(b)
+            }
+            _ => None,
+        };
+        Round {
+            key,
+            args: args.to_string(),
+            approved,
+            answered: answer.is_some(),
+            asked: Mutex::new(None),
+        }
+    }
+
+    /// After a call refused for want of approval: the input-required result that asks the
+    /// user, unless the user already declined (then the refusal stands).
+    pub(crate) fn ask(&self) -> Option<InputRequiredResult> {
+        let asked = self.asked.lock().ok()?.clone()?;
+        let bound = binding(&self.args, &asked);
+        // Declined (or a forged or stale state with no valid approval of this plan).
+        if self.answered && self.approved.is_none() {
+            return None;
+        }
+        let form = super::approval::form(&asked)?;
+        let requests = BTreeMap::from([(
+            INPUT_KEY.to_string(),
+            InputRequest::Elicitation(ElicitRequest::new(form)),
+        )]);
+        Some(InputRequiredResult::new(
+            Some(requests),
+            Some(self.key.seal(&bound)),
+        ))
+    }
+}
+
+impl Approver for Round {
+    fn approve(&self, request: &ApprovalRequest) -> bool {
+        if let Ok(mut asked) = self.asked.lock() {
+            *asked = Some(request.clone());
+        }
+        self.approved == Some(binding(&self.args, request))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_state_opens_only_under_its_key_and_unaltered() {
+        let (k, other) = (SealKey::new().unwrap(), SealKey::new().unwrap());
+        let b = [7u8; 32];
+        let s = k.seal(&b);
+        assert_eq!(k.open(&s), Some(b));
+        assert_eq!(other.open(&s), None);
+        let forged = format!("{}{}", &"08".repeat(32), &s[64..]);
+        assert_eq!(k.open(&forged), None);
+        assert_eq!(k.open("zz.zz"), None);
+        assert_eq!(k.open(""), None);
+    }
+}
