@@ -39,6 +39,8 @@ fn stat_of(s: &EntryStat) -> Stat {
         modified: s
             .modified_ns
             .map(|ns| UNIX_EPOCH + Duration::from_nanos(ns)),
+        changed: s.changed_ns.map(|ns| UNIX_EPOCH + Duration::from_nanos(ns)),
+        inode: Some(s.inode),
     }
 }
 
