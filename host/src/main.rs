@@ -411,10 +411,9 @@ fn open_session(o: &Options, repo: &PathBuf) -> Result<Session, String> {
         .writable(!o.read_only)
         .policy(policy)
         .limits(limits)
-        .cursor_key(cursor_key()?);
-    if !o.read_only {
-        builder = builder.state_dir(state_dir(o, repo)?);
-    }
+        .cursor_key(cursor_key()?)
+        // Read-only sessions too: `changes_since` tokens must outlive this process.
+        .state_dir(state_dir(o, repo)?);
     if let Some(p) = &o.policy {
         builder = builder.host_file(p);
     }
