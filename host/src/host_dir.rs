@@ -52,7 +52,7 @@ fn kind(mode: u32) -> EntryType {
     }
 }
 
-fn entry_stat(st: &rustix::fs::Stat) -> EntryStat {
+pub(crate) fn entry_stat(st: &rustix::fs::Stat) -> EntryStat {
     let ns = u64::try_from(st.st_mtime)
         .ok()
         .map(|s| s * 1_000_000_000 + st.st_mtime_nsec);

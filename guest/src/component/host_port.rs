@@ -31,7 +31,7 @@ fn err(e: FsError) -> io::Error {
     }
 }
 
-fn stat_of(s: &EntryStat) -> Stat {
+pub(super) fn stat_of(s: &EntryStat) -> Stat {
     Stat {
         ty: s.kind.conv(),
         size: s.size,
