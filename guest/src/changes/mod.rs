@@ -80,7 +80,7 @@ pub fn changes_since(
     let ids = (root_id(s)?, s.policy.fingerprint());
     let token_binding = Binding::new(TOOL, &scope, "", ids.0, &ids.1);
     let page_binding = Binding::new(TOOL, a, "max_changes", ids.0, &ids.1);
-    let store = Store::new(s.state_dir.as_deref(), &s.changes_memory);
+    let store = Store::new(s.state_dir.as_deref(), &s.changes_memory, s.fs.services());
     log.paths_read.push(start.to_string());
     let from = match &a.token {
         None if a.cursor.is_some() => {
@@ -100,6 +100,8 @@ pub fn changes_since(
                 .snap,
         ),
     };
+    // The two snapshots compared, when this call has both at hand (no need to load them).
+    let mut pair = None;
     let (from, to, skip, hashed) = match (&from, &a.cursor) {
         (Some(from), Some(c)) => {
             let at: PageAt = page_binding.decode_with(
@@ -122,6 +124,7 @@ pub fn changes_since(
                 (Some(o), Some(name)) if o.files == new.files && stats.hashed == 0 => name.clone(),
                 _ => store.put(new.encode())?,
             };
+            pair = old.map(|o| (o, new));
             (from, to, None, stats.hashed)
         }
     };
@@ -149,10 +152,10 @@ pub fn changes_since(
             summary,
         });
     };
-    let all = if from == to {
-        Vec::new()
-    } else {
-        snapshot::diff(&load(&store, &from)?, &load(&store, &to)?)
+    let all = match pair {
+        _ if from == to => Vec::new(),
+        Some((old, new)) => snapshot::diff(&old, &new),
+        None => snapshot::diff(&load(&store, &from)?, &load(&store, &to)?),
     };
     let count = |k: ChangeKind| all.iter().filter(|c| c.change == k).count() as u32;
     let (created, modified, deleted) = (

@@ -8,6 +8,7 @@
 //! snapshot's time, so a write in the same timestamp tick as that snapshot could hide
 //! behind equal metadata (git's rule). Everything else is trusted to be unchanged.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use super::snapshot::{Rec, Shown, Snapshot};
@@ -43,25 +44,23 @@ pub fn now_ns() -> u64 {
     nanos(Some(std::time::SystemTime::now())).unwrap_or(0)
 }
 
-/// The held directory of the files last looked at: a walk visits siblings together.
-#[derive(Default)]
-struct Parents(Option<(LogicalPath, Arc<Dir>)>);
+/// The directory of a group of files: the walk's held handle, or opened on first need.
+struct Parent<'a> {
+    path: LogicalPath,
+    held: Option<Arc<Dir>>,
+    opened: Option<Option<Arc<Dir>>>,
+    s: &'a Session,
+}
 
-impl Parents {
-    fn get(
-        &mut self,
-        s: &Session,
-        path: &LogicalPath,
-        held: Option<&Arc<Dir>>,
-    ) -> Option<Arc<Dir>> {
-        if let Some(d) = held {
+impl Parent<'_> {
+    fn dir(&mut self) -> Option<Arc<Dir>> {
+        if let Some(d) = &self.held {
             return Some(d.clone());
         }
-        let parent = path.parent();
-        if self.0.as_ref().is_none_or(|(p, _)| *p != parent) {
-            self.0 = s.fs.open_dir(&parent).ok().map(|d| (parent, d));
-        }
-        self.0.as_ref().map(|(_, d)| d.clone())
+        let (s, path) = (self.s, &self.path);
+        self.opened
+            .get_or_insert_with(|| s.fs.open_dir(path).ok())
+            .clone()
     }
 }
 
@@ -100,18 +99,49 @@ pub fn scan(
         taken,
         ..Default::default()
     };
-    let mut parents = Parents::default();
-    for (path, kind, held) in seen {
-        let Some(dir) = parents.get(s, &path, held.as_ref()) else {
-            continue;
+    // Grouped by directory, so that each is looked at once (a walk comes back to a
+    // directory after each of its subdirectories); sort_by_cached_key is stable.
+    seen.sort_by_cached_key(|e| e.0.parent());
+    let mut rest = seen.as_slice();
+    while let Some(first) = rest.first() {
+        let parent_path = first.0.parent();
+        let n = rest
+            .iter()
+            .position(|e| e.0.parent() != parent_path)
+            .unwrap_or(rest.len());
+        let (group, tail) = rest.split_at(n);
+        rest = tail;
+        // The host's one-call listing with metadata, when it offers one.
+        let batch: Option<HashMap<String, Stat>> =
+            s.fs.services()
+                .read_dir_stat(&parent_path)
+                .and_then(Result::ok)
+                .map(|v| {
+                    v.into_iter()
+                        .filter_map(|(n, st)| Some((n.ok()?, st)))
+                        .collect()
+                });
+        let mut parent = Parent {
+            path: parent_path,
+            held: first.2.clone(),
+            opened: None,
+            s,
         };
-        // Gone, or unreadable, since the walk listed it: not part of this snapshot.
-        let Ok(Some(st)) = dir.stat_at(path.name()) else {
-            continue;
-        };
-        let prev = old.and_then(|o| o.files.get(path.as_str()).map(|r| (o.taken, r)));
-        if let Some(rec) = look(s, &dir, &path, kind, &st, prev, &mut stats) {
-            snap.files.insert(path.to_string(), rec);
+        for (path, kind, _) in group {
+            let st = match &batch {
+                Some(m) => m.get(path.name()).copied(),
+                None => parent
+                    .dir()
+                    .and_then(|d| d.stat_at(path.name()).ok().flatten()),
+            };
+            // Gone, or unreadable, since the walk listed it: not part of this snapshot.
+            let Some(st) = st else {
+                continue;
+            };
+            let prev = old.and_then(|o| o.files.get(path.as_str()).map(|r| (o.taken, r)));
+            if let Some(rec) = look(s, &mut parent, path, *kind, &st, prev, &mut stats) {
+                snap.files.insert(path.to_string(), rec);
+            }
         }
     }
     Ok((snap, stats))
@@ -121,7 +151,7 @@ pub fn scan(
 /// file swapped in since the walk).
 fn look(
     s: &Session,
-    dir: &Dir,
+    parent: &mut Parent,
     path: &LogicalPath,
     kind: Kind,
     st: &Stat,
@@ -148,9 +178,7 @@ fn look(
     if kind == Kind::Secret || !s.policy.links_allowed(st.nlink) {
         return Some(rec);
     }
-    if s.policy.read_denial(path, kind).is_some() {
-        return None;
-    }
+    // Blocked and not-allowed paths never reach here: the walk leaves them out.
     if let Some((taken, p)) = prev {
         let racy = rec.mtime.is_none_or(|m| m.saturating_add(RACY_NS) >= taken);
         if p.same_metadata(&rec) && !(racy && p.shown == Shown::Content) {
@@ -166,7 +194,13 @@ fn look(
     }
     let data = match s.fs.services().read_file(path, max.saturating_add(1)) {
         Some(r) => r.ok()?,
-        None => dir.read_file(path.name(), max.saturating_add(1)).ok()?.0,
+        None => {
+            parent
+                .dir()?
+                .read_file(path.name(), max.saturating_add(1))
+                .ok()?
+                .0
+        }
     };
     stats.hashed += 1;
     stats.bytes += data.len() as u64;

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use crate::error::{ErrorCode, ToolError, ToolResult};
-use crate::hash::sha256_hex;
+use crate::services::Services;
 
 /// Snapshots kept per state directory (or per instance without one).
 pub const KEEP: usize = 8;
@@ -23,6 +23,8 @@ pub type Memory = Arc<Mutex<VecDeque<(String, Arc<Vec<u8>>)>>>;
 pub struct Store<'a> {
     dir: Option<PathBuf>,
     memory: &'a Memory,
+    /// Hashes snapshots (the host's hashing where it offers it: they run to megabytes).
+    services: &'a dyn Services,
 }
 
 fn state_err(what: &str, e: impl std::fmt::Display) -> ToolError {
@@ -42,11 +44,13 @@ pub fn expired(why: &str) -> ToolError {
 }
 
 impl<'a> Store<'a> {
-    /// The store in `state_dir`'s `changes/`, or in `memory` when there is no state directory.
-    pub fn new(state_dir: Option<&Path>, memory: &'a Memory) -> Self {
+    /// The store in `state_dir`'s `changes/`, or in `memory` when there is no state
+    /// directory, hashing through `services`.
+    pub fn new(state_dir: Option<&Path>, memory: &'a Memory, services: &'a dyn Services) -> Self {
         Store {
             dir: state_dir.map(|d| d.join("changes")),
             memory,
+            services,
         }
     }
 
@@ -60,7 +64,7 @@ impl<'a> Store<'a> {
     /// # Errors
     /// `IO_ERROR` when the state directory cannot be written.
     pub fn put(&self, bytes: Vec<u8>) -> ToolResult<String> {
-        let name = sha256_hex(&bytes);
+        let name = self.services.sha256_hex(&bytes);
         match &self.dir {
             None => {
                 let mut mem = self.memory.lock().map_err(|e| state_err("kept", e))?;
@@ -114,7 +118,7 @@ impl<'a> Store<'a> {
                 Err(e) => return Err(state_err("read", e)),
             },
         };
-        if sha256_hex(&bytes) != name {
+        if self.services.sha256_hex(&bytes) != name {
             return Err(expired("was altered in the state directory"));
         }
         Ok(bytes)
@@ -150,13 +154,15 @@ fn prune(dir: &Path, newest: &str) {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+    use crate::hash::sha256_hex;
+    use crate::services::NoServices;
 
     #[test]
     fn a_snapshot_comes_back_whole_or_not_at_all() {
         let tmp = tempfile::tempdir().unwrap();
         let memory = Memory::default();
         for dir in [Some(tmp.path()), None] {
-            let store = Store::new(dir, &memory);
+            let store = Store::new(dir, &memory, &NoServices);
             let name = store.put(b"ftsnap1 1\n".to_vec()).unwrap();
             assert_eq!(store.get(&name).unwrap(), b"ftsnap1 1\n");
             let other = sha256_hex(b"never kept");
@@ -165,7 +171,7 @@ mod tests {
             assert!(store.get("../../etc/passwd").is_err());
         }
         // Altered on disk: refused, though the file is there.
-        let store = Store::new(Some(tmp.path()), &memory);
+        let store = Store::new(Some(tmp.path()), &memory, &NoServices);
         let name = store.put(b"ftsnap1 2\n".to_vec()).unwrap();
         std::fs::write(tmp.path().join("changes").join(&name), b"ftsnap1 3\n").unwrap();
         let e = store.get(&name).unwrap_err();
@@ -175,7 +181,7 @@ mod tests {
     #[test]
     fn only_the_newest_snapshots_are_kept() {
         let memory = Memory::default();
-        let store = Store::new(None, &memory);
+        let store = Store::new(None, &memory, &NoServices);
         let names: Vec<String> = (0..KEEP + 2)
             .map(|i| store.put(format!("ftsnap1 {i}\n").into_bytes()).unwrap())
             .collect();

@@ -268,3 +268,37 @@ fn pages_add_up_to_the_whole_difference() {
     let want: Vec<String> = (0..23).map(|i| format!("f{i:02}.txt")).collect();
     assert_eq!(all, want);
 }
+
+#[test]
+fn a_hard_link_or_a_fifo_tells_nothing_of_what_it_leads_to() {
+    let t = tempfile::tempdir().unwrap();
+    let repo = t.path().join("repo");
+    fs::create_dir(&repo).unwrap();
+    let outside = t.path().join("outside.txt");
+    fs::write(&outside, "outside one\n").unwrap();
+    fs::write(repo.join("plain.txt"), "plain\n").unwrap();
+    let s = session(&repo, "{}");
+    let first = call(&s, None);
+    fs::hard_link(&outside, repo.join("link.txt")).unwrap();
+    let made = std::process::Command::new("mkfifo")
+        .arg(repo.join("pipe"))
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let r = call(&s, Some(&first.token));
+    // The hard link appears by name only; the FIFO not at all (and is never opened).
+    assert_eq!(
+        seen(&r),
+        vec![("link.txt".to_string(), ChangeKind::Created)]
+    );
+    assert_eq!((r.changes[0].size, &r.changes[0].sha256), (None, &None));
+    // The outside file changes through its other name: not told. The plain file beside
+    // it, changed too, is (the positive control).
+    fs::write(&outside, "outside two, longer\n").unwrap();
+    fs::write(repo.join("plain.txt"), "plain, changed\n").unwrap();
+    let again = call(&s, Some(&r.token));
+    assert_eq!(
+        seen(&again),
+        vec![("plain.txt".to_string(), ChangeKind::Modified)]
+    );
+}
