@@ -96,7 +96,14 @@ pub fn changes_since(
                     t,
                     "token",
                     "call changes_since without a token for a new one",
-                )?
+                )
+                .map_err(|mut e| {
+                    if !store.persistent() {
+                        // The likely cause: another instance made it, with its own key.
+                        e.message.push_str(" (this host mounts no state directory, so a token lasts only as long as the component instance that made it)");
+                    }
+                    e
+                })?
                 .snap,
         ),
     };

@@ -228,6 +228,24 @@ fn tokens_from_elsewhere_are_refused() {
     );
     // The positive control: the token itself works in its own session.
     assert!(call(&s, Some(&token)).changes.is_empty());
+    // Without a state directory the refusal says why a token may not last.
+    assert!(e_no_state(&other_repo, &token).contains("no state directory"));
+    let state = tempfile::tempdir().unwrap();
+    let kept = session(u.path(), "{}").with_state_dir(state.path());
+    assert!(!e_no_state(&kept, &token).contains("no state directory"));
+}
+
+fn e_no_state(s: &Session, token: &str) -> String {
+    changes_since(
+        s,
+        &mut CallLog::default(),
+        &ChangesSinceArgs {
+            token: Some(token.into()),
+            ..Default::default()
+        },
+    )
+    .unwrap_err()
+    .message
 }
 
 #[test]
