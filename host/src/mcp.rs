@@ -65,6 +65,13 @@ impl McpServer {
         })
     }
 
+    /// The session behind the server, shared: what [`crate::watch()`] takes, so that a
+    /// watch on the server's repository runs `changes_since` in the same session (for
+    /// resource-updated notifications).
+    pub fn session(&self) -> Arc<Mutex<Session>> {
+        self.session.clone()
+    }
+
     /// The tools this server offers.
     pub fn tools(&self) -> &[Tool] {
         &self.tools

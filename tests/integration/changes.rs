@@ -298,3 +298,23 @@ fn a_watch_stays_silent_on_what_the_tool_does_not_show() {
         "{paths:?}"
     );
 }
+
+#[test]
+fn a_watch_runs_in_the_mcp_servers_own_session() {
+    let fx = Fixture::new();
+    let server = file_tools_host::mcp::McpServer::new(fx.session()).unwrap();
+    let (got, sink) = collecting();
+    let options = WatchOptions::default().debounce(Duration::from_millis(100));
+    let w = watch(server.session(), options, sink).unwrap();
+    fx.write("src/from_mcp.rs", b"x\n");
+    wait_for(&got, 1);
+    drop(w);
+    assert_eq!(delivered(&got).0, vec!["src/from_mcp.rs".to_string()]);
+    // The server's session is the watch's: its calls still work.
+    assert!(server
+        .session()
+        .lock()
+        .unwrap()
+        .file_info("src/from_mcp.rs")
+        .is_ok());
+}
