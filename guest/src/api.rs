@@ -161,7 +161,8 @@ pub struct ChangesSinceResult {
     pub created: u32,
     pub modified: u32,
     pub deleted: u32,
-    /// Files whose content this call read and hashed (metadata moved, new, or racily clean).
+    /// Files whose content this call read and hashed (metadata moved, new, or racily
+    /// clean); a file found to hold a secret is not counted.
     pub rehashed: u32,
     pub truncated: bool,
     pub stopped_by: Option<Stop>,

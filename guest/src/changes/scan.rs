@@ -202,7 +202,6 @@ fn look(
                 .0
         }
     };
-    stats.hashed += 1;
     stats.bytes += data.len() as u64;
     if data.len() as u64 > max {
         rec.shown = Shown::Size;
@@ -211,9 +210,11 @@ fn look(
     // Size as read: the file may have moved since the stat.
     rec.size = data.len() as u64;
     if s.policy.sniff(path, &data).is_some() {
-        // Holds what looks like a secret: name only, as every other tool withholds it.
+        // Holds what looks like a secret: name only, as every other tool withholds it
+        // (and not counted as hashed: the count would tell that it moved).
         return Some(rec);
     }
+    stats.hashed += 1;
     rec.shown = Shown::Content;
     rec.sha256 = Some(s.fs.services().sha256_hex(&data));
     Some(rec)
