@@ -127,8 +127,9 @@ pub fn changes_since(
             let (new, stats) = scan::scan(s, &start, &opts, old.as_ref())?;
             log.bytes_read += stats.bytes;
             let to = match (&old, &from) {
-                // Nothing moved and nothing was racy: the old snapshot still holds.
-                (Some(o), Some(name)) if o.files == new.files && stats.hashed == 0 => name.clone(),
+                // Nothing visible moved and nothing was racy: the old snapshot still holds
+                // (and the same token comes back).
+                (Some(o), Some(name)) if stats.hashed == 0 && o.same_visible(&new) => name.clone(),
                 _ => store.put(new.encode())?,
             };
             pair = old.map(|o| (o, new));

@@ -164,6 +164,22 @@ impl Snapshot {
     }
 }
 
+impl Snapshot {
+    /// True when `other` tells the same as this snapshot: the same files, equal records,
+    /// except that a name-only file's metadata is not compared (a new token for a tree
+    /// whose only change is a secret's would tell that it moved).
+    pub fn same_visible(&self, other: &Snapshot) -> bool {
+        self.files.len() == other.files.len()
+            && self
+                .files
+                .iter()
+                .zip(&other.files)
+                .all(|((pa, a), (pb, b))| {
+                    pa == pb && (a == b || (a.shown == Shown::Name && b.shown == Shown::Name))
+                })
+    }
+}
+
 /// What may be told of a file that appeared.
 fn created(path: &str, r: &Rec) -> Change {
     let content = r.shown == Shown::Content;

@@ -134,8 +134,9 @@ fn a_secret_shows_its_name_coming_and_going_but_never_a_modification() {
     .unwrap();
     let quiet = call(&s, Some(&r.token));
     assert!(quiet.changes.is_empty());
-    // Not even the count of files read tells that it moved.
+    // Not even the count of files read, or a new token, tells that it moved.
     assert_eq!(quiet.rehashed, 0);
+    assert_eq!(quiet.token, r.token);
 }
 
 #[test]
