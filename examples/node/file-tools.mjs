@@ -106,7 +106,8 @@ export async function openFileTools({ repo, readOnly = false, policy = {}, onAud
     // component read through WASI instead.
     // No host-held directories (`root` answers none): the component works through its WASI
     // preopen; the resource classes exist only because the interface names them.
-    'agent:file-tools/host-fs': { copyMode: () => false, readDir: () => undefined, readFile: () => undefined,
+    'agent:file-tools/host-fs': { copyMode: () => false, readDir: () => undefined,
+      readDirStat: () => undefined, readFile: () => undefined,
       sha256: (data) => new Uint8Array(createHash('sha256').update(data).digest()),
       root: () => undefined, Dir: class Dir {}, File: class File {} },
     // Progress reports of long calls: this host shows none.

@@ -110,6 +110,66 @@ pub struct FindFilesResult {
     pub summary: String,
 }
 
+/// Arguments of `changes_since`.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ChangesSinceArgs {
+    /// The token an earlier call returned. Absent: the call only returns a token for the
+    /// tree as it is now.
+    pub token: Option<String>,
+    /// Directory to watch under; the root when absent. Part of the token: pass the same.
+    pub path: Option<String>,
+    /// Stop after this many changes (default and cap: the policy's max_find_results).
+    pub max_changes: Option<u32>,
+    /// Include hidden files (default false). Part of the token: pass the same.
+    pub include_hidden: Option<bool>,
+    /// Honour ignore files and skip generated directories (default true). Part of the
+    /// token: pass the same.
+    pub respect_ignore: Option<bool>,
+    /// Continue after the previous page: that page's `next_cursor`, with the same token.
+    pub cursor: Option<String>,
+}
+
+/// How a file changed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ChangeKind {
+    Created,
+    Modified,
+    Deleted,
+}
+
+/// One changed file.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+pub struct Change {
+    pub path: String,
+    pub change: ChangeKind,
+    /// Its size now (not for a deleted file, a symlink or a secret).
+    pub size: Option<u64>,
+    /// Its sha256 now, as read_file reports it (only for a file the policy lets be read).
+    pub sha256: Option<String>,
+}
+
+/// Result of `changes_since`.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+pub struct ChangesSinceResult {
+    /// The changes in path order (this page of them).
+    pub changes: Vec<Change>,
+    /// The token for the tree as it is now.
+    pub token: String,
+    /// Counts over all pages.
+    pub created: u32,
+    pub modified: u32,
+    pub deleted: u32,
+    /// Files whose content this call read and hashed (metadata moved, new, or racily
+    /// clean); a file found to hold a secret is not counted.
+    pub rehashed: u32,
+    pub truncated: bool,
+    pub stopped_by: Option<Stop>,
+    pub next_cursor: Option<String>,
+    pub summary: String,
+}
+
 /// Arguments of `read_file`.
 #[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]

@@ -168,7 +168,7 @@ fn read_index(dir: &Path) -> ToolResult<Index> {
     }
 }
 
-fn write_atomic(path: &Path, data: &[u8]) -> ToolResult<()> {
+pub(crate) fn write_atomic(path: &Path, data: &[u8]) -> ToolResult<()> {
     let dir = path
         .parent()
         .ok_or_else(|| state_err("written", "no parent"))?;

@@ -174,6 +174,10 @@ impl wx::Guest for Component {
         typed("find_files", args, crate::list::find_files)
     }
 
+    fn changes_since(args: wx::ChangesSinceArgs) -> Result<wx::ChangesSinceResult, wt::ToolError> {
+        typed("changes_since", args, crate::changes::changes_since)
+    }
+
     fn read_file(args: wx::ReadFileArgs) -> Result<wx::ReadFileResult, wt::ToolError> {
         typed("read_file", args, crate::read::read_file)
     }
@@ -306,6 +310,9 @@ args!(wx::ListDirArgs => ListDirArgs {
 args!(wx::FindFilesArgs => FindFilesArgs {
     patterns, path, max_results, include_hidden, respect_ignore, cursor,
 });
+args!(wx::ChangesSinceArgs => ChangesSinceArgs {
+    token, path, max_changes, include_hidden, respect_ignore, cursor,
+});
 args!(wx::ReadFileArgs => ReadFileArgs { path, start_line, max_lines, max_bytes, line_numbers });
 args!(wx::ReadManyArgs => ReadManyArgs { paths, max_lines, max_bytes, line_numbers });
 args!(wx::Shard => Shard { index, count });
@@ -391,6 +398,20 @@ record!(api::ListDirResult => wx::ListDirResult {
 record!(api::FindFilesResult => wx::FindFilesResult {
     paths, truncated, stopped_by, skipped, next_cursor, summary,
 });
+record!(api::Change => wx::Change { path, change, size, sha256 });
+record!(api::ChangesSinceResult => wx::ChangesSinceResult {
+    changes, token, created, modified, deleted, rehashed, truncated, stopped_by, next_cursor,
+    summary,
+});
+impl Conv<wx::ChangeKind> for api::ChangeKind {
+    fn conv(self) -> wx::ChangeKind {
+        match self {
+            api::ChangeKind::Created => wx::ChangeKind::Created,
+            api::ChangeKind::Modified => wx::ChangeKind::Modified,
+            api::ChangeKind::Deleted => wx::ChangeKind::Deleted,
+        }
+    }
+}
 record!(api::ReadFileResult => wx::ReadFileResult {
     path, content, start_line, end_line, total_lines, size, sha256, truncated, line_ending, bom,
     valid_utf8, kind, summary,

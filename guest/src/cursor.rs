@@ -79,7 +79,7 @@ pub struct Position {
 }
 
 #[derive(Debug, Serialize, Deserialize)]
-struct Payload {
+struct Payload<T> {
     /// The tool.
     t: String,
     /// Hash of the arguments that must not change between pages.
@@ -87,7 +87,7 @@ struct Payload {
     /// The repository root's identity.
     r: (u64, u64),
     #[serde(flatten)]
-    at: Position,
+    at: T,
 }
 
 /// What binds a cursor to one call: the tool, its arguments without `cursor` and the
@@ -129,6 +129,11 @@ impl Binding {
 
     /// The cursor for the page after `at`.
     pub fn encode(&self, key: &CursorKey, at: Position) -> String {
+        self.encode_with(key, at)
+    }
+
+    /// A signed token carrying `at` (any record), bound like a cursor.
+    pub fn encode_with<T: Serialize>(&self, key: &CursorKey, at: T) -> String {
         let payload = Payload {
             t: self.tool.to_string(),
             a: self.args.clone(),
@@ -148,11 +153,29 @@ impl Binding {
     /// `INVALID_INPUT` (reason `cursor`) for a cursor that is malformed, not signed by
     /// `key`, or made for another tool, other arguments or another repository.
     pub fn decode(&self, key: &CursorKey, cursor: &str) -> ToolResult<Position> {
+        self.decode_with(
+            key,
+            cursor,
+            "cursor",
+            "call again without a cursor to start from the beginning",
+        )
+    }
+
+    /// What a token made by [`Binding::encode_with`] carries. Refusals are `INVALID_INPUT`
+    /// with reason `what` (the argument's name) and `advice` after the cause.
+    ///
+    /// # Errors
+    /// As [`Binding::decode`].
+    pub fn decode_with<T: serde::de::DeserializeOwned>(
+        &self,
+        key: &CursorKey,
+        cursor: &str,
+        what: &str,
+        advice: &str,
+    ) -> ToolResult<T> {
         let bad = |why: &str| {
-            let mut e = ToolError::invalid(format!(
-                "the cursor {why}; call again without a cursor to start from the beginning"
-            ));
-            e.reason = Some("cursor".into());
+            let mut e = ToolError::invalid(format!("the {what} {why}; {advice}"));
+            e.reason = Some(what.into());
             e
         };
         let mut parts = cursor.split('.');
@@ -173,7 +196,7 @@ impl Binding {
             return Err(bad("was altered or not made by this host"));
         }
         let bytes = unhex(body).ok_or_else(|| bad("is not one this tool gave"))?;
-        let p: Payload =
+        let p: Payload<T> =
             serde_json::from_slice(&bytes).map_err(|_| bad("is not one this tool gave"))?;
         if p.t != self.tool {
             return Err(bad(&format!("belongs to {}, not {}", p.t, self.tool)));

@@ -10,6 +10,7 @@ pub mod approval;
 pub mod audit;
 pub mod baseline;
 pub mod bytes;
+pub mod changes;
 pub mod classify;
 pub mod conventions;
 pub mod cursor;

@@ -24,7 +24,7 @@ pub(crate) fn root_id(s: &Session) -> ToolResult<crate::port::FileId> {
 }
 
 /// Resolves a directory argument and refuses anything but a readable directory.
-fn start_dir(s: &Session, input: Option<&str>) -> ToolResult<LogicalPath> {
+pub(crate) fn start_dir(s: &Session, input: Option<&str>) -> ToolResult<LogicalPath> {
     let p = LogicalPath::parse_dir(input.unwrap_or(""))?;
     if p.is_root() {
         return Ok(p);

@@ -18,6 +18,10 @@ const HOST_HASH_MIN: usize = 16 * 1024;
 /// ... and at most this large (a host call's arguments are bounded).
 const HOST_HASH_MAX: usize = 64 << 20;
 
+/// A directory entry with its metadata: its name (`Err` when not valid UTF-8) and a look
+/// at it that did not follow a link.
+pub type StatItem = (Result<String, ()>, crate::port::Stat);
+
 /// The host's services; see the module docs.
 pub trait Services: std::fmt::Debug + Send + Sync {
     /// Receives the one audit event of a call.
@@ -35,6 +39,12 @@ pub trait Services: std::fmt::Debug + Send + Sync {
 
     /// All entries of the directory `dir` in one call; `None` when not offered.
     fn read_dir(&self, _dir: &LogicalPath) -> Option<io::Result<Vec<DirItem>>> {
+        None
+    }
+
+    /// All entries of the directory `dir` with their metadata (not following links) in
+    /// one call; `None` when not offered.
+    fn read_dir_stat(&self, _dir: &LogicalPath) -> Option<io::Result<Vec<StatItem>>> {
         None
     }
 

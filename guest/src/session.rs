@@ -17,6 +17,8 @@ pub struct Session {
     pub state_dir: Option<std::path::PathBuf>,
     /// The baseline kept in memory when there is no state directory.
     pub memory: crate::baseline::Memory,
+    /// The `changes_since` snapshots kept in memory when there is no state directory.
+    pub changes_memory: crate::changes::store::Memory,
     /// Calls made in this session, for the audit events' numbers.
     pub calls: std::sync::Arc<std::sync::atomic::AtomicU64>,
     /// The key that signs continuation cursors (the host's, or one made per session).
@@ -52,6 +54,7 @@ impl Session {
             policy,
             state_dir: None,
             memory: Default::default(),
+            changes_memory: Default::default(),
             calls: Default::default(),
             cursor_key: random_key(),
         }

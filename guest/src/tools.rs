@@ -12,15 +12,15 @@ use serde::Serialize;
 use serde_json::{json, Value};
 
 use crate::api::{
-    AppendFileArgs, ApplyPatchArgs, DeleteFileArgs, DiffWorkspaceArgs, EditFileArgs, FileInfoArgs,
-    FindFilesArgs, ListDirArgs, MoveFileArgs, ReadFileArgs, ReadManyArgs, RevertArgs,
-    SearchTextArgs, WriteFileArgs,
+    AppendFileArgs, ApplyPatchArgs, ChangesSinceArgs, DeleteFileArgs, DiffWorkspaceArgs,
+    EditFileArgs, FileInfoArgs, FindFilesArgs, ListDirArgs, MoveFileArgs, ReadFileArgs,
+    ReadManyArgs, RevertArgs, SearchTextArgs, WriteFileArgs,
 };
 use crate::audit::{AuditEvent, CallLog};
 use crate::error::{ErrorCode, ToolError, ToolResult};
 use crate::policy::Policy;
 use crate::session::Session;
-use crate::{edit, list, mutate, patch, read, search, workspace};
+use crate::{changes, edit, list, mutate, patch, read, search, workspace};
 
 /// One tool as offered to a model.
 #[derive(Debug)]
@@ -180,6 +180,16 @@ pub static TOOLS: &[ToolSpec] = &[
          time, kind, sha256 (for readable files), symlink target, and whether the session policy \
          lets you read and change it (with the reason when not). Works on secrets too (metadata \
          only). Errors: NOT_FOUND, PATH_REJECTED, POLICY_DENIED (.git)."),
+    tool!("changes_since", "See what changed", ChangesSinceArgs, changes::changes_since, mutates: false, destructive: false, idempotent: false,
+        "See which files were created, modified or deleted since an earlier call, without \
+         re-reading the tree. Call it without a token to get one for the tree as it is; later, \
+         pass that token to get the changes since (paths sorted, each with its size and, for \
+         readable files, the sha256 read_file reports, usable as expected_sha256) and a new \
+         token. The same files as find_files are seen (ignore rules, hidden files, policy); a \
+         rename is a deletion plus a creation. Errors: INVALID_INPUT (reason token: altered, \
+         forged or another repository's; token_expired: its snapshot is no longer kept; cursor), \
+         LIMIT_EXCEEDED (tree larger than one walk may visit: give a path), PATH_REJECTED, \
+         NOT_FOUND."),
     tool!("write_file", "Write a file", WriteFileArgs, mutate::write_file, mutates: true, destructive: true, idempotent: true,
         "Create a file or replace its whole content, atomically (missing parent directories are \
          created). To change part of an existing file prefer edit_file or apply_patch. When \
@@ -476,6 +486,7 @@ mod tests {
                 "read_many",
                 "search_text",
                 "file_info",
+                "changes_since",
                 "diff_workspace"
             ]
         );

@@ -14,6 +14,9 @@ use file_tools_host::tools::{Edit, EditFileArgs, ReadFileArgs, SearchOutput, Sea
 use file_tools_host::{Limits, Runtime, Session, SessionBuilder, ShardedSearch};
 use serde_json::json;
 
+#[path = "bench/changes.rs"]
+mod changes;
+
 fn policy() -> serde_json::Value {
     json!({
         // ripgrep searches build/ directories; so does the benchmark.
@@ -54,7 +57,7 @@ fn session(rt: &Runtime, repo: &Path, writable: bool) -> Session {
 const ROUNDS: usize = 5;
 
 /// Which sections to run: all, or those named in `FILE_TOOLS_BENCH` (comma-separated:
-/// search, walk, ops, overhead).
+/// search, walk, ops, overhead, changes).
 fn wanted(section: &str) -> bool {
     std::env::var("FILE_TOOLS_BENCH").map_or(true, |v| v.split(',').any(|s| s.trim() == section))
 }
@@ -205,6 +208,13 @@ fn main() {
     }
     if wanted("overhead") {
         overhead_rows(&rt, &corpus, &files);
+    }
+    if wanted("changes") {
+        // A copy of the tree, committed to git, below FILE_TOOLS_BENCH_SCRATCH (default:
+        // the corpus directory).
+        let scratch =
+            std::env::var_os("FILE_TOOLS_BENCH_SCRATCH").map_or(corpus.clone(), PathBuf::from);
+        changes::changes_rows(&rt, &linux, &scratch);
     }
 }
 

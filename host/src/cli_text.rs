@@ -162,6 +162,24 @@ pub fn result(tool: &str, r: &Value) -> Text {
                 .collect(),
             note: cut_note(r),
         },
+        "changes_since" => {
+            let mut out: String = list(&r["changes"])
+                .iter()
+                .map(|c| {
+                    let mark = match s(&c["change"]) {
+                        "created" => "A",
+                        "deleted" => "D",
+                        _ => "M",
+                    };
+                    format!("{mark} {}\n", s(&c["path"]))
+                })
+                .collect();
+            let _ = writeln!(out, "token: {}", s(&r["token"]));
+            Text {
+                out,
+                note: summary(),
+            }
+        }
         "diff_workspace" => Text {
             out: line_end(s(&r["diff"]).to_string()),
             note: summary(),

@@ -52,15 +52,19 @@ fn kind(mode: u32) -> EntryType {
     }
 }
 
-fn entry_stat(st: &rustix::fs::Stat) -> EntryStat {
+pub(crate) fn entry_stat(st: &rustix::fs::Stat) -> EntryStat {
     let ns = u64::try_from(st.st_mtime)
         .ok()
         .map(|s| s * 1_000_000_000 + st.st_mtime_nsec);
+    let changed = u64::try_from(st.st_ctime)
+        .ok()
+        .map(|s| s * 1_000_000_000 + st.st_ctime_nsec);
     EntryStat {
         kind: kind(st.st_mode),
         size: st.st_size.max(0) as u64,
         link_count: st.st_nlink,
         modified_ns: ns,
+        changed_ns: changed,
         device: st.st_dev,
         inode: st.st_ino,
     }

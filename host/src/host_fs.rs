@@ -15,7 +15,7 @@ use std::path::{Component, Path};
 use cap_std::fs::Dir;
 use rustix::fs::{Mode, OFlags, ResolveFlags};
 
-use crate::bindings::agent::file_tools::host_fs::{DirEntry, Host};
+use crate::bindings::agent::file_tools::host_fs::{DirEntry, DirEntryStat, Host};
 use crate::bindings::agent::file_tools::types::EntryType;
 use crate::state::{copy_mode, HostState};
 
@@ -99,6 +99,30 @@ fn read_dir(dir: &Dir, path: &str) -> Result<Vec<DirEntry>, String> {
     Ok(out)
 }
 
+fn read_dir_stat(dir: &Dir, path: &str) -> Result<Vec<DirEntryStat>, String> {
+    let rel = relative(path)?;
+    let fd = open_beneath(dir, rel, OFlags::RDONLY | OFlags::DIRECTORY)
+        .map_err(|e| open_error(&e, path, "a directory"))?;
+    let io = |e: rustix::io::Errno| std::io::Error::from(e).to_string();
+    let mut out = Vec::new();
+    for entry in rustix::fs::Dir::read_from(&fd).map_err(io)? {
+        let entry = entry.map_err(io)?;
+        let name = entry.file_name();
+        if name == c"." || name == c".." {
+            continue;
+        }
+        // Relative to the held descriptor, never following a link; gone meanwhile: left out.
+        let Ok(st) = rustix::fs::statat(&fd, name, rustix::fs::AtFlags::SYMLINK_NOFOLLOW) else {
+            continue;
+        };
+        out.push(DirEntryStat {
+            name: name.to_str().ok().map(str::to_string),
+            stat: crate::host_dir::entry_stat(&st),
+        });
+    }
+    Ok(out)
+}
+
 fn read_file(dir: &Dir, path: &str, max: u64, allow_hardlinks: bool) -> Result<Vec<u8>, String> {
     let rel = relative(path)?;
     // One open, then one fstat: anything but a regular file is refused from the open
@@ -146,6 +170,11 @@ impl Host for HostState {
     fn read_dir(&mut self, path: String) -> Option<Result<Vec<DirEntry>, String>> {
         let dir = self.repo_dir.as_ref()?;
         Some(read_dir(dir, &path))
+    }
+
+    fn read_dir_stat(&mut self, path: String) -> Option<Result<Vec<DirEntryStat>, String>> {
+        let dir = self.repo_dir.as_ref()?;
+        Some(read_dir_stat(dir, &path))
     }
 
     fn sha256(&mut self, data: Vec<u8>) -> Option<Vec<u8>> {

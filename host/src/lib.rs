@@ -35,6 +35,7 @@ pub mod runtime;
 pub mod session;
 pub mod sharded;
 mod state;
+pub mod watch;
 
 pub use approval::{ApprovalRequest, Approver};
 pub use audit::{event_json, AuditSink, JsonLinesSink};
@@ -45,6 +46,7 @@ pub use metrics::Metrics;
 pub use runtime::{Runtime, RuntimeBuilder};
 pub use session::{describe_tools, Limits, Session, SessionBuilder};
 pub use sharded::ShardedSearch;
+pub use watch::{watch, Watch, WatchEvent, WatchOptions};
 
 /// The typed argument and result records of every tool.
 pub mod tools {

@@ -448,12 +448,11 @@ fn open_session_counted(
         .writable(!o.read_only)
         .policy(policy)
         .limits(limits)
-        .cursor_key(cursor_key()?);
+        .cursor_key(cursor_key()?)
+        // Read-only sessions too: `changes_since` tokens must outlive this process.
+        .state_dir(state_dir(o, repo)?);
     if let Some(m) = metrics {
         builder = builder.metrics(m.clone());
-    }
-    if !o.read_only {
-        builder = builder.state_dir(state_dir(o, repo)?);
     }
     if let Some(p) = &o.policy {
         builder = builder.host_file(p);

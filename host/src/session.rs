@@ -174,10 +174,11 @@ impl SessionBuilder {
         self
     }
 
-    /// Where the session keeps its baseline (for `diff_workspace` and `revert`); must be
-    /// outside the repository. A session reopened on the same directory continues the same
-    /// baseline. Without one, a writable session uses a temporary directory removed when
-    /// the session is dropped.
+    /// Where the session keeps its baseline (for `diff_workspace` and `revert`) and the
+    /// snapshots behind `changes_since` tokens; must be outside the repository. A session
+    /// reopened on the same directory continues the same baseline and takes the same
+    /// tokens. Without one, the session uses a temporary directory removed when the
+    /// session is dropped (its tokens end with it).
     pub fn state_dir(mut self, dir: impl Into<PathBuf>) -> Self {
         self.state_dir = Some(dir.into());
         self
@@ -262,14 +263,12 @@ impl SessionBuilder {
             .get("read_only")
             .and_then(Value::as_bool)
             .unwrap_or(false);
-        let state = if read_only {
-            None
-        } else {
-            Some(match &self.state_dir {
-                Some(d) => StateDir::given(d, &canonical_repo)?,
-                None => StateDir::temporary()?,
-            })
-        };
+        // Read-only sessions get one too: `changes_since` keeps its snapshots there. It is
+        // private to the host and never inside the repository, so read-only still holds.
+        let state = Some(match &self.state_dir {
+            Some(d) => StateDir::given(d, &canonical_repo)?,
+            None => StateDir::temporary()?,
+        });
         let repo_dir = if self.batched_reads {
             let d =
                 cap_std::fs::Dir::open_ambient_dir(&canonical_repo, cap_std::ambient_authority())
@@ -463,7 +462,8 @@ impl Session {
         self.config.repo.as_deref()
     }
 
-    /// The state directory holding the session baseline, for writable sessions.
+    /// The state directory holding the session baseline and the `changes_since` snapshots
+    /// (a temporary one, removed with the session, unless the builder named one).
     pub fn state_dir(&self) -> Option<&Path> {
         self.config.state.as_ref().map(|s| s.path.as_path())
     }
@@ -800,6 +800,8 @@ impl Session {
         list_dir / call_list_dir(t::ListDirArgs) -> t::ListDirResult;
         /// Finds files by glob.
         find_files / call_find_files(t::FindFilesArgs) -> t::FindFilesResult;
+        /// What changed since a token (see `changes-since` in the WIT `tools` interface).
+        changes_since / call_changes_since(t::ChangesSinceArgs) -> t::ChangesSinceResult;
         /// Reads a text file or a range of it.
         read_file / call_read_file(t::ReadFileArgs) -> t::ReadFileResult;
         /// Reads several files.

@@ -8,7 +8,7 @@ mod adversarial;
 mod answers;
 mod approval;
 mod audit;
-
+mod changes;
 mod cli;
 mod cli_conventions;
 mod concurrency;

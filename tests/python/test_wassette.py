@@ -233,7 +233,7 @@ def wit_docs():
 
 def test_wassette_lists_described_tools_and_runs_them_inside_the_grant(tmp_path, loaded):
     components, answer = loaded
-    assert len(answer["tools"]) == 16, answer
+    assert len(answer["tools"]) == 17, answer
     repo = make_repo(tmp_path)
     wassette = Wassette(tmp_path, components)
     wassette.grant_storage(repo)
@@ -378,3 +378,35 @@ def test_wassette_diff_workspace_and_revert_across_calls_and_runs_with_a_state_d
     assert reverted["changes"][0]["path"] == "src/lib.rs"
     assert lib.read_text() == LIB_RS
     assert after["files"] == []
+
+
+def test_wassette_changes_since_token_outlives_the_call_with_a_state_dir_and_key(tmp_path, loaded):
+    repo = make_repo(tmp_path)
+    state = tmp_path / "state"
+    state.mkdir()
+    wassette = Wassette(tmp_path, loaded[0])
+    (wassette.components / f"{COMPONENT_ID}.policy.yaml").write_text(
+        POLICY.format(repo=repo, state=state) + "      - key: FILE_TOOLS_TOKEN_KEY\n")
+    env = [("FILE_TOOLS_ROOT", str(repo)), ("FILE_TOOLS_STATE", str(state)),
+           ("FILE_TOOLS_TOKEN_KEY", "ab" * 32)]
+
+    def args(token):
+        return {"token": token, "path": None, "max-changes": None, "include-hidden": None,
+                "respect-ignore": None, "cursor": None}
+
+    async def first(t):
+        return ok(await t.call("changes-since", args(None)))
+
+    token = wassette.session(first, env)["token"]
+    (repo / "src" / "new.rs").write_text("fn new() {}\n")
+    (repo / ".env").write_text("API_KEY=changed\n")
+
+    async def later(t):
+        # Another Wassette process, another instance: only the state directory and the
+        # key link it to the first.
+        return ok(await t.call("changes-since", args(token)))
+
+    r = wassette.session(later, env)
+    assert [(c["path"], c["change"]) for c in r["changes"]] == [("src/new.rs", "created")]
+    assert not (repo / ".file-tools-state").exists()
+    assert any((state / "changes").iterdir()), "the snapshot lives in the state directory"

@@ -31,7 +31,7 @@ fn err(e: FsError) -> io::Error {
     }
 }
 
-fn stat_of(s: &EntryStat) -> Stat {
+pub(super) fn stat_of(s: &EntryStat) -> Stat {
     Stat {
         ty: s.kind.conv(),
         size: s.size,
@@ -39,6 +39,8 @@ fn stat_of(s: &EntryStat) -> Stat {
         modified: s
             .modified_ns
             .map(|ns| UNIX_EPOCH + Duration::from_nanos(ns)),
+        changed: s.changed_ns.map(|ns| UNIX_EPOCH + Duration::from_nanos(ns)),
+        inode: Some(s.inode),
     }
 }
 

@@ -24,6 +24,7 @@ use super::{agent, Conv};
 #[derive(Debug, Default)]
 pub struct HostServices {
     no_read_dir: AtomicBool,
+    no_read_dir_stat: AtomicBool,
     no_read_file: AtomicBool,
     no_sha256: AtomicBool,
 }
@@ -68,6 +69,24 @@ impl Services for HostServices {
                 entries
                     .into_iter()
                     .map(|e| (e.name.ok_or(()), e.kind.conv()))
+                    .collect()
+            })
+            .map_err(io::Error::other)
+        })
+    }
+
+    fn read_dir_stat(
+        &self,
+        dir: &LogicalPath,
+    ) -> Option<io::Result<Vec<crate::services::StatItem>>> {
+        offered(&self.no_read_dir_stat, || {
+            agent::file_tools::host_fs::read_dir_stat(dir.as_str())
+        })
+        .map(|r| {
+            r.map(|entries| {
+                entries
+                    .into_iter()
+                    .map(|e| (e.name.ok_or(()), super::host_port::stat_of(&e.stat)))
                     .collect()
             })
             .map_err(io::Error::other)

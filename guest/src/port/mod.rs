@@ -72,6 +72,12 @@ pub struct Stat {
     /// Number of names (hard links) of the object.
     pub nlink: u64,
     pub modified: Option<SystemTime>,
+    /// Status change time (ctime): moves with every write, rename or permission change,
+    /// and cannot be set back by a user (`touch -r` sets only the modification time).
+    /// `None` when the backend does not report it.
+    pub changed: Option<SystemTime>,
+    /// The inode number, when the backend reports it (plain WASI does not).
+    pub inode: Option<u64>,
 }
 
 impl Stat {

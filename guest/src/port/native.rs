@@ -35,6 +35,11 @@ fn stat_of(m: &cap_std::fs::Metadata) -> Stat {
         size: m.len(),
         nlink: m.nlink(),
         modified: m.modified().ok().map(cap_std::time::SystemTime::into_std),
+        changed: u64::try_from(m.ctime()).ok().map(|secs| {
+            std::time::UNIX_EPOCH
+                + std::time::Duration::new(secs, u32::try_from(m.ctime_nsec()).unwrap_or(0))
+        }),
+        inode: Some(m.ino()),
     }
 }
 

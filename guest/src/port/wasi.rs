@@ -58,6 +58,8 @@ pub(super) fn stat_of(s: &DescriptorStat) -> Stat {
         size: s.size,
         nlink: s.link_count,
         modified: time(s.data_modification_timestamp),
+        changed: time(s.status_change_timestamp),
+        inode: None,
     }
 }
 

@@ -102,6 +102,15 @@ impl McpServer {
         })
     }
 
+    /// Runs `f` on the server's session (waiting a while for the client's roots when the
+    /// server has no repository yet).
+    ///
+    /// # Errors
+    /// Why there is no repository.
+    pub fn with_session<T>(&self, f: impl FnOnce(&mut Session) -> T) -> Result<T, String> {
+        self.repo.with(f)
+    }
+
     /// The tools this server offers.
     pub fn tools(&self) -> &[Tool] {
         &self.tools
@@ -355,4 +364,22 @@ pub fn serve_stdio(server: McpServer) -> Result<(), String> {
             .map_err(|e| format!("MCP server stopped: {e}"))?;
         Ok(())
     })
+}
+
+/// A watch ([`crate::watch()`]) can run in the server's own session, for resource-updated
+/// notifications.
+impl crate::watch::WatchedSession for McpServer {
+    fn repo_dir(&self) -> Option<std::path::PathBuf> {
+        self.repo.repo()
+    }
+
+    fn changes_since(
+        &self,
+        args: &crate::bindings::exports::agent::file_tools::tools::ChangesSinceArgs,
+    ) -> Result<crate::bindings::exports::agent::file_tools::tools::ChangesSinceResult, ToolError>
+    {
+        self.repo
+            .with(|s| s.changes_since(args))
+            .unwrap_or_else(|why| Err(ToolError::host(ErrorCode::Internal, why)))
+    }
 }
