@@ -644,6 +644,12 @@ impl Session {
         } else {
             0
         };
+        // A cancel seen at the first change makes the guest give up with an I/O error:
+        // report it as the cancel it was.
+        let outcome = match outcome {
+            Ok(Err(_)) if call.cancelled => Ok(Err(cancelled_before_change())),
+            other => other,
+        };
         let label = match &outcome {
             Ok(Ok(_)) => "ok".to_string(),
             Ok(Err(e)) => error_outcome(e),
@@ -668,10 +674,7 @@ impl Session {
             Err(trap) => {
                 // The store is poisoned: drop it; the next call instantiates afresh.
                 let err = if call.cancelled {
-                    ToolError::host(
-                        ErrorCode::Cancelled,
-                        "the call was cancelled before it changed anything; nothing was changed",
-                    )
+                    cancelled_before_change()
                 } else {
                     trap_error(&trap, &store)
                 };
@@ -860,6 +863,13 @@ pub fn describe_tools(runtime: &Runtime, policy: Value) -> Result<Value, HostErr
         sequence: 0,
     };
     session.describe().map_err(|e| HostError::Policy(e.message))
+}
+
+fn cancelled_before_change() -> ToolError {
+    ToolError::host(
+        ErrorCode::Cancelled,
+        "the call was cancelled before it changed anything; nothing was changed",
+    )
 }
 
 fn cancelled_error() -> ToolError {
