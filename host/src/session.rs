@@ -291,6 +291,7 @@ impl SessionBuilder {
                 sink: None,
                 approver: self.approver.clone(),
                 mutating: HashSet::new(),
+                known: HashSet::new(),
                 fault: self.fault.clone(),
                 metrics: self.metrics.clone(),
                 cursor_key: match self.cursor_key {
@@ -311,6 +312,7 @@ impl SessionBuilder {
         if let Some(c) = Arc::get_mut(&mut session.config) {
             c.sink = self.sink;
             c.mutating = mutating_tools(&tools);
+            c.known = tool_names(&tools);
         }
         session.sequence = 0;
         Ok(session)
@@ -338,6 +340,16 @@ fn mutating_tools(describe: &Value) -> HashSet<String> {
         .into_iter()
         .flatten()
         .filter(|t| t["annotations"]["readOnlyHint"] == Value::Bool(false))
+        .filter_map(|t| t["name"].as_str().map(str::to_string))
+        .collect()
+}
+
+/// Names of all the tools.
+fn tool_names(describe: &Value) -> HashSet<String> {
+    describe
+        .as_array()
+        .into_iter()
+        .flatten()
         .filter_map(|t| t["name"].as_str().map(str::to_string))
         .collect()
 }
@@ -413,6 +425,9 @@ struct Config {
     sink: Option<Arc<dyn AuditSink>>,
     approver: Option<Arc<dyn Approver>>,
     mutating: HashSet<String>,
+    /// Every tool's name: metrics label any other name `unknown`, so that a client sending
+    /// made-up names cannot grow the metrics without bound.
+    known: HashSet<String>,
     fault: Option<String>,
     /// The cursor key, as the component reads it (64 hex digits).
     cursor_key: String,
@@ -694,8 +709,9 @@ impl Session {
         fuel: u64,
     ) {
         if let Some(m) = &self.config.metrics {
+            let known = self.config.known.contains(tool);
             m.record(&crate::metrics::CallRecord {
-                tool: tool.to_string(),
+                tool: if known { tool } else { "unknown" }.to_string(),
                 outcome,
                 duration: started.elapsed(),
                 bytes_read: events.iter().map(|e| e.bytes_read).sum(),
@@ -852,6 +868,7 @@ pub fn describe_tools(runtime: &Runtime, policy: Value) -> Result<Value, HostErr
         sink: None,
         approver: None,
         mutating: HashSet::new(),
+        known: HashSet::new(),
         fault: None,
         // No repository, so no cursor: the component makes its own key when it needs one.
         cursor_key: String::new(),

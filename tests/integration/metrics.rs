@@ -164,6 +164,36 @@ fn calls_are_counted_by_tool_and_outcome_and_the_scrape_parses_back() {
 }
 
 #[test]
+fn made_up_tool_names_share_one_label() {
+    let fx = Fixture::new();
+    let metrics = Arc::new(Metrics::new());
+    let mut s = session(&fx, &metrics, Limits::default());
+    for i in 0..50 {
+        let name = format!("no_such_tool_{i}_{}", "x".repeat(1000));
+        assert_eq!(code(&call(&mut s, &name, json!({}))), "INVALID_INPUT");
+    }
+    call(&mut s, "read_file", json!({"path": "src/main.rs"})).unwrap();
+    let text = metrics.encode();
+    let scraped = parse(&text);
+    assert_eq!(
+        scraped.get("file_tools_tool_calls_total{tool=\"unknown\",outcome=\"invalid_input\"}"),
+        Some(&50.0),
+        "{scraped:#?}"
+    );
+    // Beside them, a real tool keeps its own name; the made-up ones appear nowhere.
+    assert_eq!(
+        scraped.get("file_tools_tool_calls_total{tool=\"read_file\",outcome=\"ok\"}"),
+        Some(&1.0)
+    );
+    assert!(!text.contains("no_such_tool"), "{text}");
+    assert!(
+        text.len() < 20_000,
+        "the scrape grew to {} bytes",
+        text.len()
+    );
+}
+
+#[test]
 fn the_cli_reports_metrics_from_an_audit_log() {
     let fx = Fixture::new();
     let dir = tempfile::tempdir().unwrap();
