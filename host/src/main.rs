@@ -391,12 +391,15 @@ fn state_dir(o: &Options, repo: &Path) -> Result<PathBuf, String> {
             "--session '{name}': use 1 to 64 letters, digits, '-' or '_'"
         ));
     }
-    let base = state_home()?;
+    Ok(state_home()?.join(format!("{}-{name}", repo_key(repo)?)))
+}
+
+/// A short key of the repository's canonical path, which names its state directories.
+fn repo_key(repo: &Path) -> Result<String, String> {
     let canonical = std::fs::canonicalize(repo)
         .map_err(|e| format!("cannot open the repository {}: {e}", repo.display()))?;
     let digest = sha2::Sha256::digest(canonical.as_os_str().as_encoded_bytes());
-    let key: String = digest[..8].iter().map(|b| format!("{b:02x}")).collect();
-    Ok(base.join(format!("{key}-{name}")))
+    Ok(digest[..8].iter().map(|b| format!("{b:02x}")).collect())
 }
 
 /// The user's state directory for file-tools (`$XDG_STATE_HOME/file-tools`).
@@ -586,12 +589,17 @@ fn mcp_http(
     }
     for (name, dir) in named {
         let (options, metrics) = (o.clone(), metrics.clone());
+        let key = repo_key(&dir)?;
         let opener: file_tools_host::mcp_http::Opener = Box::new(move |session: &str| {
             let mut o = options.clone();
             o.session = session.to_string();
-            // One directory per session under --state-dir; else the user's state directory
-            // already keeps one per repository and session.
-            o.state_dir = o.state_dir.as_ref().map(|d| d.join(session));
+            // One directory per repository and session under --state-dir, named as in the
+            // user's state directory: repositories never share a baseline, and a session's
+            // name reaches no other directory.
+            o.state_dir = o
+                .state_dir
+                .as_ref()
+                .map(|d| d.join(format!("{key}-{session}")));
             let s = open_session_counted(&o, &dir, Some(&metrics))?;
             McpServer::new(s).map_err(|e| e.to_string())
         });

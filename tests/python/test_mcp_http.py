@@ -5,6 +5,7 @@ Environment: FILE_TOOLS_BIN names the `file-tools` binary (scripts/test.sh sets 
 """
 
 import asyncio
+import hashlib
 import json
 import os
 import re
@@ -258,3 +259,71 @@ def test_each_named_session_has_its_own_baseline(repos, tmp_path):
         # A bad session name is a clear refusal, not a session.
         status, _ = call(url, "read_file", {"path": "README.md"}, {"file-tools-session": "../x"})
         assert status == 400
+
+
+def repo_key(repo):
+    """The key the server names a repository's state directories with."""
+    return hashlib.sha256(str(Path(repo).resolve()).encode()).hexdigest()[:16]
+
+
+def test_two_repositories_under_one_state_dir_keep_their_baselines_apart(repos, tmp_path):
+    one, two = repos
+    state = tmp_path / "sessions"
+    args = ["--repo", str(one), "--state-dir", str(state)]
+    with server(tmp_path, args, "--serve", f"two={two}") as base:
+        same = {"file-tools-session": "s"}
+        status, answer = call(base + "/mcp", "write_file", {"path": "only-one.txt", "content": "1\n"}, same)
+        assert status == 200 and answer["result"]["isError"] is False, answer
+        # The same session name on the other repository sees nothing of it, and cannot
+        # undo it.
+        status, answer = call(base + "/mcp/two", "diff_workspace", {}, same)
+        assert status == 200 and "only-one.txt" not in json.dumps(answer), answer
+        status, answer = call(base + "/mcp/two", "revert", {"paths": ["only-one.txt"]}, same)
+        assert answer["result"]["isError"] is True, answer
+        assert (one / "only-one.txt").read_text() == "1\n"
+        # Positive control: on its own repository the session sees its change.
+        status, answer = call(base + "/mcp", "diff_workspace", {}, same)
+        assert "only-one.txt" in json.dumps(answer), answer
+    names = {p.name for p in state.iterdir()}
+    assert f"{repo_key(one)}-s" in names and f"{repo_key(two)}-s" in names, names
+
+
+def test_malformed_requests_get_clear_refusals_that_name_no_host_path(repos, tmp_path):
+    one, _ = repos
+    state = tmp_path / "sessions"
+    state.mkdir()
+    # A session whose state directory cannot be made (a file sits at its place).
+    (state / f"{repo_key(one)}-broken").write_text("not a directory\n")
+    with server(tmp_path, ["--repo", str(one), "--state-dir", str(state)]) as base:
+        url = base + "/mcp"
+        status, answer = call(url, "read_file", {"path": "README.md"}, {"file-tools-session": "broken"})
+        text = httpx2.post(url, json={}, headers={**HEADERS, "file-tools-session": "broken"}).text
+        assert status == 500 and answer is None, answer
+        assert "server's log" in text and str(tmp_path) not in text, text
+        # A body over 4 MiB is refused before it reaches a session.
+        big = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+               "params": {"name": "write_file", "arguments": {"path": "big.txt", "content": "x" * (5 << 20)}}}
+        r = httpx2.post(url, json=big, headers=HEADERS, timeout=60)
+        assert r.status_code == 413, r.status_code
+        assert not (one / "big.txt").exists()
+        # Host headers that are not one plain loopback authority.
+        for host in ("localhost:80x", "user@localhost", "localhost:99999"):
+            status, _ = call(url, "read_file", {"path": "README.md"}, {"host": host})
+            assert status == 403, host
+        # Positive control: a plain request is served.
+        status, answer = call(url, "read_file", {"path": "README.md"})
+        assert status == 200 and "calc" in structured(answer)["content"]
+
+
+def test_the_bearer_scheme_is_matched_in_any_case(repos, tmp_path):
+    one, _ = repos
+    token = "k" * 32
+    token_file = tmp_path / "token"
+    token_file.write_text(token)
+    with server(tmp_path, ["--repo", str(one)], "--http-token-file", str(token_file)) as base:
+        for scheme in ("Bearer", "bearer", "BEARER"):
+            status, answer = call(base + "/mcp", "read_file", {"path": "README.md"}, {"authorization": f"{scheme} {token}"})
+            assert status == 200 and "calc" in structured(answer)["content"], scheme
+        for wrong in (f"Basic {token}", f"Bearer {token}x", f"Bearer{token}"):
+            status, _ = call(base + "/mcp", "read_file", {"path": "README.md"}, {"authorization": wrong})
+            assert status == 401, wrong

@@ -14,6 +14,7 @@ use std::collections::BTreeMap;
 use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::time::Duration;
 
 use http_body_util::{BodyExt, Full};
 use hyper::body::{Bytes, Incoming};
@@ -105,8 +106,13 @@ pub fn check(options: &HttpOptions, repos: &Repositories) -> Result<(), String> 
 const LOOPBACK_NAMES: [&str; 3] = ["localhost", "127.0.0.1", "::1"];
 /// Connections served at once; more wait to be accepted.
 const MAX_CONNECTIONS: usize = 256;
-/// Time a client has to send a request's headers.
-const HEADER_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+/// Time a client has to send a request's headers (and, between requests, to start the
+/// next one: an idle connection is closed after it).
+const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
+/// Time a client has to send a request's body once its headers are in.
+const BODY_TIMEOUT: Duration = Duration::from_secs(30);
+/// The largest request body read (the MCP transport's own limit).
+const MAX_BODY: usize = 4 << 20;
 
 /// What every request is routed with.
 struct Router {
@@ -114,15 +120,19 @@ struct Router {
     token: Option<String>,
     allowed_hosts: Vec<String>,
     metrics: Option<Arc<Metrics>>,
+    /// Requests handled at once (tool calls among them); more wait for a slot, so that
+    /// many clients cannot run more instances than the machine has room for.
+    working: tokio::sync::Semaphore,
 }
 
 impl Router {
     async fn route(&self, req: Request<Incoming>) -> Response<Body> {
         // The transport checks Host too; this covers /metrics and every other path.
-        let host = req
-            .headers()
-            .get(hyper::header::HOST)
-            .and_then(|v| v.to_str().ok());
+        let mut hosts = req.headers().get_all(hyper::header::HOST).iter();
+        let host = match (hosts.next(), hosts.next()) {
+            (Some(one), None) => one.to_str().ok(),
+            _ => None,
+        };
         if !host_allowed(host, &self.allowed_hosts) {
             return text(StatusCode::FORBIDDEN, "this Host is not served\n");
         }
@@ -159,27 +169,51 @@ impl Router {
                 "no repository is served at this path\n",
             );
         };
+        // The whole body is read first, within a time limit, so that a client sending it
+        // slowly holds no session and no slot.
+        let (parts, body) = req.into_parts();
+        let collected = tokio::time::timeout(
+            BODY_TIMEOUT,
+            http_body_util::Limited::new(body, MAX_BODY).collect(),
+        )
+        .await;
+        let body = match collected {
+            Ok(Ok(body)) => body.to_bytes(),
+            Ok(Err(e)) if e.is::<http_body_util::LengthLimitError>() => {
+                return text(
+                    StatusCode::PAYLOAD_TOO_LARGE,
+                    "the request body is larger than 4 MiB\n",
+                );
+            }
+            Ok(Err(_)) => return text(StatusCode::BAD_REQUEST, "the request body broke off\n"),
+            Err(_) => {
+                return text(
+                    StatusCode::REQUEST_TIMEOUT,
+                    "the request body took longer than 30 s to arrive\n",
+                )
+            }
+        };
+        let req = Request::from_parts(parts, Full::new(body));
         let named = req
             .headers()
             .get(SESSION_HEADER)
             .map(|v| v.to_str().unwrap_or(""));
+        let Ok(_slot) = self.working.acquire().await else {
+            return text(StatusCode::SERVICE_UNAVAILABLE, "the server is stopping\n");
+        };
         match sessions.service(named).await {
             Ok(service) => service.handle(req).await,
-            Err(e) => text(StatusCode::BAD_REQUEST, &format!("{e}\n")),
+            Err(e) => text(e.status(), &format!("{e}\n")),
         }
     }
 }
 
 /// Whether the request's `Host` (name, or name and port) is one of `allowed`, or a
-/// loopback name when `allowed` is empty.
+/// loopback name when `allowed` is empty. A `Host` that is not a plain authority (user
+/// info, a port that is not a number, anything after it) is refused.
 fn host_allowed(host: Option<&str>, allowed: &[String]) -> bool {
-    let Some(host) = host.map(str::to_ascii_lowercase) else {
+    let Some((name, port)) = host.and_then(authority) else {
         return false;
-    };
-    // `name:port`, `[v6]:port`, `name` or `[v6]`.
-    let name = match host.strip_prefix('[') {
-        Some(rest) => rest.split(']').next().unwrap_or(""),
-        None => host.rsplit_once(':').map_or(host.as_str(), |(n, _)| n),
     };
     let defaults = LOOPBACK_NAMES.map(String::from);
     let list = if allowed.is_empty() {
@@ -188,24 +222,51 @@ fn host_allowed(host: Option<&str>, allowed: &[String]) -> bool {
         allowed
     };
     list.iter().any(|a| {
-        let a = a.to_ascii_lowercase();
-        let a = a.trim_start_matches('[').replace("]", "");
-        a == name || a == host.replace(['[', ']'], "")
+        // A listed IPv6 address may come without brackets.
+        let listed = authority(a).or_else(|| authority(&format!("[{a}]")));
+        let (a_name, a_port) = listed.unwrap_or_default();
+        a_name == name && (a_port.is_none() || a_port == port)
     })
 }
 
-/// Whether the request's `Authorization` header carries `token`, compared in constant time.
+/// The host name (lower case, an IPv6 address without brackets) and port of `text`.
+fn authority(text: &str) -> Option<(String, Option<u16>)> {
+    let parsed: hyper::http::uri::Authority = text.parse().ok()?;
+    if parsed.as_str().contains('@') || parsed.host().is_empty() {
+        return None;
+    }
+    // After the host comes nothing, or `:` and a port number.
+    let rest = parsed.as_str().get(parsed.host().len()..)?;
+    let port = parsed.port_u16();
+    if !rest.is_empty() && (!rest.starts_with(':') || port.is_none()) {
+        return None;
+    }
+    let name = parsed.host().trim_start_matches('[').trim_end_matches(']');
+    Some((name.to_ascii_lowercase(), port))
+}
+
+/// Whether the request's `Authorization` header carries `token` (scheme `Bearer` in any
+/// case). The digests of both are compared in constant time, so neither the token's bytes
+/// nor its length show in the time taken.
 fn bearer_matches(req: &Request<Incoming>, token: &str) -> bool {
+    use sha2::Digest as _;
     let Some(given) = req
         .headers()
         .get(hyper::header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "))
+        .and_then(|v| v.split_once(' '))
+        .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
+        .map(|(_, t)| t.trim())
     else {
         return false;
     };
-    let (a, b) = (given.trim().as_bytes(), token.as_bytes());
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |d, (x, y)| d | (x ^ y)) == 0
+    let (a, b) = (sha2::Sha256::digest(given), sha2::Sha256::digest(token));
+    a.iter().zip(b.iter()).fold(0u8, |d, (x, y)| d | (x ^ y)) == 0
+}
+
+/// Requests handled at once: two per core, at least four.
+fn max_working() -> usize {
+    std::thread::available_parallelism().map_or(4, |n| (2 * n.get()).max(4))
 }
 
 fn text(status: StatusCode, body: &str) -> Response<Body> {
@@ -245,6 +306,7 @@ pub fn serve_http(
         token: options.token,
         allowed_hosts: options.allowed_hosts,
         metrics,
+        working: tokio::sync::Semaphore::new(max_working()),
     });
     let slots = Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
     let rt = tokio::runtime::Builder::new_current_thread()
@@ -323,6 +385,15 @@ mod tests {
             assert!(!host_allowed(Some(bad), &none), "{bad}");
         }
         assert!(!host_allowed(None, &none));
+        for bad in [
+            "localhost:80x",
+            "localhost:99999",
+            "user@localhost",
+            "localhost/x",
+            "localhost:8080:1",
+        ] {
+            assert!(!host_allowed(Some(bad), &none), "{bad}");
+        }
         let listed = vec!["app.internal".to_string(), "api.internal:8443".to_string()];
         assert!(host_allowed(Some("app.internal:1234"), &listed));
         assert!(host_allowed(Some("api.internal:8443"), &listed));

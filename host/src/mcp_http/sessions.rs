@@ -69,13 +69,11 @@ impl Sessions {
     ///
     /// # Errors
     /// A name that is not 1 to 64 letters, digits, `-` or `_`, or a session that cannot be
-    /// opened, as a sentence for the client.
-    pub(super) async fn service(&self, name: Option<&str>) -> Result<Service, String> {
+    /// opened (why is written to stderr: it may name host paths the client must not see).
+    pub(super) async fn service(&self, name: Option<&str>) -> Result<Service, SessionError> {
         let name = name.unwrap_or(&self.default);
         if !valid_name(name) {
-            return Err(format!(
-                "the {SESSION_HEADER} header names a session with 1 to 64 letters, digits, '-' or '_'"
-            ));
+            return Err(SessionError::BadName);
         }
         let mut open = self.open.lock().await;
         if let Some(i) = open.iter().position(|(n, _)| n == name) {
@@ -85,15 +83,49 @@ impl Sessions {
             return Ok(found);
         }
         let (opener, owned) = (self.opener.clone(), name.to_string());
-        let server = tokio::task::spawn_blocking(move || opener(&owned))
+        let opened = tokio::task::spawn_blocking(move || opener(&owned))
             .await
-            .map_err(|e| format!("opening the session failed: {e}"))??;
+            .unwrap_or_else(|e| Err(format!("the opening thread failed: {e}")));
+        let server = opened.map_err(|e| {
+            eprintln!("file-tools: cannot open session `{name}`: {e}");
+            SessionError::CannotOpen
+        })?;
         let made = service(server, &self.config);
         if open.len() >= MAX_OPEN {
             open.remove(0);
         }
         open.push((name.to_string(), made.clone()));
         Ok(made)
+    }
+}
+
+/// Why a request's session could not be had.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum SessionError {
+    BadName,
+    CannotOpen,
+}
+
+impl SessionError {
+    pub(super) fn status(self) -> hyper::StatusCode {
+        match self {
+            SessionError::BadName => hyper::StatusCode::BAD_REQUEST,
+            SessionError::CannotOpen => hyper::StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+}
+
+impl std::fmt::Display for SessionError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SessionError::BadName => write!(
+                f,
+                "the {SESSION_HEADER} header names a session with 1 to 64 letters, digits, '-' or '_'"
+            ),
+            SessionError::CannotOpen => {
+                f.write_str("the session cannot be opened; the server's log says why")
+            }
+        }
     }
 }
 
