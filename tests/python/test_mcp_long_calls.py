@@ -13,7 +13,7 @@ LINE = "the quick brown fox jumps over the lazy dog 0123456789\n"
 SLOW_SEARCH = {"query": "[a-z]+\\s[a-z]+\\s\\d", "regex": True, "case_insensitive": True, "output": "count"}
 
 
-def big_tree(repo, files=24):
+def big_tree(repo, files=64):
     for i in range(files):
         d = repo / "big" / f"d{i % 4}"
         d.mkdir(parents=True, exist_ok=True)

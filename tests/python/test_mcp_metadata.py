@@ -37,6 +37,7 @@ CALLS = {
     ),
     "diff_workspace": ({}, {"paths": ["../x"]}),
     "revert": ({"paths": ["new.txt"]}, {"paths": ["never-changed.md"]}),
+    "changes_since": ({}, {"token": "forged"}),
 }
 
 
