@@ -488,6 +488,23 @@ impl Session {
         self.config.read_only
     }
 
+    /// A key for `purpose`, derived from the session's cursor key and its repository's
+    /// path: processes given the same cursor key ([`SessionBuilder::cursor_key`]) derive the
+    /// same one for the same repository, and no other repository's.
+    pub fn derived_key(&self, purpose: &str) -> [u8; 32] {
+        use sha2::Digest as _;
+        let repo = self.config.repo.as_deref().unwrap_or(Path::new(""));
+        sha2::Sha256::new()
+            .chain_update(b"file-tools derived key\0")
+            .chain_update(purpose.as_bytes())
+            .chain_update(b"\0")
+            .chain_update(self.config.cursor_key.as_bytes())
+            .chain_update(b"\0")
+            .chain_update(repo.as_os_str().as_encoded_bytes())
+            .finalize()
+            .into()
+    }
+
     fn new_instance(&self) -> Result<(Store<HostState>, FileTools), ToolError> {
         let c = &self.config;
         let open_err = |e: wasmtime::Error| {

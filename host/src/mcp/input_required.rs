@@ -5,8 +5,9 @@
 //! the plan the user saw and to the call's arguments: the retry plans the change afresh,
 //! and it is written only when its plan (tool, reasons, files, hashes, diff) and arguments
 //! hash to what the state names; a changed plan is asked about again, a declined one is
-//! refused with `APPROVAL_REQUIRED`. The seal is a sha256 under a key the server makes at
-//! start, so a client cannot forge approval of a plan it was not shown.
+//! refused with `APPROVAL_REQUIRED`. The seal is a sha256 under a key derived from the
+//! session's cursor key and repository (server processes that share the cursor key accept
+//! each other's states), so a client cannot forge approval of a plan it was not shown.
 
 use std::collections::BTreeMap;
 use std::sync::Mutex;
@@ -36,6 +37,11 @@ impl SealKey {
         let mut key = [0u8; 32];
         std::fs::File::open("/dev/urandom")?.read_exact(&mut key)?;
         Ok(SealKey(key))
+    }
+
+    /// The key `bytes`.
+    pub(crate) fn from_bytes(bytes: [u8; 32]) -> SealKey {
+        SealKey(bytes)
     }
 
     fn tag(&self, binding: &[u8; 32]) -> String {

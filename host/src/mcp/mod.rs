@@ -72,12 +72,15 @@ impl McpServer {
         let described = session
             .describe()
             .map_err(|e| HostError::Policy(e.message))?;
+        // Derived from the cursor key: server processes that share it accept each other's
+        // approval states, so a retry may reach any of them.
+        let seal = SealKey::from_bytes(session.derived_key("mcp approval seal"));
         Ok(McpServer {
             read_only: session.read_only(),
             repo: Arc::new(RepoSlot::new(State::Open(Box::new(session)))),
             tools: Arc::new(tools::from_describe(described)?),
             opener: None,
-            seal: new_seal()?,
+            seal,
         })
     }
 
