@@ -7,21 +7,23 @@
 //! default when stdout is a terminal) asks for what a person reads. Usage and set-up errors
 //! exit 2.
 
+mod cli_mcp;
+mod cli_setup;
 mod cli_text;
 
+use cli_mcp::{mcp, McpArgs};
+use cli_setup::{
+    load_policy, need_repo, open_session, runtime, state_dir, usage_error, Format, Options,
+};
 use cli_text as text;
 
 use std::io::{IsTerminal, Read};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::Arc;
 
-use clap::{CommandFactory, Parser, Subcommand, ValueEnum};
-use file_tools_host::mcp::roots::Opener;
-use file_tools_host::mcp::{serve_stdio, McpServer};
-use file_tools_host::{describe_tools, policy_file, JsonLinesSink, Limits, Runtime, Session};
+use clap::{CommandFactory, Parser, Subcommand};
+use file_tools_host::{describe_tools, Runtime};
 use serde_json::{json, Value};
-use sha2::Digest as _;
 
 const ENVIRONMENT: &str = "Environment:
   XDG_STATE_HOME        the user's state directory (default ~/.local/state); sessions live in
@@ -39,68 +41,6 @@ struct Cli {
     opts: Options,
     #[command(subcommand)]
     command: Command,
-}
-
-#[derive(Debug, Clone, clap::Args)]
-struct Options {
-    /// The repository the tools work in.
-    #[arg(long, global = true, value_name = "DIR")]
-    repo: Option<PathBuf>,
-    /// Offer and allow no change to any file.
-    #[arg(long, global = true)]
-    read_only: bool,
-    /// A policy file (TOML); default: the built-in policy.
-    #[arg(long, global = true, value_name = "FILE")]
-    policy: Option<PathBuf>,
-    /// Append an audit event per call to this JSON-lines log (outside the repository).
-    #[arg(long, global = true, value_name = "FILE")]
-    audit_log: Option<PathBuf>,
-    /// Sign the audit log with the key in this file (made on first use; outside the
-    /// repository); with `audit verify`, check the signatures too.
-    #[arg(long, global = true, value_name = "KEY")]
-    audit_key: Option<PathBuf>,
-    /// Where the session baseline (for diff_workspace and revert) lives; default: the
-    /// user's state directory, per repository and --session. Over HTTP, it holds a
-    /// directory per session.
-    #[arg(long, global = true, value_name = "DIR")]
-    state_dir: Option<PathBuf>,
-    /// The session's name: calls with the same name share a baseline.
-    #[arg(long, global = true, value_name = "NAME", default_value = "default")]
-    session: String,
-    /// Output: json (what agents parse; the default when stdout is not a terminal) or text
-    /// (search hits as path:line:text, diffs as unified diffs, errors as one line).
-    #[arg(long, global = true, value_enum)]
-    format: Option<Format>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum Format {
-    Json,
-    Text,
-}
-
-/// How the MCP server is reached.
-#[derive(Debug, clap::Args)]
-struct McpArgs {
-    /// Serve over Streamable HTTP (stateless, many clients) on this address, such as
-    /// 127.0.0.1:8080, instead of stdin/stdout; --repo is served at /mcp.
-    #[arg(long, value_name = "ADDR")]
-    http: Option<std::net::SocketAddr>,
-    /// One more repository served over HTTP at /mcp/NAME (repeatable); clients never
-    /// choose a directory themselves.
-    #[arg(long, value_name = "NAME=DIR", requires = "http")]
-    serve: Vec<String>,
-    /// A file holding the bearer token HTTP requests must carry (required off loopback;
-    /// keep it outside every repository).
-    #[arg(long, value_name = "FILE", requires = "http")]
-    http_token_file: Option<PathBuf>,
-    /// A Host header value accepted over HTTP (repeatable; default: loopback names).
-    #[arg(long, value_name = "HOST", requires = "http")]
-    allowed_host: Vec<String>,
-    /// A browser Origin accepted over HTTP, as scheme://host:port (repeatable; default:
-    /// none, so requests from web pages are refused).
-    #[arg(long, value_name = "ORIGIN", requires = "http")]
-    allowed_origin: Vec<String>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -169,13 +109,6 @@ enum AuditCommand {
     Verify { file: PathBuf },
     /// Calls per tool and outcome, p50/p99 durations, bytes.
     Stats { file: PathBuf },
-}
-
-/// A usage or set-up error: one line on stderr, exit 2.
-fn usage_error(msg: &str) -> ExitCode {
-    eprintln!("file-tools: {msg}");
-    eprintln!("(file-tools --help lists the commands and options)");
-    ExitCode::from(2)
 }
 
 fn main() -> ExitCode {
@@ -286,38 +219,6 @@ fn ok(result: Value) -> ExitCode {
     ExitCode::SUCCESS
 }
 
-fn runtime() -> Result<Runtime, String> {
-    let mut b = Runtime::builder();
-    let dir = match std::env::var_os("FILE_TOOLS_CACHE_DIR") {
-        Some(d) if d == "off" => None,
-        Some(d) => Some(PathBuf::from(d)),
-        None => std::env::var_os("XDG_CACHE_HOME")
-            .map(PathBuf::from)
-            .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
-            .map(|d| d.join("file-tools")),
-    };
-    if let Some(d) = dir {
-        b = b.cache_dir(d);
-    }
-    b.build().map_err(|e| e.to_string())
-}
-
-fn load_policy(o: &Options) -> Result<(Value, Limits), String> {
-    let (mut policy, limits) = match &o.policy {
-        Some(p) => {
-            let f = policy_file::load(p).map_err(|e| e.to_string())?;
-            (f.policy, f.limits)
-        }
-        None => (json!({}), Limits::default()),
-    };
-    if o.read_only {
-        if let Some(obj) = policy.as_object_mut() {
-            obj.insert("read_only".into(), Value::Bool(true));
-        }
-    }
-    Ok((policy, limits))
-}
-
 fn write_component(bytes: &[u8], out: &Path) -> ExitCode {
     match std::fs::write(out, bytes) {
         Ok(()) => ok(json!({"path": out, "bytes": bytes.len()})),
@@ -374,137 +275,6 @@ fn tool_help(o: &Options, name: &str) -> ExitCode {
     }
 }
 
-/// The session's state directory: `--state-dir`, else one per repository and session
-/// name in the user's state directory (outside any repository).
-fn state_dir(o: &Options, repo: &Path) -> Result<PathBuf, String> {
-    if let Some(d) = &o.state_dir {
-        return Ok(d.clone());
-    }
-    let name = &o.session;
-    if name.is_empty()
-        || name.len() > 64
-        || !name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
-    {
-        return Err(format!(
-            "--session '{name}': use 1 to 64 letters, digits, '-' or '_'"
-        ));
-    }
-    Ok(state_home()?.join(format!("{}-{name}", repo_key(repo)?)))
-}
-
-/// A short key of the repository's canonical path, which names its state directories.
-fn repo_key(repo: &Path) -> Result<String, String> {
-    let canonical = std::fs::canonicalize(repo)
-        .map_err(|e| format!("cannot open the repository {}: {e}", repo.display()))?;
-    let digest = sha2::Sha256::digest(canonical.as_os_str().as_encoded_bytes());
-    Ok(digest[..8].iter().map(|b| format!("{b:02x}")).collect())
-}
-
-/// The user's state directory for file-tools (`$XDG_STATE_HOME/file-tools`).
-fn state_home() -> Result<PathBuf, String> {
-    std::env::var_os("XDG_STATE_HOME")
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/state")))
-        .map(|d| d.join("file-tools"))
-        .ok_or_else(|| "no state directory: set XDG_STATE_HOME or HOME, or give --state-dir".into())
-}
-
-/// The key that signs continuation cursors, kept in the user's state directory (readable
-/// by its owner only), so that one call's `next_cursor` is taken by the next call.
-fn cursor_key() -> Result<[u8; 32], String> {
-    let dir = state_home()?;
-    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    let path = dir.join("cursor.key");
-    file_tools_host::audit_key::AuditKey::load_or_create(&path)
-        .map(|k| k.bytes())
-        .map_err(|e| {
-            format!(
-                "cannot read or create the cursor key {}: {e}",
-                path.display()
-            )
-        })
-}
-
-fn need_repo<'a>(o: &'a Options, what: &str) -> Result<&'a PathBuf, String> {
-    o.repo
-        .as_ref()
-        .ok_or_else(|| format!("{what} needs --repo DIR"))
-}
-
-fn open_session(o: &Options, repo: &Path) -> Result<Session, String> {
-    open_session_counted(o, repo, None)
-}
-
-/// `open_session`, counting every call in `metrics` when given.
-fn open_session_counted(
-    o: &Options,
-    repo: &Path,
-    metrics: Option<&Arc<file_tools_host::Metrics>>,
-) -> Result<Session, String> {
-    let (policy, limits) = load_policy(o)?;
-    let rt = runtime()?;
-    let mut builder = Session::builder(&rt)
-        .repo(repo)
-        .writable(!o.read_only)
-        .policy(policy)
-        .limits(limits)
-        .cursor_key(cursor_key()?)
-        // Read-only sessions too: `changes_since` tokens must outlive this process.
-        .state_dir(state_dir(o, repo)?);
-    if let Some(m) = metrics {
-        builder = builder.metrics(m.clone());
-    }
-    if let Some(p) = &o.policy {
-        builder = builder.host_file(p);
-    }
-    if let Some(log) = &o.audit_log {
-        builder = builder.audit_sink(audit_sink(o, repo, log)?);
-    }
-    builder.build().map_err(|e| e.to_string())
-}
-
-/// The audit log's sink, refused inside the repository, keyed when `--audit-key` says so.
-fn audit_sink(
-    o: &Options,
-    repo: &Path,
-    log: &Path,
-) -> Result<Arc<dyn file_tools_host::AuditSink>, String> {
-    let repo_dir = std::fs::canonicalize(repo)
-        .map_err(|e| format!("cannot open the repository {}: {e}", repo.display()))?;
-    if file_tools_host::session::inside(&repo_dir, log).is_some() {
-        return Err(format!(
-            "the audit log {} lies inside the repository {}: a tool could rewrite it. Put it outside the repository",
-            log.display(),
-            repo.display()
-        ));
-    }
-    let open_err = |e: std::io::Error| format!("cannot open the audit log {}: {e}", log.display());
-    let sink = match &o.audit_key {
-        Some(key_file) => {
-            if file_tools_host::session::inside(&repo_dir, key_file).is_some() {
-                return Err(format!(
-                    "the audit key {} lies inside the repository {}: keep it outside",
-                    key_file.display(),
-                    repo.display()
-                ));
-            }
-            let key =
-                file_tools_host::audit_key::AuditKey::load_or_create(key_file).map_err(|e| {
-                    format!(
-                        "cannot read or create the audit key {}: {e}",
-                        key_file.display()
-                    )
-                })?;
-            JsonLinesSink::open_keyed(log, key).map_err(open_err)?
-        }
-        None => JsonLinesSink::open(log).map_err(open_err)?,
-    };
-    Ok(Arc::new(sink))
-}
-
 /// Checks a log's chain, and its macs when `--audit-key` names the key.
 fn verify_log(o: &Options, log: &Path) -> Result<u64, file_tools_host::audit_log::VerifyError> {
     let Some(key_file) = &o.audit_key else {
@@ -535,97 +305,6 @@ fn session_reset(o: &Options) -> ExitCode {
         }
     }
     ok(json!({"state_dir": dir, "removed": existed}))
-}
-
-/// A server on the client's one `file://` root, for `mcp` without `--repo`.
-fn mcp_from_roots(o: &Options) -> Result<McpServer, String> {
-    let (policy, _) = load_policy(o)?;
-    let read_only = o.read_only || policy["read_only"] == Value::Bool(true);
-    let described = describe_tools(&runtime()?, policy).map_err(|e| e.to_string())?;
-    let options = o.clone();
-    let opener: Opener = Arc::new(move |dir: &Path| open_session(&options, &dir.to_path_buf()));
-    McpServer::from_roots(described, read_only, opener).map_err(|e| e.to_string())
-}
-
-fn mcp(o: &Options, args: &McpArgs) -> ExitCode {
-    let served = match args.http {
-        Some(bind) => mcp_http(o, args, bind),
-        None => match &o.repo {
-            Some(repo) => {
-                open_session(o, repo).and_then(|s| McpServer::new(s).map_err(|e| e.to_string()))
-            }
-            None => mcp_from_roots(o),
-        }
-        .map(serve_stdio),
-    };
-    match served {
-        Ok(Ok(())) => ExitCode::SUCCESS,
-        Ok(Err(e)) => {
-            eprintln!("file-tools: {e}");
-            ExitCode::from(1)
-        }
-        Err(e) => usage_error(&e),
-    }
-}
-
-/// The HTTP server's set-up (errors are usage errors), and its run.
-fn mcp_http(
-    o: &Options,
-    args: &McpArgs,
-    bind: std::net::SocketAddr,
-) -> Result<Result<(), String>, String> {
-    use file_tools_host::mcp_http::{serve_http, HttpOptions, Repositories};
-    let metrics = Arc::new(file_tools_host::Metrics::new());
-    let mut repos = Repositories::default();
-    let mut named: Vec<(&str, PathBuf)> = Vec::new();
-    if let Some(repo) = &o.repo {
-        named.push(("", repo.clone()));
-    }
-    for s in &args.serve {
-        let (name, dir) = s
-            .split_once('=')
-            .ok_or_else(|| format!("--serve {s}: expected NAME=DIR"))?;
-        named.push((name, PathBuf::from(dir)));
-    }
-    for (name, dir) in named {
-        let (options, metrics) = (o.clone(), metrics.clone());
-        let key = repo_key(&dir)?;
-        let opener: file_tools_host::mcp_http::Opener = Box::new(move |session: &str| {
-            let mut o = options.clone();
-            o.session = session.to_string();
-            // One directory per repository and session under --state-dir, named as in the
-            // user's state directory: repositories never share a baseline, and a session's
-            // name reaches no other directory.
-            o.state_dir = o
-                .state_dir
-                .as_ref()
-                .map(|d| d.join(format!("{key}-{session}")));
-            let s = open_session_counted(&o, &dir, Some(&metrics))?;
-            McpServer::new(s).map_err(|e| e.to_string())
-        });
-        // The default session opens now, so that a repository that cannot be served stops
-        // the server at start.
-        let first = opener(&o.session)?;
-        let sessions = file_tools_host::mcp_http::Sessions::new(&o.session, first, opener);
-        repos.add(name, sessions)?;
-    }
-    let token = match &args.http_token_file {
-        Some(f) => Some(
-            std::fs::read_to_string(f)
-                .map_err(|e| format!("cannot read the token file {}: {e}", f.display()))?
-                .trim()
-                .to_string(),
-        ),
-        None => None,
-    };
-    let options = HttpOptions {
-        bind,
-        token,
-        allowed_hosts: args.allowed_host.clone(),
-        allowed_origins: args.allowed_origin.clone(),
-    };
-    file_tools_host::mcp_http::check(&options, &repos)?;
-    Ok(serve_http(options, repos, Some(metrics)))
 }
 
 fn call(o: &Options, format: Format, tool: &str, args: &str) -> ExitCode {
