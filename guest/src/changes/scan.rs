@@ -100,15 +100,18 @@ pub fn scan(
         ..Default::default()
     };
     // Grouped by directory, so that each is looked at once (a walk comes back to a
-    // directory after each of its subdirectories); sort_by_cached_key is stable.
-    seen.sort_by_cached_key(|e| e.0.parent());
+    // directory after each of its subdirectories); the sort is stable, and compares the
+    // parents' text in place (making each parent a path of its own cost a quarter of the
+    // whole scan on the Linux tree).
+    seen.sort_by(|a, b| parent_of(&a.0).cmp(parent_of(&b.0)));
     let mut rest = seen.as_slice();
     while let Some(first) = rest.first() {
-        let parent_path = first.0.parent();
+        let parent_text = parent_of(&first.0);
         let n = rest
             .iter()
-            .position(|e| e.0.parent() != parent_path)
+            .position(|e| parent_of(&e.0) != parent_text)
             .unwrap_or(rest.len());
+        let parent_path = first.0.parent();
         let (group, tail) = rest.split_at(n);
         rest = tail;
         // The host's one-call listing with metadata, when it offers one.
@@ -145,6 +148,12 @@ pub fn scan(
         }
     }
     Ok((snap, stats))
+}
+
+/// The text of `path`'s parent directory (empty at the root).
+fn parent_of(path: &LogicalPath) -> &str {
+    let text = path.as_str();
+    text.rfind('/').map_or("", |i| &text[..i])
 }
 
 /// The record of one file; `None` for what is to be left out (a directory or special
