@@ -1,0 +1,375 @@
+//! Configuring a session: the limits, the builder (repository, policy, state directory,
+//! keys, sinks), and the session's private state directory.
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::Value;
+
+use super::{hex, random_key, Config, Session};
+use crate::approval::Approver;
+use crate::audit::AuditSink;
+use crate::error::HostError;
+use crate::runtime::Runtime;
+
+/// Limits applied to every call of a session.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Fuel (roughly, WebAssembly instructions) one call may use.
+    pub fuel_per_call: u64,
+    /// Most bytes of linear memory the instance may hold.
+    pub memory_bytes: usize,
+    /// Wall-clock time one call may take.
+    pub timeout: Duration,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            fuel_per_call: 200_000_000_000,
+            memory_bytes: 1 << 30,
+            timeout: Duration::from_secs(60),
+        }
+    }
+}
+
+/// Configures a [`Session`]. Nothing is granted by default: the repository must be named,
+/// writes are off until [`SessionBuilder::writable`] is called, and every limit is finite.
+#[derive(Clone)]
+pub struct SessionBuilder {
+    runtime: Runtime,
+    repo: Option<PathBuf>,
+    state_dir: Option<PathBuf>,
+    writable: bool,
+    policy: Value,
+    limits: Limits,
+    sink: Option<Arc<dyn AuditSink>>,
+    approver: Option<Arc<dyn Approver>>,
+    batched_reads: bool,
+    fresh_per_call: bool,
+    fault: Option<String>,
+    host_files: Vec<PathBuf>,
+    cursor_key: Option<[u8; 32]>,
+    metrics: Option<Arc<crate::Metrics>>,
+}
+
+impl std::fmt::Debug for SessionBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SessionBuilder")
+            .field("repo", &self.repo)
+            .field("state_dir", &self.state_dir)
+            .field("writable", &self.writable)
+            .field("policy", &self.policy)
+            .field("limits", &self.limits)
+            .finish_non_exhaustive()
+    }
+}
+
+impl SessionBuilder {
+    pub fn new(runtime: &Runtime) -> Self {
+        SessionBuilder {
+            runtime: runtime.clone(),
+            repo: None,
+            state_dir: None,
+            writable: false,
+            policy: Value::Object(Default::default()),
+            limits: Limits::default(),
+            sink: None,
+            approver: None,
+            batched_reads: true,
+            fresh_per_call: false,
+            fault: None,
+            host_files: Vec::new(),
+            cursor_key: None,
+            metrics: None,
+        }
+    }
+
+    /// Counts every call of the session in `metrics` (shared by as many sessions as
+    /// the embedder likes; scrape it with [`crate::Metrics::encode`]).
+    pub fn metrics(mut self, metrics: Arc<crate::Metrics>) -> Self {
+        self.metrics = Some(metrics);
+        self
+    }
+
+    /// The key that signs the continuation cursors of `list_dir`, `find_files` and
+    /// `search_text`. Sessions given the same key accept each other's cursors (one CLI
+    /// call continues the last one's page); by default every session makes its own.
+    pub fn cursor_key(mut self, key: [u8; 32]) -> Self {
+        self.cursor_key = Some(key);
+        self
+    }
+
+    /// Runs every call in a new instance, dropped afterwards, so that nothing a call leaves
+    /// in the component's memory can reach the next. Cheap with a pooling runtime
+    /// ([`crate::RuntimeBuilder::pooling`]). Off by default: one instance serves all calls.
+    pub fn fresh_instance_per_call(mut self, yes: bool) -> Self {
+        self.fresh_per_call = yes;
+        self
+    }
+
+    /// Whether the component may use the host's batched reads (`host-fs.read-dir` and
+    /// `read-file`: one host call per directory or file instead of one per entry or read).
+    /// On by default; off, walks and searches go through WASI alone (for measurements).
+    pub fn batched_reads(mut self, yes: bool) -> Self {
+        self.batched_reads = yes;
+        self
+    }
+
+    /// Who decides on changes the policy's `approval` rules mark (see [`crate::approval`]).
+    /// Without one, such changes are refused with `APPROVAL_REQUIRED`.
+    pub fn approver(mut self, approver: Arc<dyn Approver>) -> Self {
+        self.approver = Some(approver);
+        self
+    }
+
+    /// For tests of trap handling with the fault-injection build of the component: the
+    /// point where it should panic. The shipped component ignores it.
+    #[doc(hidden)]
+    pub fn fault_injection(mut self, point: &str) -> Self {
+        self.fault = Some(point.to_string());
+        self
+    }
+
+    /// The repository directory: the only directory the component can see.
+    pub fn repo(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.repo = Some(dir.into());
+        self
+    }
+
+    /// Where the session keeps its baseline (for `diff_workspace` and `revert`) and the
+    /// snapshots behind `changes_since` tokens; must be outside the repository. A session
+    /// reopened on the same directory continues the same baseline and takes the same
+    /// tokens. Without one, the session uses a temporary directory removed when the
+    /// session is dropped (its tokens end with it).
+    pub fn state_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.state_dir = Some(dir.into());
+        self
+    }
+
+    /// Lets mutation tools change files (subject to the policy). Off by default; when off
+    /// the repository is also preopened read-only, a second wall behind the policy.
+    pub fn writable(mut self, yes: bool) -> Self {
+        self.writable = yes;
+        self
+    }
+
+    /// The component's policy, as the JSON object documented in `guest/src/policy.rs`.
+    pub fn policy(mut self, policy: Value) -> Self {
+        self.policy = policy;
+        self
+    }
+
+    /// Per-call limits.
+    pub fn limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// A file the host owns (its policy file, say). If it lies inside the repository, every
+    /// tool refuses to change it (it stays readable); outside, this changes nothing.
+    pub fn host_file(mut self, path: impl Into<PathBuf>) -> Self {
+        self.host_files.push(path.into());
+        self
+    }
+
+    /// Receives every call's audit event, numbered across the whole session.
+    pub fn audit_sink(mut self, sink: Arc<dyn AuditSink>) -> Self {
+        self.sink = Some(sink);
+        self
+    }
+
+    /// Checks the configuration and opens the session; the policy is checked by the
+    /// component itself.
+    ///
+    /// # Errors
+    /// `HostError::Config` (no repository, policy not an object, state directory inside the
+    /// repository), `HostError::Repo` (the directory cannot be opened), `HostError::Policy`
+    /// (the component refused the policy).
+    pub fn build(self) -> Result<Session, HostError> {
+        let repo = self
+            .repo
+            .clone()
+            .ok_or_else(|| HostError::Config("no repository directory given".into()))?;
+        let repo_err = |e| HostError::Repo {
+            path: repo.display().to_string(),
+            source: e,
+        };
+        let canonical_repo = std::fs::canonicalize(&repo).map_err(repo_err)?;
+        if !canonical_repo.is_dir() {
+            return Err(HostError::Config(format!(
+                "{} is not a directory",
+                repo.display()
+            )));
+        }
+        let mut policy = self.policy.clone();
+        let obj = policy
+            .as_object_mut()
+            .ok_or_else(|| HostError::Config("the policy must be a JSON object".into()))?;
+        if !self.writable {
+            obj.insert("read_only".into(), Value::Bool(true));
+        }
+        let reserved: Vec<Value> = self
+            .host_files
+            .iter()
+            .filter_map(|f| inside(&canonical_repo, f))
+            .map(Value::String)
+            .collect();
+        if !reserved.is_empty() {
+            obj.insert("reserved".into(), Value::Array(reserved));
+        }
+        let obj_allow_hardlinks = obj
+            .get("allow_hardlinks")
+            .and_then(Value::as_bool)
+            .unwrap_or(false);
+        let read_only = obj
+            .get("read_only")
+            .and_then(Value::as_bool)
+            .unwrap_or(false);
+        // Read-only sessions get one too: `changes_since` keeps its snapshots there. It is
+        // private to the host and never inside the repository, so read-only still holds.
+        let state = Some(match &self.state_dir {
+            Some(d) => StateDir::given(d, &canonical_repo)?,
+            None => StateDir::temporary()?,
+        });
+        let repo_dir = if self.batched_reads {
+            let d =
+                cap_std::fs::Dir::open_ambient_dir(&canonical_repo, cap_std::ambient_authority())
+                    .map_err(repo_err)?;
+            Some(Arc::new(d))
+        } else {
+            None
+        };
+        let mut session = Session {
+            config: Arc::new(Config {
+                runtime: self.runtime,
+                repo_dir,
+                fresh_per_call: self.fresh_per_call,
+                repo: Some(canonical_repo),
+                state,
+                read_only,
+                allow_hardlinks: obj_allow_hardlinks,
+                policy_json: policy.to_string(),
+                limits: self.limits,
+                sink: None,
+                approver: self.approver.clone(),
+                mutating: HashSet::new(),
+                known: HashSet::new(),
+                fault: self.fault.clone(),
+                metrics: self.metrics.clone(),
+                cursor_key: match self.cursor_key {
+                    Some(k) => hex(&k),
+                    None => hex(&random_key().map_err(|e| {
+                        HostError::Config(format!("no randomness for the cursor key: {e}"))
+                    })?),
+                },
+            }),
+            instance: None,
+            sequence: 0,
+        };
+        // Ask the component to parse the policy now rather than fail every call later.
+        // This check is set-up, not a tool call: it reaches no sink and takes no number.
+        let tools = session
+            .describe()
+            .map_err(|e| HostError::Policy(e.message))?;
+        if let Some(c) = Arc::get_mut(&mut session.config) {
+            c.sink = self.sink;
+            c.mutating = mutating_tools(&tools);
+            c.known = tool_names(&tools);
+        }
+        session.sequence = 0;
+        Ok(session)
+    }
+}
+
+/// The path of `file` relative to `repo` (canonical) when it lies inside it, as a logical
+/// path; `None` outside. The file itself need not exist yet.
+pub fn inside(repo: &Path, file: &Path) -> Option<String> {
+    let dir = file
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let dir = std::fs::canonicalize(dir).ok()?;
+    let full = dir.join(file.file_name()?);
+    let rel = full.strip_prefix(repo).ok()?;
+    let text = rel.to_str()?;
+    (!text.is_empty()).then(|| text.to_string())
+}
+
+/// Names of the tools whose annotations say they change files.
+fn mutating_tools(describe: &Value) -> HashSet<String> {
+    describe
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|t| t["annotations"]["readOnlyHint"] == Value::Bool(false))
+        .filter_map(|t| t["name"].as_str().map(str::to_string))
+        .collect()
+}
+
+/// Names of all the tools.
+fn tool_names(describe: &Value) -> HashSet<String> {
+    describe
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|t| t["name"].as_str().map(str::to_string))
+        .collect()
+}
+
+/// The session's private state directory.
+#[derive(Debug)]
+pub(super) struct StateDir {
+    pub(super) path: PathBuf,
+    remove_on_drop: bool,
+}
+
+impl StateDir {
+    pub(super) fn given(dir: &Path, repo: &Path) -> Result<StateDir, HostError> {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| HostError::Config(format!("state directory {}: {e}", dir.display())))?;
+        let path = std::fs::canonicalize(dir)
+            .map_err(|e| HostError::Config(format!("state directory {}: {e}", dir.display())))?;
+        if path.starts_with(repo) || repo.starts_with(&path) {
+            return Err(HostError::Config(format!(
+                "the state directory {} must lie outside the repository {}",
+                path.display(),
+                repo.display()
+            )));
+        }
+        Ok(StateDir {
+            path,
+            remove_on_drop: false,
+        })
+    }
+
+    pub(super) fn temporary() -> Result<StateDir, HostError> {
+        static COUNTER: AtomicU64 = AtomicU64::new(0);
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.subsec_nanos());
+        let name = format!(
+            "file-tools-state-{}-{}-{nanos}",
+            std::process::id(),
+            COUNTER.fetch_add(1, Ordering::Relaxed)
+        );
+        let path = std::env::temp_dir().join(name);
+        std::fs::create_dir(&path)
+            .map_err(|e| HostError::Config(format!("state directory {}: {e}", path.display())))?;
+        Ok(StateDir {
+            path,
+            remove_on_drop: true,
+        })
+    }
+}
+
+impl Drop for StateDir {
+    fn drop(&mut self) {
+        if self.remove_on_drop {
+            let _ = std::fs::remove_dir_all(&self.path);
+        }
+    }
+}
