@@ -36,7 +36,7 @@ use crate::bindings::agent::file_tools::types::{ErrorCode, ToolError};
 use crate::call::{CallOptions, CancelToken};
 use crate::error::HostError;
 use crate::session::Session;
-use input_required::{Round, SealKey};
+use input_required::{modern_can_ask, needs_approval, Round, SealKey};
 use repo::{RepoSlot, State};
 use roots::Opener;
 use tools::{error_result, ok_result};
@@ -316,23 +316,6 @@ fn new_seal() -> Result<SealKey, HostError> {
     SealKey::new().map_err(|e| HostError::Config(format!("no randomness for the seal key: {e}")))
 }
 
-/// Whether a 2026-07-28 request's client declares form elicitation.
-fn modern_can_ask(meta: &rmcp::model::RequestMetaObject) -> bool {
-    meta.client_capabilities()
-        .and_then(|c| c.elicitation)
-        .is_some_and(|e| e.form.is_some() || e.url.is_none())
-}
-
-/// Whether a call was refused for want of approval.
-fn needs_approval(result: &CallToolResult) -> bool {
-    result.is_error == Some(true)
-        && result
-            .structured_content
-            .as_ref()
-            .and_then(|c| c["error"]["code"].as_str())
-            == Some("APPROVAL_REQUIRED")
-}
-
 impl McpServer {
     /// Runs `f` on a blocking thread (every session call blocks), mapping a panic to an
     /// internal error.
@@ -381,8 +364,6 @@ impl crate::watch::WatchedSession for McpServer {
         args: &crate::bindings::exports::agent::file_tools::tools::ChangesSinceArgs,
     ) -> Result<crate::bindings::exports::agent::file_tools::tools::ChangesSinceResult, ToolError>
     {
-        self.repo
-            .with(|s| s.changes_since(args))
-            .unwrap_or_else(|why| Err(ToolError::host(ErrorCode::Internal, why)))
+        crate::watch::WatchedSession::changes_since(&*self.repo, args)
     }
 }
