@@ -85,8 +85,11 @@ def test_a_burst_of_writes_gives_a_few_notifications_not_one_each(repo):
     async def body(s, updates):
         await s.subscribe_resource("file:///docs/usage.md")
         target = repo / "docs" / "usage.md"
+        # Spread over a second or so, each write well within the watch's quiet time of
+        # the one before: a watch that did not wait would run after most of them.
         for i in range(200):
             target.write_text(f"version {i}\n")
+            await asyncio.sleep(0.005)
         await updates.wait_for("file:///docs/usage.md")
         await asyncio.sleep(QUIET + 1)
         return list(updates.uris)
