@@ -162,6 +162,23 @@ impl Approver for Round {
     }
 }
 
+/// Whether a 2026-07-28 request's client declares form elicitation.
+pub(super) fn modern_can_ask(meta: &rmcp::model::RequestMetaObject) -> bool {
+    meta.client_capabilities()
+        .and_then(|c| c.elicitation)
+        .is_some_and(|e| e.form.is_some() || e.url.is_none())
+}
+
+/// Whether a call was refused for want of approval.
+pub(super) fn needs_approval(result: &rmcp::model::CallToolResult) -> bool {
+    result.is_error == Some(true)
+        && result
+            .structured_content
+            .as_ref()
+            .and_then(|c| c["error"]["code"].as_str())
+            == Some("APPROVAL_REQUIRED")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -18,6 +18,7 @@ mod progress;
 mod repo;
 pub mod resources;
 pub mod roots;
+mod subscriptions;
 mod tools;
 
 use std::sync::Arc;
@@ -26,7 +27,8 @@ use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult,
     Implementation, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
     PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse,
-    Reference, ServerCapabilities, ServerConfig, Tool,
+    Reference, ServerCapabilities, ServerConfig, SubscribeRequestParams, Tool,
+    UnsubscribeRequestParams,
 };
 use rmcp::service::{ElicitationMode, NotificationContext, RequestContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
@@ -36,9 +38,10 @@ use crate::bindings::agent::file_tools::types::{ErrorCode, ToolError};
 use crate::call::{CallOptions, CancelToken};
 use crate::error::HostError;
 use crate::session::Session;
-use input_required::{Round, SealKey};
+use input_required::{modern_can_ask, needs_approval, Round, SealKey};
 use repo::{RepoSlot, State};
 use roots::Opener;
+use subscriptions::Subscriptions;
 use tools::{error_result, ok_result};
 
 /// The MCP face of a session.
@@ -51,6 +54,8 @@ pub struct McpServer {
     opener: Option<Opener>,
     /// Seals the state of input-required approval rounds.
     seal: SealKey,
+    /// Resource subscriptions, on a transport that can send notifications.
+    subscriptions: Option<Arc<Subscriptions>>,
 }
 
 impl std::fmt::Debug for McpServer {
@@ -81,6 +86,7 @@ impl McpServer {
             tools: Arc::new(tools::from_describe(described)?),
             opener: None,
             seal,
+            subscriptions: None,
         })
     }
 
@@ -102,7 +108,16 @@ impl McpServer {
             tools: Arc::new(tools::from_describe(described)?),
             opener: Some(opener),
             seal: new_seal()?,
+            subscriptions: None,
         })
+    }
+
+    /// The same server offering resource subscriptions (`resources/subscribe`), for a
+    /// transport that keeps one connection open and can send notifications on it, as
+    /// [`serve_stdio`] does. See [`subscriptions`].
+    pub fn with_subscriptions(mut self) -> Self {
+        self.subscriptions = Some(Arc::default());
+        self
     }
 
     /// Runs `f` on the server's session (waiting a while for the client's roots when the
@@ -174,11 +189,13 @@ impl ServerHandler for McpServer {
         } else {
             "Changes are atomic; pass expected_sha256 from read_file to avoid overwriting newer work."
         };
-        let capabilities = ServerCapabilities::builder()
+        let mut builder = ServerCapabilities::builder()
             .enable_tools()
-            .enable_resources()
-            .enable_completions()
-            .build();
+            .enable_resources();
+        if self.subscriptions.is_some() {
+            builder = builder.enable_resources_subscribe();
+        }
+        let capabilities = builder.enable_completions().build();
         ServerConfig::new(capabilities)
             .with_server_info(Implementation::new("file-tools", env!("CARGO_PKG_VERSION")))
             .with_instructions(format!(
@@ -228,6 +245,25 @@ impl ServerHandler for McpServer {
         let uri = request.uri;
         let read = self.blocking(move |s| s.read_resource_at(&uri)).await?;
         Ok(read.into())
+    }
+
+    // Deprecated in rmcp for 2026-07-28 clients, which listen instead; earlier ones use it.
+    #[allow(deprecated)]
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.subscribe_to(request.uri, context.peer).await
+    }
+
+    #[allow(deprecated)]
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.unsubscribe_from(request.uri).await
     }
 
     async fn complete(
@@ -316,23 +352,6 @@ fn new_seal() -> Result<SealKey, HostError> {
     SealKey::new().map_err(|e| HostError::Config(format!("no randomness for the seal key: {e}")))
 }
 
-/// Whether a 2026-07-28 request's client declares form elicitation.
-fn modern_can_ask(meta: &rmcp::model::RequestMetaObject) -> bool {
-    meta.client_capabilities()
-        .and_then(|c| c.elicitation)
-        .is_some_and(|e| e.form.is_some() || e.url.is_none())
-}
-
-/// Whether a call was refused for want of approval.
-fn needs_approval(result: &CallToolResult) -> bool {
-    result.is_error == Some(true)
-        && result
-            .structured_content
-            .as_ref()
-            .and_then(|c| c["error"]["code"].as_str())
-            == Some("APPROVAL_REQUIRED")
-}
-
 impl McpServer {
     /// Runs `f` on a blocking thread (every session call blocks), mapping a panic to an
     /// internal error.
@@ -352,6 +371,8 @@ impl McpServer {
 /// # Errors
 /// An I/O or protocol failure of the transport, as text.
 pub fn serve_stdio(server: McpServer) -> Result<(), String> {
+    let server = server.with_subscriptions();
+    let subscriptions = server.subscriptions.clone();
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -361,28 +382,12 @@ pub fn serve_stdio(server: McpServer) -> Result<(), String> {
             .serve(rmcp::transport::stdio())
             .await
             .map_err(|e| format!("MCP handshake failed: {e}"))?;
-        running
-            .waiting()
-            .await
-            .map_err(|e| format!("MCP server stopped: {e}"))?;
+        let stopped = running.waiting().await;
+        // Clones of the server may outlive the connection: its watch must not.
+        if let Some(s) = subscriptions {
+            s.close();
+        }
+        stopped.map_err(|e| format!("MCP server stopped: {e}"))?;
         Ok(())
     })
-}
-
-/// A watch ([`crate::watch()`]) can run in the server's own session, for resource-updated
-/// notifications.
-impl crate::watch::WatchedSession for McpServer {
-    fn repo_dir(&self) -> Option<std::path::PathBuf> {
-        self.repo.repo()
-    }
-
-    fn changes_since(
-        &self,
-        args: &crate::bindings::exports::agent::file_tools::tools::ChangesSinceArgs,
-    ) -> Result<crate::bindings::exports::agent::file_tools::tools::ChangesSinceResult, ToolError>
-    {
-        self.repo
-            .with(|s| s.changes_since(args))
-            .unwrap_or_else(|why| Err(ToolError::host(ErrorCode::Internal, why)))
-    }
 }

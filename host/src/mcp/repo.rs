@@ -4,6 +4,8 @@
 use std::sync::{Condvar, Mutex};
 use std::time::Duration;
 
+use crate::bindings::agent::file_tools::types::{ErrorCode, ToolError};
+use crate::bindings::exports::agent::file_tools::tools::{ChangesSinceArgs, ChangesSinceResult};
 use crate::session::Session;
 
 /// How long a request waits for the client's roots to name the repository.
@@ -72,5 +74,17 @@ impl RepoSlot {
                                    with --repo DIR, or use a client that declares roots"
                 .into()),
         }
+    }
+}
+
+/// A watch ([`crate::watch()`]) can run in the session the slot holds.
+impl crate::watch::WatchedSession for RepoSlot {
+    fn repo_dir(&self) -> Option<std::path::PathBuf> {
+        self.repo()
+    }
+
+    fn changes_since(&self, args: &ChangesSinceArgs) -> Result<ChangesSinceResult, ToolError> {
+        self.with(|s| s.changes_since(args))
+            .unwrap_or_else(|why| Err(ToolError::host(ErrorCode::Internal, why)))
     }
 }

@@ -87,7 +87,7 @@ fn decode<T: serde::de::DeserializeOwned>(v: Value) -> Result<T, ErrorData> {
 }
 
 impl McpServer {
-    fn tool(&self, name: &str, args: Value) -> Result<Value, ErrorData> {
+    pub(super) fn tool(&self, name: &str, args: Value) -> Result<Value, ErrorData> {
         self.repo
             .with(|s| s.call(name, &args.to_string()))
             .map_err(|why| ErrorData::invalid_request(why, None))?

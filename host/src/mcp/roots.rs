@@ -66,6 +66,7 @@ impl McpServer {
         // The slot's lock is held for the length of a call: wait for it off the runtime's
         // thread, so that a long call does not hold up the server's other messages.
         let repo = self.repo.clone();
+        let subscriptions = self.subscriptions.clone();
         let _ = tokio::task::spawn_blocking(move || {
             let state = match chosen {
                 Err(why) => State::Missing(why),
@@ -85,6 +86,10 @@ impl McpServer {
                 }
             };
             repo.set(state);
+            // The subscriptions' watch follows the repository.
+            if let Some(s) = subscriptions {
+                s.restart(&repo);
+            }
         })
         .await;
     }
