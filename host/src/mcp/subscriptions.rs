@@ -4,7 +4,8 @@
 //!
 //! A subscription is accepted only for a URI that `resources/read` would serve: the check
 //! is a `read_file` of its first line, so a file the read policy blocks, a reserved path
-//! and a missing file are refused alike (subscribing is no existence oracle), and each
+//! and a missing file are refused exactly as reading refuses them (a blocked name answers
+//! the same whether or not it exists: subscribing is no existence oracle), and each
 //! subscription is audited as that read.
 //!
 //! The first subscription starts one [`crate::watch()`] on the repository, in the server's
