@@ -107,3 +107,56 @@ def test_a_client_that_gives_up_on_a_long_call_frees_the_repository(repo, tmp_pa
     assert full_time > 0.3, full_time
     assert not read.is_error, read
     assert after_cancel < full_time / 2, (after_cancel, full_time)
+
+
+def test_a_long_search_over_http_sends_progress(repo, tmp_path):
+    for i in range(64):
+        d = repo / "big" / f"d{i % 4}"
+        d.mkdir(parents=True, exist_ok=True)
+        (d / f"f{i}.txt").write_text(LINE * 40_000)
+    seen = []
+
+    async def on_progress(progress, total, message):
+        seen.append((progress, message))
+
+    async def body(s):
+        long = await s.call_tool("search_text", {**SLOW_SEARCH, "output": "files"}, progress_callback=on_progress)
+        heard = len(seen)
+        # Positive control of the throttle and the token: a quick call hears nothing.
+        quick = await s.call_tool("read_file", {"path": "README.md"}, progress_callback=on_progress)
+        return long, heard, quick
+
+    with server(tmp_path, ["--repo", str(repo)]) as base:
+        long, heard, quick = session(base + "/mcp", body)
+    assert not long.is_error and not quick.is_error
+    assert heard >= 1, seen
+    assert len(seen) == heard, seen
+    counts = [p for p, _ in seen]
+    assert counts == sorted(counts), counts
+
+
+def test_an_older_client_over_http_is_refused_approval_at_once(repo, tmp_path):
+    """Stateless HTTP cannot carry an elicitation's answer back: a client of an earlier
+    revision that declares elicitation gets APPROVAL_REQUIRED promptly, and nothing is
+    written."""
+    policy = tmp_path / "policy.toml"
+    policy.write_text(POLICY)
+    asked = []
+
+    async def answer(context, params):
+        asked.append(params)
+        return types.ElicitResult(action="accept", content={"approve": True})
+
+    async def go(url):
+        async with streamable_http_client(url) as (read, write, *_):
+            async with ClientSession(read, write, elicitation_callback=answer) as s:
+                await s.initialize()
+                started = time.monotonic()
+                r = await asyncio.wait_for(s.call_tool("write_file", WRITE), 30)
+                return r, time.monotonic() - started
+
+    with server(tmp_path, ["--repo", str(repo), "--policy", str(policy)]) as base:
+        result, took = asyncio.run(go(base + "/mcp"))
+    assert result.is_error and "APPROVAL_REQUIRED" in result.content[0].text, result
+    assert took < 10, took
+    assert not (repo / "docs" / "new.md").exists()
