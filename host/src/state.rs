@@ -122,6 +122,12 @@ impl agent::file_tools::approval::Host for HostState {
         if let Some(d) = &mut self.call.deadline {
             *d += started.elapsed();
         }
+        // A cancel that came while the user was asked wins over the answer: the call ends
+        // as cancelled, before any change.
+        let yes = yes && !self.call.cancel.as_ref().is_some_and(|c| c.is_cancelled());
+        if self.call.cancel.as_ref().is_some_and(|c| c.is_cancelled()) {
+            self.call.cancelled = true;
+        }
         self.call.approvals.push(format!(
             "approval asked for {} ({}): {} after {} ms",
             files.join(", "),

@@ -138,3 +138,5 @@ def test_a_call_cancelled_while_its_user_is_asked_writes_nothing_and_frees_the_s
     assert (repo / "README.md").exists()
     events = [e for e in audit(tmp_path) if e["tool"] == "delete_file"]
     assert len(events) == 1 and events[0]["ok"] is False, events
+    # The cancel wins over the question it interrupted: audited as cancelled.
+    assert events[0]["error_code"] == "CANCELLED", events
