@@ -27,4 +27,5 @@ mod read;
 mod scenarios;
 mod search;
 mod wasmtime_cli;
+mod watch_limit;
 mod workspace;
