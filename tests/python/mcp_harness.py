@@ -59,3 +59,15 @@ def run(repo, body, *extra_args, modern=False, **client_options):
 def structured(result):
     assert result.structured_content is not None, result
     return result.structured_content
+
+
+# A tree a regex search takes a while over (about 140 MB), for cancellation and progress.
+LINE = "the quick brown fox jumps over the lazy dog 0123456789\n"
+SLOW_SEARCH = {"query": "[a-z]+\\s[a-z]+\\s\\d", "regex": True, "case_insensitive": True, "output": "count"}
+
+
+def big_tree(repo, files=64):
+    for i in range(files):
+        d = repo / "big" / f"d{i % 4}"
+        d.mkdir(parents=True, exist_ok=True)
+        (d / f"f{i}.txt").write_text(LINE * 40_000)

@@ -12,12 +12,11 @@ from mcp import ClientSession, types
 from mcp.client.streamable_http import streamable_http_client
 
 from http_harness import ROOT, server
+from mcp_harness import SLOW_SEARCH, big_tree
 
 POLICY = "[approval]\ndelete = true\npaths = [\"docs/**\"]\n"
 ACCEPT = {"action": "accept", "content": {"approve": True}}
 WRITE = {"path": "docs/new.md", "content": "approved text\n"}
-LINE = "the quick brown fox jumps over the lazy dog 0123456789\n"
-SLOW_SEARCH = {"query": "[a-z]+\\s[a-z]+\\s\\d", "regex": True, "case_insensitive": True, "output": "count"}
 
 
 @pytest.fixture()
@@ -74,10 +73,7 @@ def test_an_approval_asked_by_one_process_is_answered_at_another(repo, tmp_path)
 
 
 def test_a_client_that_gives_up_on_a_long_call_frees_the_repository(repo, tmp_path):
-    for i in range(64):
-        d = repo / "big" / f"d{i % 4}"
-        d.mkdir(parents=True, exist_ok=True)
-        (d / f"f{i}.txt").write_text(LINE * 40_000)
+    big_tree(repo)
     with server(tmp_path, ["--repo", str(repo)]) as base:
         url = base + "/mcp"
 
@@ -110,10 +106,7 @@ def test_a_client_that_gives_up_on_a_long_call_frees_the_repository(repo, tmp_pa
 
 
 def test_a_long_search_over_http_sends_progress(repo, tmp_path):
-    for i in range(64):
-        d = repo / "big" / f"d{i % 4}"
-        d.mkdir(parents=True, exist_ok=True)
-        (d / f"f{i}.txt").write_text(LINE * 40_000)
+    big_tree(repo)
     seen = []
 
     async def on_progress(progress, total, message):

@@ -7,18 +7,7 @@ import asyncio
 import json
 import time
 
-from mcp_harness import run
-
-LINE = "the quick brown fox jumps over the lazy dog 0123456789\n"
-SLOW_SEARCH = {"query": "[a-z]+\\s[a-z]+\\s\\d", "regex": True, "case_insensitive": True, "output": "count"}
-
-
-def big_tree(repo, files=64):
-    for i in range(files):
-        d = repo / "big" / f"d{i % 4}"
-        d.mkdir(parents=True, exist_ok=True)
-        (d / f"f{i}.txt").write_text(LINE * 40_000)
-
+from mcp_harness import SLOW_SEARCH, big_tree, run
 
 def test_a_cancelled_search_returns_promptly_and_the_next_call_runs_at_once(repo, tmp_path):
     big_tree(repo)
