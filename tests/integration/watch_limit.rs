@@ -60,7 +60,7 @@ fn inside_the_lowered_limit() {
     }
     let session = Arc::new(Mutex::new(big.session()));
     let refused = watch(session, WatchOptions::default(), |_| {});
-    let err = refused.err().expect("a watch past the limit cannot start");
+    let err = refused.expect_err("a watch past the limit cannot start");
     assert!(err.to_string().contains("limit"), "{err}");
 
     // Positive control: a small tree is watched, and a change in it is delivered.
