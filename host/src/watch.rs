@@ -37,6 +37,11 @@ pub enum WatchEvent {
     WatchLimit(String),
     /// `changes_since` failed (its error; the watch goes on with the token it had).
     Failed(ToolError),
+    /// The watch's token expired (its snapshot was pruned: the state directory keeps the
+    /// newest few, and other `changes_since` calls in the same session add theirs), so
+    /// changes since the previous delivery may have been missed. The watch goes on from
+    /// the tree as it is now; a receiver should treat everything it follows as changed.
+    Restarted(ToolError),
     /// The notification backend reported another error.
     Backend(String),
 }
@@ -316,6 +321,21 @@ fn catch_up(
     args.cursor = None;
     loop {
         match session.changes_since(&args) {
+            Err(e) if e.reason.as_deref() == Some("token_expired") => {
+                let mut fresh = scope.clone();
+                fresh.token = None;
+                fresh.cursor = None;
+                return match session.changes_since(&fresh) {
+                    Ok(r) => {
+                        deliver(WatchEvent::Restarted(e));
+                        r.token
+                    }
+                    Err(again) => {
+                        deliver(WatchEvent::Failed(again));
+                        token
+                    }
+                };
+            }
             Err(e) => {
                 deliver(WatchEvent::Failed(e));
                 return token;

@@ -185,3 +185,31 @@ def test_changes_to_a_secret_are_never_notified(repo):
     _, uris = serve(repo, body)
     assert not any(".env" in u for u in uris), uris
     assert "file:///.gitignore" in uris
+
+
+def test_the_agents_own_changes_since_calls_do_not_end_the_notifications(repo):
+    """Each changes_since call without a token keeps a snapshot, and the state directory
+    keeps only the newest few: the watch's own token expires under a busy agent. The watch
+    then starts again and tells of every subscribed file, so none is missed."""
+
+    async def body(s, updates):
+        await s.subscribe_resource("file:///src/lib.rs")
+        # Positive control: the watch runs.
+        (repo / "src" / "lib.rs").write_text("pub fn one() {}\n")
+        await updates.wait_for("file:///src/lib.rs")
+        await asyncio.sleep(QUIET)
+        for _ in range(12):
+            r = await s.call_tool("changes_since", {})
+            assert not r.is_error, r
+        updates.uris.clear()
+        (repo / "src" / "lib.rs").write_text("pub fn two() {}\n")
+        await updates.wait_for("file:///src/lib.rs")
+        # And it keeps working after the restart.
+        await asyncio.sleep(QUIET)
+        updates.uris.clear()
+        (repo / "src" / "lib.rs").write_text("pub fn three() {}\n")
+        await updates.wait_for("file:///src/lib.rs")
+        return True
+
+    done, _ = serve(repo, body)
+    assert done

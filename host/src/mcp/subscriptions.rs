@@ -99,6 +99,17 @@ impl Subscriptions {
                     let _ = tx.send(uri);
                 }
             }
+            // Changes may have been missed: every subscribed file may have changed.
+            WatchEvent::Restarted(why) => {
+                eprintln!("file-tools: the watch for resource subscriptions restarted: {why:?}");
+                let uris: Vec<String> = match subscribed.lock() {
+                    Ok(s) => s.keys().cloned().collect(),
+                    Err(_) => return,
+                };
+                for uri in uris {
+                    let _ = tx.send(uri);
+                }
+            }
             other => eprintln!("file-tools: the watch for resource subscriptions: {other:?}"),
         };
         let watch = watch(Arc::clone(repo), options(), deliver).map_err(|e| {
