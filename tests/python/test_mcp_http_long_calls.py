@@ -7,6 +7,7 @@ import asyncio
 import shutil
 import time
 
+import httpx2
 import pytest
 from mcp import ClientSession, types
 from mcp.client.streamable_http import streamable_http_client
@@ -30,9 +31,13 @@ async def never_called(context, params):  # declares elicitation; never asked in
     raise AssertionError("a 2026-07-28 client got an elicitation request")
 
 
-def session(url, body, modern=False):
+def session(url, body, modern=False, named=None):
+    """Runs BODY with an SDK client session at URL (as the File-Tools-Session NAMED)."""
+
     async def go():
-        async with streamable_http_client(url) as (read, write, *_):
+        headers = {"file-tools-session": named} if named else {}
+        client = httpx2.AsyncClient(headers=headers, timeout=120)
+        async with client, streamable_http_client(url, http_client=client) as (read, write, *_):
             async with ClientSession(read, write, elicitation_callback=never_called) as s:
                 await (s.discover() if modern else s.initialize())
                 return await body(s)
@@ -40,9 +45,10 @@ def session(url, body, modern=False):
     return asyncio.run(go())
 
 
-def ask(url, **retry):
+def ask(url, named=None, **retry):
     """One write_file call of WRITE as a 2026-07-28 client (a retry when given RETRY)."""
-    return session(url, lambda s: s.call_tool("write_file", WRITE, allow_input_required=True, **retry), modern=True)
+    return session(url, lambda s: s.call_tool("write_file", WRITE, allow_input_required=True, **retry),
+                   modern=True, named=named)
 
 
 def test_an_approval_asked_by_one_process_is_answered_at_another(repo, tmp_path):
@@ -61,6 +67,10 @@ def test_an_approval_asked_by_one_process_is_answered_at_another(repo, tmp_path)
         elsewhere = ask(stranger + "/mcp", request_state=state, input_responses={"approve": ACCEPT})
         assert isinstance(elsewhere, types.CallToolResult) and elsewhere.is_error, elsewhere
         assert "APPROVAL_REQUIRED" in elsewhere.content[0].text, elsewhere
+        assert not target.exists()
+        # Nor does another session of the same server take it.
+        other = ask(b + "/mcp", named="someone-else", request_state=state, input_responses={"approve": ACCEPT})
+        assert isinstance(other, types.CallToolResult) and other.is_error, other
         assert not target.exists()
         # A decline at the second process writes nothing.
         declined = ask(b + "/mcp", request_state=state, input_responses={"approve": {"action": "decline"}})

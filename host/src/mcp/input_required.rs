@@ -6,8 +6,10 @@
 //! and it is written only when its plan (tool, reasons, files, hashes, diff) and arguments
 //! hash to what the state names; a changed plan is asked about again, a declined one is
 //! refused with `APPROVAL_REQUIRED`. The seal is a sha256 under a key derived from the
-//! session's cursor key and repository (server processes that share the cursor key accept
-//! each other's states), so a client cannot forge approval of a plan it was not shown.
+//! session's cursor key, repository and state directory (server processes that share the
+//! cursor key and the session's state accept each other's states; another session or
+//! repository does not), over the binding and the state's issue time, so a client cannot
+//! forge approval of a plan it was not shown, and a state expires after 15 minutes.
 
 use std::collections::BTreeMap;
 use std::sync::Mutex;
@@ -44,28 +46,63 @@ impl SealKey {
         SealKey(bytes)
     }
 
-    fn tag(&self, binding: &[u8; 32]) -> String {
-        hex(&Sha256::new()
+    fn tag(&self, binding: &[u8; 32], issued: u64) -> [u8; 32] {
+        Sha256::new()
             .chain_update(self.0)
             .chain_update(binding)
-            .finalize())
+            .chain_update(issued.to_le_bytes())
+            .finalize()
+            .into()
     }
 
-    /// The state naming `binding`.
+    /// The state naming `binding`, issued now.
     fn seal(&self, binding: &[u8; 32]) -> String {
-        format!("{}.{}", hex(binding), self.tag(binding))
+        let issued = now_secs();
+        format!(
+            "{}.{issued}.{}",
+            hex(binding),
+            hex(&self.tag(binding, issued))
+        )
     }
 
-    /// The binding a state names, when this key sealed it.
+    /// The binding a state names, when this key sealed it less than [`STATE_TTL_SECS`] ago.
     fn open(&self, state: &str) -> Option<[u8; 32]> {
-        let (binding, tag) = state.split_once('.')?;
-        let bytes: Vec<u8> = (0..binding.len())
-            .step_by(2)
-            .map(|i| u8::from_str_radix(binding.get(i..i + 2)?, 16).ok())
-            .collect::<Option<_>>()?;
-        let binding: [u8; 32] = bytes.try_into().ok()?;
-        (self.tag(&binding) == tag).then_some(binding)
+        let mut parts = state.split('.');
+        let (binding, issued, tag) = (parts.next()?, parts.next()?, parts.next()?);
+        if parts.next().is_some() {
+            return None;
+        }
+        let binding: [u8; 32] = unhex(binding)?.try_into().ok()?;
+        let tag: [u8; 32] = unhex(tag)?.try_into().ok()?;
+        let issued: u64 = issued.parse().ok()?;
+        let expected = self.tag(&binding, issued);
+        // Compared in constant time: the time taken tells nothing of the right tag.
+        let same = expected.iter().zip(tag).fold(0u8, |d, (a, b)| d | (a ^ b)) == 0;
+        let now = now_secs();
+        let fresh =
+            issued <= now.saturating_add(60) && now.saturating_sub(issued) <= STATE_TTL_SECS;
+        (same && fresh).then_some(binding)
     }
+}
+
+/// How long an approval state may be answered: a state that leaked (through a log, say)
+/// does not approve its plan for ever.
+const STATE_TTL_SECS: u64 = 15 * 60;
+
+fn now_secs() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
+fn unhex(text: &str) -> Option<Vec<u8>> {
+    if text.len() % 2 != 0 {
+        return None;
+    }
+    (0..text.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(text.get(i..i + 2)?, 16).ok())
+        .collect()
 }
 
 fn hex(bytes: &[u8]) -> String {
@@ -194,5 +231,22 @@ mod tests {
         assert_eq!(k.open(&forged), None);
         assert_eq!(k.open("zz.zz"), None);
         assert_eq!(k.open(""), None);
+        // Another issue time under the same tag is refused.
+        let (head, tag) = s.rsplit_once('.').unwrap();
+        let (binding, issued) = head.split_once('.').unwrap();
+        let later = issued.parse::<u64>().unwrap() + 1;
+        assert_eq!(k.open(&format!("{binding}.{later}.{tag}")), None);
+    }
+
+    #[test]
+    fn a_state_expires() {
+        let k = SealKey::new().unwrap();
+        let b = [9u8; 32];
+        let at = |issued: u64| format!("{}.{issued}.{}", hex(&b), hex(&k.tag(&b, issued)));
+        // Positive control: issued a minute ago, it opens.
+        assert_eq!(k.open(&at(now_secs() - 60)), Some(b));
+        assert_eq!(k.open(&at(now_secs() - STATE_TTL_SECS - 1)), None);
+        // Nor is one from the future taken.
+        assert_eq!(k.open(&at(now_secs() + 3600)), None);
     }
 }

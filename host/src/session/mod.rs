@@ -132,12 +132,18 @@ impl Session {
         self.config.read_only
     }
 
-    /// A key for `purpose`, derived from the session's cursor key and its repository's
-    /// path: processes given the same cursor key ([`SessionBuilder::cursor_key`]) derive the
-    /// same one for the same repository, and no other repository's.
+    /// A key for `purpose`, derived from the session's cursor key, its repository's path
+    /// and its state directory's: processes given the same cursor key
+    /// ([`SessionBuilder::cursor_key`]) and state directory derive the same one, and no
+    /// other repository or session does.
     pub fn derived_key(&self, purpose: &str) -> [u8; 32] {
         use sha2::Digest as _;
         let repo = self.config.repo.as_deref().unwrap_or(Path::new(""));
+        let state = self
+            .config
+            .state
+            .as_ref()
+            .map_or(Path::new(""), |d| &d.path);
         sha2::Sha256::new()
             .chain_update(b"file-tools derived key\0")
             .chain_update(purpose.as_bytes())
@@ -145,6 +151,8 @@ impl Session {
             .chain_update(self.config.cursor_key.as_bytes())
             .chain_update(b"\0")
             .chain_update(repo.as_os_str().as_encoded_bytes())
+            .chain_update(b"\0")
+            .chain_update(state.as_os_str().as_encoded_bytes())
             .finalize()
             .into()
     }
