@@ -11,8 +11,27 @@ use file_tools_host::mcp::{serve_stdio, McpServer};
 use serde_json::Value;
 
 use crate::cli_setup::{
-    load_policy, open_session, open_session_counted, repo_key, runtime, usage_error, Options,
+    load_policy, open_session, open_session_counted, repo_key, runtime, state_dir, usage_error,
+    Options,
 };
+
+/// Sessions one repository keeps on disk over HTTP; a request naming a new one past this
+/// is refused, so that made-up names cannot fill the disk.
+const MAX_SESSIONS: usize = 256;
+
+/// How many session directories of the repository keyed `key` lie beside `place`.
+fn sessions_kept(place: &Path, key: &str) -> usize {
+    let prefix = format!("{key}-");
+    place
+        .parent()
+        .and_then(|d| std::fs::read_dir(d).ok())
+        .map_or(0, |entries| {
+            entries
+                .filter_map(Result::ok)
+                .filter(|e| e.file_name().to_string_lossy().starts_with(&prefix))
+                .count()
+        })
+}
 
 /// How the MCP server is reached.
 #[derive(Debug, clap::Args)]
@@ -75,7 +94,7 @@ pub(crate) fn mcp_http(
     args: &McpArgs,
     bind: std::net::SocketAddr,
 ) -> Result<Result<(), String>, String> {
-    use file_tools_host::mcp_http::{serve_http, HttpOptions, Repositories};
+    use file_tools_host::mcp_http::{serve_http, HttpOptions, OpenError, Repositories};
     let metrics = Arc::new(file_tools_host::Metrics::new());
     let mut repos = Repositories::default();
     let mut named: Vec<(&str, PathBuf)> = Vec::new();
@@ -101,12 +120,16 @@ pub(crate) fn mcp_http(
                 .state_dir
                 .as_ref()
                 .map(|d| d.join(format!("{key}-{session}")));
-            let s = open_session_counted(&o, &dir, Some(&metrics))?;
-            McpServer::new(s).map_err(|e| e.to_string())
+            let place = state_dir(&o, &dir).map_err(OpenError::Failed)?;
+            if !place.exists() && sessions_kept(&place, &key) >= MAX_SESSIONS {
+                return Err(OpenError::TooMany);
+            }
+            let s = open_session_counted(&o, &dir, Some(&metrics)).map_err(OpenError::Failed)?;
+            McpServer::new(s).map_err(|e| OpenError::Failed(e.to_string()))
         });
         // The default session opens now, so that a repository that cannot be served stops
         // the server at start.
-        let first = opener(&o.session)?;
+        let first = opener(&o.session).map_err(|e| e.to_string())?;
         let sessions = file_tools_host::mcp_http::Sessions::new(&o.session, first, opener);
         repos.add(name, sessions)?;
     }

@@ -10,7 +10,9 @@ import json
 import os
 import re
 import shutil
+import socket
 import subprocess
+import time
 from pathlib import Path
 
 import httpx2
@@ -280,3 +282,81 @@ def test_the_bearer_scheme_is_matched_in_any_case(repos, tmp_path):
         for wrong in (f"Basic {token}", f"Bearer {token}x", f"Bearer{token}"):
             status, _ = call(base + "/mcp", "read_file", {"path": "README.md"}, {"authorization": wrong})
             assert status == 401, wrong
+
+
+def raw(port, request: bytes, timeout=10):
+    """Sends REQUEST as it is on a new connection; returns the status line's code."""
+    with socket.create_connection(("127.0.0.1", port), timeout=timeout) as sock:
+        sock.sendall(request)
+        head = sock.recv(4096).split(b"\r\n", 1)[0]
+    return int(head.split()[1])
+
+
+def test_web_pages_and_foreign_targets_reach_nothing_but_the_checked_paths(repos, tmp_path):
+    one, _ = repos
+    with server(tmp_path, ["--repo", str(one)]) as base:
+        port = int(base.rsplit(":", 1)[1])
+        # A page's request for the metrics (or any path but the MCP ones) is refused.
+        assert httpx2.get(base + "/metrics", headers={"origin": "http://evil.example"}).status_code == 403
+        assert httpx2.get(base + "/elsewhere", headers={"origin": "http://evil.example"}).status_code == 403
+        # Positive control: a scraper without an Origin reads them.
+        scraped = httpx2.get(base + "/metrics")
+        assert scraped.status_code == 200
+        # Opening sessions is set-up, not a tool call: nothing is counted as unknown.
+        assert 'tool="unknown"' not in scraped.text, scraped.text
+        # A request target in absolute form must name a served host too.
+        foreign = b"GET http://evil.example/metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+        assert raw(port, foreign) == 403
+        local = b"GET http://127.0.0.1/metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+        assert raw(port, local) == 200
+
+
+def test_made_up_session_names_cannot_fill_the_disk(repos, tmp_path):
+    one, _ = repos
+    state = tmp_path / "sessions"
+    state.mkdir()
+    key = repo_key(one)
+    # As if 255 more sessions had been opened before (the default one makes 256).
+    for i in range(255):
+        (state / f"{key}-old{i}").mkdir()
+    with server(tmp_path, ["--repo", str(one), "--state-dir", str(state)]) as base:
+        r = httpx2.post(base + "/mcp", json={}, headers={**HEADERS, "file-tools-session": "one-more"})
+        assert r.status_code == 503 and "name one already in use" in r.text, r.text
+        assert not (state / f"{key}-one-more").exists()
+        # Positive control: a name already kept is served.
+        status, answer = call(base + "/mcp", "read_file", {"path": "README.md"}, {"file-tools-session": "old7"})
+        assert status == 200 and "calc" in structured(answer)["content"]
+
+
+def test_a_client_that_stops_reading_loses_its_connections_not_the_server(repos, tmp_path):
+    one, _ = repos
+    (one / "big.txt").write_text(("abcdefghij" * 9 + "\n") * 2800)
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                       "params": {"name": "read_file", "arguments": {"path": "big.txt"}}}).encode()
+    request = (b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\ncontent-type: application/json\r\n"
+               b"accept: application/json, text/event-stream\r\nmcp-protocol-version: 2025-11-25\r\n"
+               b"content-length: " + str(len(body)).encode() + b"\r\n\r\n" + body)
+    with server(tmp_path, ["--repo", str(one)]) as base:
+        port = int(base.rsplit(":", 1)[1])
+        stuck = []
+        # Every connection slot taken by a client that sends many requests and reads nothing.
+        for _ in range(260):
+            s = socket.socket()
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            s.connect(("127.0.0.1", port))
+            s.setblocking(False)
+            try:
+                s.send(request * 20)
+            except BlockingIOError:
+                pass
+            stuck.append(s)
+        try:
+            # The stalled writes are cut after 10 s: a normal client is served again soon after.
+            started = time.monotonic()
+            status, answer = call(base + "/mcp", "read_file", {"path": "README.md"})
+            waited = time.monotonic() - started
+            assert status == 200 and "calc" in structured(answer)["content"]
+            assert waited < 40, waited
+        finally:
+            for s in stuck:
+                s.close()

@@ -24,7 +24,8 @@ use rmcp::transport::streamable_http_server::StreamableHttpServerConfig;
 use crate::Metrics;
 
 mod sessions;
-pub use sessions::{valid_name, Opener, Sessions, SESSION_HEADER};
+mod timed_io;
+pub use sessions::{valid_name, OpenError, Opener, Sessions, SESSION_HEADER};
 
 type Body = http_body_util::combinators::BoxBody<Bytes, Infallible>;
 
@@ -133,7 +134,11 @@ impl Router {
             (Some(one), None) => one.to_str().ok(),
             _ => None,
         };
-        if !host_allowed(host, &self.allowed_hosts) {
+        // A request target in absolute form names its host too: both must be served.
+        let target = req.uri().authority().map(|a| a.as_str());
+        if !host_allowed(host, &self.allowed_hosts)
+            || target.is_some_and(|t| !host_allowed(Some(t), &self.allowed_hosts))
+        {
             return text(StatusCode::FORBIDDEN, "this Host is not served\n");
         }
         if let Some(token) = &self.token {
@@ -147,6 +152,13 @@ impl Router {
             }
         }
         let path = req.uri().path().trim_end_matches('/').to_string();
+        // Web pages reach the MCP paths only, where the transport checks their Origin.
+        if !self.repos.contains_key(&path) && req.headers().contains_key(hyper::header::ORIGIN) {
+            return text(
+                StatusCode::FORBIDDEN,
+                "requests from web pages are served on the MCP paths only\n",
+            );
+        }
         if path == "/metrics" {
             return match &self.metrics {
                 Some(m) if req.method() == hyper::Method::GET => {
@@ -347,7 +359,11 @@ pub fn serve_http(
                     let router = router.clone();
                     async move { Ok::<_, Infallible>(router.route(req).await) }
                 });
-                let io = hyper_util::rt::TokioIo::new(stream);
+                // A client that stops reading its responses loses the connection.
+                let io = hyper_util::rt::TokioIo::new(timed_io::TimedIo::new(
+                    stream,
+                    timed_io::WRITE_STALL,
+                ));
                 // A client that goes away mid-request ends its own connection only.
                 let _ = hyper::server::conn::http1::Builder::new()
                     .timer(hyper_util::rt::TokioTimer::new())

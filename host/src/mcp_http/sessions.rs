@@ -21,7 +21,25 @@ const MAX_OPEN: usize = 16;
 pub(super) type Service = StreamableHttpService<McpServer, NeverSessionManager>;
 
 /// Opens the server of a named session (its baseline in that session's state directory).
-pub type Opener = Box<dyn Fn(&str) -> Result<McpServer, String> + Send + Sync>;
+pub type Opener = Box<dyn Fn(&str) -> Result<McpServer, OpenError> + Send + Sync>;
+
+/// Why an [`Opener`] could not open a session.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum OpenError {
+    /// The repository keeps as many sessions as it may: the client should reuse a name.
+    TooMany,
+    /// Anything else, for the server's log only (it may name host paths).
+    Failed(String),
+}
+
+impl std::fmt::Display for OpenError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            OpenError::TooMany => f.write_str("the repository keeps as many sessions as it may"),
+            OpenError::Failed(why) => f.write_str(why),
+        }
+    }
+}
 
 /// One repository's sessions.
 pub struct Sessions {
@@ -85,10 +103,13 @@ impl Sessions {
         let (opener, owned) = (self.opener.clone(), name.to_string());
         let opened = tokio::task::spawn_blocking(move || opener(&owned))
             .await
-            .unwrap_or_else(|e| Err(format!("the opening thread failed: {e}")));
+            .unwrap_or_else(|e| Err(OpenError::Failed(format!("the opening thread failed: {e}"))));
         let server = opened.map_err(|e| {
             eprintln!("file-tools: cannot open session `{name}`: {e}");
-            SessionError::CannotOpen
+            match e {
+                OpenError::TooMany => SessionError::TooMany,
+                OpenError::Failed(_) => SessionError::CannotOpen,
+            }
         })?;
         let made = service(server, &self.config);
         if open.len() >= MAX_OPEN {
@@ -103,6 +124,7 @@ impl Sessions {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum SessionError {
     BadName,
+    TooMany,
     CannotOpen,
 }
 
@@ -110,6 +132,7 @@ impl SessionError {
     pub(super) fn status(self) -> hyper::StatusCode {
         match self {
             SessionError::BadName => hyper::StatusCode::BAD_REQUEST,
+            SessionError::TooMany => hyper::StatusCode::SERVICE_UNAVAILABLE,
             SessionError::CannotOpen => hyper::StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -121,6 +144,9 @@ impl std::fmt::Display for SessionError {
             SessionError::BadName => write!(
                 f,
                 "the {SESSION_HEADER} header names a session with 1 to 64 letters, digits, '-' or '_'"
+            ),
+            SessionError::TooMany => f.write_str(
+                "this repository keeps as many sessions as it may; name one already in use",
             ),
             SessionError::CannotOpen => {
                 f.write_str("the session cannot be opened; the server's log says why")

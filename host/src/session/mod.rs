@@ -377,6 +377,10 @@ impl Session {
         events: &[AuditEvent],
         fuel: u64,
     ) {
+        // Listing the tools is the host's own set-up, not a call an agent made.
+        if tool == "describe" {
+            return;
+        }
         if let Some(m) = &self.config.metrics {
             let known = self.config.known.contains(tool);
             m.record(&crate::metrics::CallRecord {
