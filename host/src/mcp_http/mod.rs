@@ -128,52 +128,12 @@ struct Router {
 
 impl Router {
     async fn route(&self, req: Request<Incoming>) -> Response<Body> {
-        // The transport checks Host too; this covers /metrics and every other path.
-        let mut hosts = req.headers().get_all(hyper::header::HOST).iter();
-        let host = match (hosts.next(), hosts.next()) {
-            (Some(one), None) => one.to_str().ok(),
-            _ => None,
-        };
-        // A request target in absolute form names its host too: both must be served.
-        let target = req.uri().authority().map(|a| a.as_str());
-        if !host_allowed(host, &self.allowed_hosts)
-            || target.is_some_and(|t| !host_allowed(Some(t), &self.allowed_hosts))
-        {
-            return text(StatusCode::FORBIDDEN, "this Host is not served\n");
-        }
-        if let Some(token) = &self.token {
-            if !bearer_matches(&req, token) {
-                let mut r = text(StatusCode::UNAUTHORIZED, "a bearer token is required\n");
-                r.headers_mut().insert(
-                    hyper::header::WWW_AUTHENTICATE,
-                    hyper::header::HeaderValue::from_static("Bearer"),
-                );
-                return r;
-            }
-        }
         let path = req.uri().path().trim_end_matches('/').to_string();
-        // Web pages reach the MCP paths only, where the transport checks their Origin.
-        if !self.repos.contains_key(&path) && req.headers().contains_key(hyper::header::ORIGIN) {
-            return text(
-                StatusCode::FORBIDDEN,
-                "requests from web pages are served on the MCP paths only\n",
-            );
+        if let Some(refused) = self.refusal(&req, &path) {
+            return refused;
         }
         if path == "/metrics" {
-            return match &self.metrics {
-                Some(m) if req.method() == hyper::Method::GET => {
-                    let mut r = text(StatusCode::OK, &m.encode());
-                    r.headers_mut().insert(
-                        hyper::header::CONTENT_TYPE,
-                        hyper::header::HeaderValue::from_static(
-                            "application/openmetrics-text; version=1.0.0; charset=utf-8",
-                        ),
-                    );
-                    r
-                }
-                Some(_) => text(StatusCode::METHOD_NOT_ALLOWED, "GET /metrics\n"),
-                None => text(StatusCode::NOT_FOUND, "no metrics are kept\n"),
-            };
+            return self.metrics(req.method());
         }
         let Some(sessions) = self.repos.get(&path) else {
             return text(
@@ -181,29 +141,10 @@ impl Router {
                 "no repository is served at this path\n",
             );
         };
-        // The whole body is read first, within a time limit, so that a client sending it
-        // slowly holds no session and no slot.
         let (parts, body) = req.into_parts();
-        let collected = tokio::time::timeout(
-            BODY_TIMEOUT,
-            http_body_util::Limited::new(body, MAX_BODY).collect(),
-        )
-        .await;
-        let body = match collected {
-            Ok(Ok(body)) => body.to_bytes(),
-            Ok(Err(e)) if e.is::<http_body_util::LengthLimitError>() => {
-                return text(
-                    StatusCode::PAYLOAD_TOO_LARGE,
-                    "the request body is larger than 4 MiB\n",
-                );
-            }
-            Ok(Err(_)) => return text(StatusCode::BAD_REQUEST, "the request body broke off\n"),
-            Err(_) => {
-                return text(
-                    StatusCode::REQUEST_TIMEOUT,
-                    "the request body took longer than 30 s to arrive\n",
-                )
-            }
+        let body = match read_body(body).await {
+            Ok(body) => body,
+            Err(refused) => return refused,
         };
         let req = Request::from_parts(parts, Full::new(body));
         let named = req
@@ -217,6 +158,83 @@ impl Router {
             Ok(service) => service.handle(req).await,
             Err(e) => text(e.status(), &format!("{e}\n")),
         }
+    }
+
+    /// The answer to a request that may not go further: a Host (or absolute-form target)
+    /// not served, a missing or wrong token, a web page's request for a path other than
+    /// the MCP ones. The transport checks Host and Origin again on the MCP paths.
+    fn refusal(&self, req: &Request<Incoming>, path: &str) -> Option<Response<Body>> {
+        let mut hosts = req.headers().get_all(hyper::header::HOST).iter();
+        let host = match (hosts.next(), hosts.next()) {
+            (Some(one), None) => one.to_str().ok(),
+            _ => None,
+        };
+        let target = req.uri().authority().map(|a| a.as_str());
+        if !host_allowed(host, &self.allowed_hosts)
+            || target.is_some_and(|t| !host_allowed(Some(t), &self.allowed_hosts))
+        {
+            return Some(text(StatusCode::FORBIDDEN, "this Host is not served\n"));
+        }
+        if let Some(token) = &self.token {
+            if !bearer_matches(req, token) {
+                let mut r = text(StatusCode::UNAUTHORIZED, "a bearer token is required\n");
+                r.headers_mut().insert(
+                    hyper::header::WWW_AUTHENTICATE,
+                    hyper::header::HeaderValue::from_static("Bearer"),
+                );
+                return Some(r);
+            }
+        }
+        if !self.repos.contains_key(path) && req.headers().contains_key(hyper::header::ORIGIN) {
+            return Some(text(
+                StatusCode::FORBIDDEN,
+                "requests from web pages are served on the MCP paths only\n",
+            ));
+        }
+        None
+    }
+
+    /// `GET /metrics`.
+    fn metrics(&self, method: &hyper::Method) -> Response<Body> {
+        match &self.metrics {
+            Some(m) if method == hyper::Method::GET => {
+                let mut r = text(StatusCode::OK, &m.encode());
+                r.headers_mut().insert(
+                    hyper::header::CONTENT_TYPE,
+                    hyper::header::HeaderValue::from_static(
+                        "application/openmetrics-text; version=1.0.0; charset=utf-8",
+                    ),
+                );
+                r
+            }
+            Some(_) => text(StatusCode::METHOD_NOT_ALLOWED, "GET /metrics\n"),
+            None => text(StatusCode::NOT_FOUND, "no metrics are kept\n"),
+        }
+    }
+}
+
+/// The whole body, read within [`BODY_TIMEOUT`] and [`MAX_BODY`] before the request reaches
+/// a session, so that a client sending it slowly holds no session and no slot.
+async fn read_body(body: Incoming) -> Result<Bytes, Response<Body>> {
+    let collected = tokio::time::timeout(
+        BODY_TIMEOUT,
+        http_body_util::Limited::new(body, MAX_BODY).collect(),
+    )
+    .await;
+    match collected {
+        Ok(Ok(body)) => Ok(body.to_bytes()),
+        Ok(Err(e)) if e.is::<http_body_util::LengthLimitError>() => Err(text(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "the request body is larger than 4 MiB\n",
+        )),
+        Ok(Err(_)) => Err(text(
+            StatusCode::BAD_REQUEST,
+            "the request body broke off\n",
+        )),
+        Err(_) => Err(text(
+            StatusCode::REQUEST_TIMEOUT,
+            "the request body took longer than 30 s to arrive\n",
+        )),
     }
 }
 
