@@ -269,6 +269,7 @@ impl SessionBuilder {
             }),
             instance: None,
             sequence: 0,
+            listing: false,
         };
         // Ask the component to parse the policy now rather than fail every call later.
         // This check is set-up, not a tool call: it reaches no sink and takes no number.

@@ -84,6 +84,9 @@ pub struct Session {
     config: Arc<Config>,
     instance: Option<(Store<HostState>, FileTools)>,
     sequence: u64,
+    /// Set while the host lists the tools for itself: that is set-up, not a call an
+    /// agent made, and the metrics do not count it.
+    listing: bool,
 }
 
 impl std::fmt::Debug for Session {
@@ -377,8 +380,7 @@ impl Session {
         events: &[AuditEvent],
         fuel: u64,
     ) {
-        // Listing the tools is the host's own set-up, not a call an agent made.
-        if tool == "describe" {
+        if self.listing {
             return;
         }
         if let Some(m) = &self.config.metrics {
@@ -445,10 +447,12 @@ impl Session {
     /// # Errors
     /// `INVALID_INPUT` when the policy is malformed; `LIMIT_EXCEEDED`/`INTERNAL` on a trap.
     pub fn describe(&mut self) -> Result<Value, ToolError> {
+        self.listing = true;
         let text = self.invoke("describe", |b, s| {
             b.agent_file_tools_tools().call_describe(s)
-        })?;
-        parse_json(&text)
+        });
+        self.listing = false;
+        parse_json(&text?)
     }
 
     /// Calls a tool by name with JSON arguments and returns its JSON result.
@@ -551,6 +555,7 @@ pub fn describe_tools(runtime: &Runtime, policy: Value) -> Result<Value, HostErr
         config,
         instance: None,
         sequence: 0,
+        listing: false,
     };
     session.describe().map_err(|e| HostError::Policy(e.message))
 }
