@@ -80,6 +80,12 @@ def test_an_approval_asked_by_one_process_is_answered_at_another(repo, tmp_path)
         done = ask(b + "/mcp", request_state=state, input_responses={"approve": ACCEPT})
         assert isinstance(done, types.CallToolResult) and not done.is_error, done
         assert target.read_text() == "approved text\n"
+        # The state approved its plan once: replayed after the file went, it is asked about
+        # again and writes nothing.
+        target.unlink()
+        replayed = ask(b + "/mcp", request_state=state, input_responses={"approve": ACCEPT})
+        assert isinstance(replayed, types.InputRequiredResult), replayed
+        assert not target.exists()
 
 
 def test_a_client_that_gives_up_on_a_long_call_frees_the_repository(repo, tmp_path):

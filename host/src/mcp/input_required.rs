@@ -11,8 +11,8 @@
 //! repository does not), over the binding and the state's issue time, so a client cannot
 //! forge approval of a plan it was not shown, and a state expires after 15 minutes.
 
-use std::collections::BTreeMap;
-use std::sync::Mutex;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex};
 
 use rmcp::model::{ElicitRequest, ElicitResult, InputRequest, InputRequiredResult, InputResponses};
 use sha2::{Digest, Sha256};
@@ -22,9 +22,15 @@ use crate::approval::{ApprovalRequest, Approver};
 /// The key of the approval in `inputRequests` / `inputResponses`.
 pub const INPUT_KEY: &str = "approve";
 
-/// The server's sealing key.
+/// The server's sealing key, and the states it has taken: a state approves its plan once
+/// (clones share both).
 #[derive(Clone)]
-pub(crate) struct SealKey([u8; 32]);
+pub(crate) struct SealKey {
+    key: [u8; 32],
+    /// Tags of the states that approved a change, with their issue times (kept until they
+    /// expire).
+    spent: Arc<Mutex<HashMap<[u8; 32], u64>>>,
+}
 
 impl std::fmt::Debug for SealKey {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -38,17 +44,30 @@ impl SealKey {
         use std::io::Read as _;
         let mut key = [0u8; 32];
         std::fs::File::open("/dev/urandom")?.read_exact(&mut key)?;
-        Ok(SealKey(key))
+        Ok(SealKey::from_bytes(key))
     }
 
     /// The key `bytes`.
     pub(crate) fn from_bytes(bytes: [u8; 32]) -> SealKey {
-        SealKey(bytes)
+        SealKey {
+            key: bytes,
+            spent: Arc::default(),
+        }
+    }
+
+    /// Takes the state `opened` for a change: true the first time only.
+    fn spend(&self, opened: &Opened) -> bool {
+        let Ok(mut spent) = self.spent.lock() else {
+            return false;
+        };
+        let now = now_secs();
+        spent.retain(|_, issued| now.saturating_sub(*issued) <= STATE_TTL_SECS);
+        spent.insert(opened.tag, opened.issued).is_none()
     }
 
     fn tag(&self, binding: &[u8; 32], issued: u64) -> [u8; 32] {
         Sha256::new()
-            .chain_update(self.0)
+            .chain_update(self.key)
             .chain_update(binding)
             .chain_update(issued.to_le_bytes())
             .finalize()
@@ -65,11 +84,15 @@ impl SealKey {
         )
     }
 
-    /// The binding a state names, when this key sealed it less than [`STATE_TTL_SECS`] ago.
-    fn open(&self, state: &str) -> Option<[u8; 32]> {
+    /// The state, when this key sealed it less than [`STATE_TTL_SECS`] ago. Only the form
+    /// [`SealKey::seal`] writes is read: lower-case hex, a plain decimal time.
+    fn open(&self, state: &str) -> Option<Opened> {
         let mut parts = state.split('.');
         let (binding, issued, tag) = (parts.next()?, parts.next()?, parts.next()?);
-        if parts.next().is_some() {
+        let decimal = !issued.is_empty()
+            && issued.bytes().all(|b| b.is_ascii_digit())
+            && !(issued.len() > 1 && issued.starts_with('0'));
+        if parts.next().is_some() || !decimal {
             return None;
         }
         let binding: [u8; 32] = unhex(binding)?.try_into().ok()?;
@@ -81,7 +104,11 @@ impl SealKey {
         let now = now_secs();
         let fresh =
             issued <= now.saturating_add(60) && now.saturating_sub(issued) <= STATE_TTL_SECS;
-        (same && fresh).then_some(binding)
+        (same && fresh).then_some(Opened {
+            binding,
+            tag,
+            issued,
+        })
     }
 }
 
@@ -95,8 +122,17 @@ fn now_secs() -> u64 {
         .map_or(0, |d| d.as_secs())
 }
 
+/// A state this key sealed, opened.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Opened {
+    binding: [u8; 32],
+    tag: [u8; 32],
+    issued: u64,
+}
+
 fn unhex(text: &str) -> Option<Vec<u8>> {
-    if !text.len().is_multiple_of(2) {
+    let lower_hex = text.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'));
+    if !text.len().is_multiple_of(2) || !lower_hex {
         return None;
     }
     (0..text.len())
@@ -135,8 +171,8 @@ fn binding(args: &str, r: &ApprovalRequest) -> [u8; 32] {
 pub(crate) struct Round {
     key: SealKey,
     args: String,
-    /// The binding the user approved, from a valid state and an accepting answer.
-    approved: Option<[u8; 32]>,
+    /// The state whose plan the user approved, from a valid state and an accepting answer.
+    approved: Option<Opened>,
     /// Whether this round carried an answer at all (then a refusal is final).
     answered: bool,
     asked: Mutex<Option<ApprovalRequest>>,
@@ -195,7 +231,9 @@ impl Approver for Round {
         if let Ok(mut asked) = self.asked.lock() {
             *asked = Some(request.clone());
         }
-        self.approved == Some(binding(&self.args, request))
+        // The approved plan, and a state not taken before (a replay is asked about again).
+        self.approved
+            .is_some_and(|a| a.binding == binding(&self.args, request) && self.key.spend(&a))
     }
 }
 
@@ -225,7 +263,7 @@ mod tests {
         let (k, other) = (SealKey::new().unwrap(), SealKey::new().unwrap());
         let b = [7u8; 32];
         let s = k.seal(&b);
-        assert_eq!(k.open(&s), Some(b));
+        assert_eq!(k.open(&s).map(|o| o.binding), Some(b));
         assert_eq!(other.open(&s), None);
         let forged = format!("{}{}", &"08".repeat(32), &s[64..]);
         assert_eq!(k.open(&forged), None);
@@ -244,9 +282,32 @@ mod tests {
         let b = [9u8; 32];
         let at = |issued: u64| format!("{}.{issued}.{}", hex(&b), hex(&k.tag(&b, issued)));
         // Positive control: issued a minute ago, it opens.
-        assert_eq!(k.open(&at(now_secs() - 60)), Some(b));
+        assert_eq!(k.open(&at(now_secs() - 60)).map(|o| o.binding), Some(b));
         assert_eq!(k.open(&at(now_secs() - STATE_TTL_SECS - 1)), None);
         // Nor is one from the future taken.
         assert_eq!(k.open(&at(now_secs() + 3600)), None);
+    }
+
+    #[test]
+    fn only_the_written_form_opens_and_only_once() {
+        let k = SealKey::new().unwrap();
+        let b = [0xabu8; 32];
+        let s = k.seal(&b);
+        let (binding, rest) = s.split_once('.').unwrap();
+        let (issued, tag) = rest.split_once('.').unwrap();
+        for other in [
+            format!("{binding}.+{issued}.{tag}"),
+            format!("{binding}.0{issued}.{tag}"),
+            format!("{}.{issued}.{tag}", binding.to_uppercase()),
+            format!("{binding}.{issued}.{}", tag.to_uppercase()),
+            format!("+{}.{issued}.{tag}", &binding[1..]),
+        ] {
+            assert_eq!(k.open(&other), None, "{other}");
+        }
+        let opened = k.open(&s).unwrap();
+        assert!(k.spend(&opened));
+        assert!(!k.spend(&opened), "a state approves its plan once");
+        // A clone of the key (another request of the same server) knows it too.
+        assert!(!k.clone().spend(&opened));
     }
 }
