@@ -360,3 +360,40 @@ def test_a_client_that_stops_reading_loses_its_connections_not_the_server(repos,
         finally:
             for s in stuck:
                 s.close()
+
+
+def test_refused_requests_end_their_connection_so_they_hold_no_slot(repos, tmp_path):
+    one, _ = repos
+    token_file = tmp_path / "token"
+    token_file.write_text("k" * 32)
+    with server(tmp_path, ["--repo", str(one)], "--http-token-file", str(token_file)) as base:
+        port = int(base.rsplit(":", 1)[1])
+
+        def answers_then(request):
+            """The status of REQUEST's answer, and whether the server closed after it."""
+            with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+                sock.sendall(request)
+                data = b""
+                while True:
+                    chunk = sock.recv(65536)
+                    if not chunk:
+                        return int(data.split()[1]), True
+                    data += chunk
+                    head, _, rest = data.partition(b"\r\n\r\n")
+                    length = re.search(rb"content-length: (\d+)", head, re.I)
+                    if length and len(rest) >= int(length.group(1)):
+                        # The whole answer is in: wait a moment for the close.
+                        sock.settimeout(2)
+                        try:
+                            return int(data.split()[1]), sock.recv(1) == b""
+                        except socket.timeout:
+                            return int(data.split()[1]), False
+
+        for request in (b"GET /x HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n",
+                        b"GET /metrics HTTP/1.1\r\nHost: evil.example\r\n\r\n"):
+            status, closed = answers_then(request)
+            assert status in (401, 403) and closed, (request, status, closed)
+        # Positive control: an accepted request keeps its connection for the next one.
+        good = b"GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer " + b"k" * 32 + b"\r\n\r\n"
+        status, closed = answers_then(good)
+        assert status == 200 and not closed

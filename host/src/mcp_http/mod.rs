@@ -23,6 +23,7 @@ use rmcp::transport::streamable_http_server::StreamableHttpServerConfig;
 
 use crate::Metrics;
 
+mod connections;
 mod sessions;
 mod timed_io;
 pub use sessions::{valid_name, OpenError, Opener, Sessions, SESSION_HEADER};
@@ -105,8 +106,6 @@ pub fn check(options: &HttpOptions, repos: &Repositories) -> Result<(), String> 
 
 /// Host names accepted when none are configured.
 const LOOPBACK_NAMES: [&str; 3] = ["localhost", "127.0.0.1", "::1"];
-/// Connections served at once; more wait to be accepted.
-const MAX_CONNECTIONS: usize = 256;
 /// Time a client has to send a request's headers (and, between requests, to start the
 /// next one: an idle connection is closed after it).
 const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
@@ -338,7 +337,7 @@ pub fn serve_http(
         metrics,
         working: tokio::sync::Semaphore::new(max_working()),
     });
-    let slots = Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
+    let slots = Arc::new(tokio::sync::Semaphore::new(connections::MAX_CONNECTIONS));
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -373,21 +372,7 @@ pub fn serve_http(
             let router = router.clone();
             tokio::spawn(async move {
                 let _slot = slot;
-                let service = hyper::service::service_fn(move |req| {
-                    let router = router.clone();
-                    async move { Ok::<_, Infallible>(router.route(req).await) }
-                });
-                // A client that stops reading its responses loses the connection.
-                let io = hyper_util::rt::TokioIo::new(timed_io::TimedIo::new(
-                    stream,
-                    timed_io::WRITE_STALL,
-                ));
-                // A client that goes away mid-request ends its own connection only.
-                let _ = hyper::server::conn::http1::Builder::new()
-                    .timer(hyper_util::rt::TokioTimer::new())
-                    .header_read_timeout(HEADER_TIMEOUT)
-                    .serve_connection(io, service)
-                    .await;
+                connections::serve(stream, router).await;
             });
         }
     })
