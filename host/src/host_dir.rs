@@ -112,10 +112,9 @@ impl HostState {
             return Err(FsError::Access);
         }
         name_ok(name)?;
-        if !self.call.changing && self.call.cancel.as_ref().is_some_and(|c| c.is_cancelled()) {
+        if self.call.stops_for_cancel() {
             // A cancel that came between two epoch ticks (during an approval, say) still
             // stops the call here, before its first change.
-            self.call.cancelled = true;
             return Err(FsError::Other("the call was cancelled".to_string()));
         }
         self.call.changing = true;

@@ -53,11 +53,19 @@ pub(crate) struct CallState {
 }
 
 impl CallState {
+    /// Whether the call stops for its cancel token: cancelled before the call began to
+    /// change files (then it is marked cancelled).
+    pub(crate) fn stops_for_cancel(&mut self) -> bool {
+        if !self.changing && self.cancel.as_ref().is_some_and(|c| c.is_cancelled()) {
+            self.cancelled = true;
+        }
+        self.cancelled
+    }
+
     /// What the epoch callback decides: stop the call (cancelled, or out of time) or let it
     /// run one more tick.
     pub(crate) fn tick(&mut self) -> wasmtime::UpdateDeadline {
-        if !self.changing && self.cancel.as_ref().is_some_and(|c| c.is_cancelled()) {
-            self.cancelled = true;
+        if self.stops_for_cancel() {
             return wasmtime::UpdateDeadline::Interrupt;
         }
         match self.deadline {
@@ -124,10 +132,7 @@ impl agent::file_tools::approval::Host for HostState {
         }
         // A cancel that came while the user was asked wins over the answer: the call ends
         // as cancelled, before any change.
-        let yes = yes && !self.call.cancel.as_ref().is_some_and(|c| c.is_cancelled());
-        if self.call.cancel.as_ref().is_some_and(|c| c.is_cancelled()) {
-            self.call.cancelled = true;
-        }
+        let yes = !self.call.stops_for_cancel() && yes;
         self.call.approvals.push(format!(
             "approval asked for {} ({}): {} after {} ms",
             files.join(", "),
