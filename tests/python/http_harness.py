@@ -49,13 +49,13 @@ def server(tmp_path, global_args, *mcp_args, bind="127.0.0.1:0", state_home=None
         proc.wait(timeout=30)
 
 
+def tools_call(tool, arguments, rid=1):
+    """The JSON-RPC request of one tools/call."""
+    return {"jsonrpc": "2.0", "id": rid, "method": "tools/call", "params": {"name": tool, "arguments": arguments}}
+
+
 def call(url, tool, arguments, headers=None, rid=1):
     """One stateless tools/call as a raw POST; returns (status, JSON body or None)."""
-    body = {
-        "jsonrpc": "2.0",
-        "id": rid,
-        "method": "tools/call",
-        "params": {"name": tool, "arguments": arguments},
-    }
+    body = tools_call(tool, arguments, rid)
     r = httpx2.post(url, json=body, headers={**HEADERS, **(headers or {})}, timeout=60)
     return r.status_code, (r.json() if r.headers.get("content-type", "").startswith("application/json") else None)

@@ -20,7 +20,7 @@ import pytest
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
-from http_harness import BIN, HEADERS, ROOT, call, server
+from http_harness import BIN, HEADERS, ROOT, call, server, tools_call
 
 
 @pytest.fixture()
@@ -126,12 +126,7 @@ def test_clients_on_two_repositories_run_at_once_and_each_sees_its_own(repos, tm
             url = base + ("/mcp" if i % 2 == 0 else "/mcp/two")
             async with httpx2.AsyncClient(timeout=120) as c:
                 for k in range(5):
-                    body = {
-                        "jsonrpc": "2.0",
-                        "id": k,
-                        "method": "tools/call",
-                        "params": {"name": "write_file", "arguments": {"path": f"c{i}/{k}.txt", "content": f"{i} {k}\n"}},
-                    }
+                    body = tools_call("write_file", {"path": f"c{i}/{k}.txt", "content": f"{i} {k}\n"}, k)
                     r = await c.post(url, json=body, headers=HEADERS)
                     assert r.status_code == 200, r.text
                     assert r.json()["result"]["isError"] is False, r.text
@@ -154,12 +149,7 @@ def test_two_server_processes_share_one_repository_and_audit_chain(repos, tmp_pa
         async def client(base, tag):
             async with httpx2.AsyncClient(timeout=120) as c:
                 for k in range(10):
-                    body = {
-                        "jsonrpc": "2.0",
-                        "id": k,
-                        "method": "tools/call",
-                        "params": {"name": "append_file", "arguments": {"path": "shared.log", "content": f"{tag}{k}\n"}},
-                    }
+                    body = tools_call("append_file", {"path": "shared.log", "content": f"{tag}{k}\n"}, k)
                     r = await c.post(base + "/mcp", json=body, headers=HEADERS)
                     assert r.json()["result"]["isError"] is False, r.text
 
@@ -256,8 +246,7 @@ def test_malformed_requests_get_clear_refusals_that_name_no_host_path(repos, tmp
         assert status == 500 and answer is None, answer
         assert "server's log" in text and str(tmp_path) not in text, text
         # A body over 4 MiB is refused before it reaches a session.
-        big = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-               "params": {"name": "write_file", "arguments": {"path": "big.txt", "content": "x" * (5 << 20)}}}
+        big = tools_call("write_file", {"path": "big.txt", "content": "x" * (5 << 20)})
         r = httpx2.post(url, json=big, headers=HEADERS, timeout=60)
         assert r.status_code == 413, r.status_code
         assert not (one / "big.txt").exists()
@@ -331,8 +320,7 @@ def test_made_up_session_names_cannot_fill_the_disk(repos, tmp_path):
 def test_a_client_that_stops_reading_loses_its_connections_not_the_server(repos, tmp_path):
     one, _ = repos
     (one / "big.txt").write_text(("abcdefghij" * 9 + "\n") * 2800)
-    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-                       "params": {"name": "read_file", "arguments": {"path": "big.txt"}}}).encode()
+    body = json.dumps(tools_call("read_file", {"path": "big.txt"})).encode()
     request = (b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\ncontent-type: application/json\r\n"
                b"accept: application/json, text/event-stream\r\nmcp-protocol-version: 2025-11-25\r\n"
                b"content-length: " + str(len(body)).encode() + b"\r\n\r\n" + body)
