@@ -15,10 +15,15 @@ use crate::error::ToolResult;
 use crate::glob::Globs;
 use crate::path::LogicalPath;
 
-/// The policy's approval rules; all off by default.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+/// The policy's approval rules; all off by default but `automation`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct ApprovalRules {
+    /// Changing a file of kind `automation` (settings that make an editor, an agent, a hook
+    /// manager, git or CI run commands) needs approval. On by default: such a write is how
+    /// a prompt injection turns into code execution. A policy override that reclassifies a
+    /// pattern (as `config`, say) relaxes it for that pattern alone.
+    pub automation: bool,
     /// Deleting a file needs approval (moves do not count).
     pub delete: bool,
     /// Changing a build file (`Cargo.toml`, `package.json`, `Makefile`, ...) needs approval.
@@ -30,6 +35,19 @@ pub struct ApprovalRules {
     pub paths: Vec<String>,
     /// A change with more inserted plus deleted lines than this needs approval.
     pub max_changed_lines: Option<u32>,
+}
+
+impl Default for ApprovalRules {
+    fn default() -> Self {
+        ApprovalRules {
+            automation: true,
+            delete: false,
+            build_files: false,
+            security_sensitive: false,
+            paths: Vec::new(),
+            max_changed_lines: None,
+        }
+    }
 }
 
 /// What the host is asked to approve.
@@ -97,8 +115,8 @@ const SECURITY_GLOBS: &[&str] = &[
 
 /// Is `path` a build file?
 pub fn is_build_file(path: &LogicalPath) -> bool {
-    let name = path.name();
-    BUILD_FILES.contains(&name)
+    let name = crate::fold::fold(path.name());
+    BUILD_FILES.iter().any(|b| crate::fold::fold(b) == name)
         || name
             .rsplit_once('.')
             .is_some_and(|(_, ext)| BUILD_EXTS.contains(&ext))
@@ -133,13 +151,15 @@ impl Approval {
     /// `INVALID_INPUT` for a malformed glob.
     pub fn new(rules: ApprovalRules) -> ToolResult<Self> {
         let security = if rules.security_sensitive {
-            Some(Globs::new_lazy(SECURITY_GLOBS, true)?)
+            Some(Globs::new_lazy_folded(SECURITY_GLOBS, true, true)?)
         } else {
             None
         };
         Ok(Approval {
             // Compiled on first use; if that fails, every change needs approval.
-            paths: Globs::new_lazy(&rules.paths, true)?,
+            // Folded: a rule that asks for approval guards, so every spelling a folding
+            // file system opens must match it.
+            paths: Globs::new_lazy_folded(&rules.paths, true, true)?,
             security,
             rules,
         })
@@ -155,6 +175,11 @@ impl Approval {
             let shown = c.shown;
             if r.delete && c.plain_delete {
                 out.push(format!("deletes {shown}"));
+            }
+            if r.automation && c.kind == Kind::Automation {
+                out.push(format!(
+                    "changes {shown}, a file other programs obey to run commands (automation)"
+                ));
             }
             if r.build_files && is_build_file(p) {
                 out.push(format!("changes the build file {shown}"));
@@ -177,5 +202,52 @@ impl Approval {
             }
         }
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn facts<'a>(target: &'a LogicalPath, kind: Kind) -> ChangeFacts<'a> {
+        ChangeFacts {
+            target,
+            shown: target.as_str(),
+            plain_delete: false,
+            kind,
+        }
+    }
+
+    #[test]
+    fn automation_needs_approval_by_default_and_can_be_turned_off() {
+        let p = LogicalPath::parse(".vscode/settings.json").unwrap();
+        let on = Approval::new(ApprovalRules::default()).unwrap();
+        let why = on.reasons(&[facts(&p, Kind::Automation)], 1);
+        assert_eq!(why.len(), 1, "{why:?}");
+        assert!(why[0].contains("run commands"), "{why:?}");
+        // Positive control: the same path of another kind asks nothing.
+        assert!(on.reasons(&[facts(&p, Kind::Config)], 1).is_empty());
+        let off = Approval::new(ApprovalRules {
+            automation: false,
+            ..ApprovalRules::default()
+        })
+        .unwrap();
+        assert!(off.reasons(&[facts(&p, Kind::Automation)], 1).is_empty());
+    }
+
+    #[test]
+    fn approval_globs_and_build_files_match_every_spelling() {
+        let rules = ApprovalRules {
+            paths: vec!["deploy/**".into()],
+            build_files: true,
+            ..ApprovalRules::default()
+        };
+        let a = Approval::new(rules).unwrap();
+        for s in ["DEPLOY/run.sh", "MAKEFILE", "sub/cargo.TOML"] {
+            let p = LogicalPath::parse(s).unwrap();
+            assert!(!a.reasons(&[facts(&p, Kind::Text)], 1).is_empty(), "{s}");
+        }
+        let p = LogicalPath::parse("src/run.sh").unwrap();
+        assert!(a.reasons(&[facts(&p, Kind::Source)], 1).is_empty());
     }
 }

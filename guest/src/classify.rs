@@ -1,8 +1,13 @@
 //! Classification of paths by name (and of content, for binary data).
 //!
 //! Precedence, first match wins: git internals, secrets, generated output, vendored code,
-//! lock files, binary by extension, then source, config, doc or plain text. A policy may
-//! override the result for chosen globs (see `policy`).
+//! automation (settings that make other programs run commands), lock files, binary by
+//! extension, then source, config, doc or plain text. A policy may override the result for
+//! chosen globs (see `policy`).
+//!
+//! Every name that decides a guarding kind (git internals, secrets, generated, vendored,
+//! automation, lock files) is compared in its folded form (see `fold`), so that any spelling
+//! a case-folding file system opens as the same file gets the same kind.
 
 use serde::{Deserialize, Serialize};
 
@@ -23,6 +28,7 @@ pub enum Kind {
     Lockfile,
     Binary,
     Directory,
+    Automation,
 }
 
 impl Kind {
@@ -39,11 +45,27 @@ impl Kind {
             Kind::Lockfile => "lockfile",
             Kind::Binary => "binary",
             Kind::Directory => "directory",
+            Kind::Automation => "automation",
         }
+    }
+
+    /// Whether the kind guards something (refuses or withholds): what a policy override to
+    /// it adds must match every spelling of a path, as guarding rules do (see `fold`).
+    pub fn guards(self) -> bool {
+        matches!(
+            self,
+            Kind::Secret
+                | Kind::GitInternal
+                | Kind::Generated
+                | Kind::Vendored
+                | Kind::Lockfile
+                | Kind::Binary
+                | Kind::Automation
+        )
     }
 }
 
-/// Directory names that are build output wherever they appear.
+/// Directory names that are build output wherever they appear (folded forms).
 const GENERATED_DIRS: &[&str] = &[
     "node_modules",
     "generated-sources",
@@ -65,8 +87,8 @@ const GENERATED_DIRS: &[&str] = &[
     "bazel-bin",
     "bazel-testlogs",
     ".dart_tool",
-    "Pods",
-    "DerivedData",
+    "pods",
+    "deriveddata",
 ];
 
 /// Directory names that are build output only beside a build file that makes them:
@@ -171,7 +193,7 @@ const SECRET_STEM_EXTS: &[&str] = &[
 /// Name prefixes of private SSH keys (their public halves end in `.pub`).
 const KEY_PREFIXES: &[&str] = &["id_dsa", "id_ecdsa", "id_ed25519", "id_rsa", "id_xmss"];
 
-/// Secret files known by their directory and name (both lowercase).
+/// Secret files known by their directory and name (both folded).
 const SECRET_PATHS: &[(&str, &str)] = &[(".docker", "config.json"), (".kube", "config")];
 
 const SECRET_EXTS: &[&str] = &[
@@ -179,31 +201,83 @@ const SECRET_EXTS: &[&str] = &[
     "tfstate", "tfvars",
 ];
 
+/// Lock file names, folded and sorted.
 const LOCKFILES: &[&str] = &[
-    "Cargo.lock",
-    "Gemfile.lock",
-    "Package.resolved",
-    "Pipfile.lock",
-    "Podfile.lock",
     "bun.lock",
     "bun.lockb",
     "cabal.project.freeze",
+    "cargo.lock",
     "composer.lock",
     "conan.lock",
     "deno.lock",
     "flake.lock",
+    "gemfile.lock",
     "go.sum",
     "gradle.lockfile",
     "mix.lock",
     "npm-shrinkwrap.json",
     "package-lock.json",
+    "package.resolved",
     "packages.lock.json",
     "pdm.lock",
+    "pipfile.lock",
     "pnpm-lock.yaml",
+    "podfile.lock",
     "poetry.lock",
     "pubspec.lock",
     "uv.lock",
     "yarn.lock",
+];
+
+/// Directories whose every file other programs obey to run commands: editors' tasks and
+/// settings, coding agents' settings and MCP servers, dev containers, hook managers, CI
+/// (folded names). `.github/workflows` and `.github/actions` are matched beside them.
+const AUTOMATION_DIRS: &[&str] = &[
+    ".amazonq",
+    ".buildkite",
+    ".circleci",
+    ".claude",
+    ".codex",
+    ".continue",
+    ".cursor",
+    ".devcontainer",
+    ".gemini",
+    ".githooks",
+    ".husky",
+    ".idea",
+    ".kiro",
+    ".lefthook",
+    ".roo",
+    ".vscode",
+    ".windsurf",
+    ".woodpecker",
+    ".zed",
+];
+
+/// File names, at any depth, that make another program run commands (folded, sorted).
+const AUTOMATION_NAMES: &[&str] = &[
+    ".devcontainer.json",
+    ".drone.yml",
+    ".gitattributes",
+    ".gitlab-ci.yml",
+    ".gitmodules",
+    ".lefthook-local.yml",
+    ".lefthook.yml",
+    ".mcp.json",
+    ".mise.toml",
+    ".pnpmfile.cjs",
+    ".pre-commit-config.yaml",
+    ".pre-commit-hooks.yaml",
+    ".travis.yml",
+    ".woodpecker.yml",
+    ".yarnrc",
+    ".yarnrc.yml",
+    "azure-pipelines.yml",
+    "bitbucket-pipelines.yml",
+    "jenkinsfile",
+    "lefthook-local.yml",
+    "lefthook.yml",
+    "mise.toml",
 ];
 
 const GENERATED_SUFFIXES: &[&str] = &[
@@ -350,17 +424,30 @@ pub struct DirMarks {
     git: bool,
     generated: bool,
     vendored: bool,
+    automation: bool,
 }
 
 impl DirMarks {
     /// The marks of directory `dir`, whose parent has these marks.
     pub fn enter(self, dir: &LogicalPath, has_file: &dyn Fn(&LogicalPath) -> bool) -> DirMarks {
-        let name = dir.name();
+        let name = crate::fold::fold(dir.name());
         DirMarks {
-            git: self.git || is_git_name(name),
-            generated: self.generated || is_generated_dir(dir, has_file),
-            vendored: self.vendored || VENDORED_DIRS.contains(&name),
+            git: self.git || name == ".git",
+            generated: self.generated || is_generated_dir(dir, &name, has_file),
+            vendored: self.vendored || VENDORED_DIRS.contains(&&*name),
+            automation: self.automation || is_automation_dir(dir, &name),
         }
+    }
+
+    /// These marks for a directory git would take for a repository of its own (see
+    /// [`GIT_SHAPE`]): everything below it is git internals.
+    pub fn as_git(self) -> DirMarks {
+        DirMarks { git: true, ..self }
+    }
+
+    /// Whether everything below is git internals.
+    pub fn is_git(self) -> bool {
+        self.git
     }
 
     /// The kind of `path`, an entry of a directory with these marks. Precedence as in the
@@ -372,29 +459,56 @@ impl DirMarks {
         has_file: &dyn Fn(&LogicalPath) -> bool,
     ) -> Kind {
         let name = path.name();
-        if self.git || is_git_name(name) {
+        let folded = crate::fold::fold(name);
+        if self.git || folded == ".git" {
             return Kind::GitInternal;
         }
-        if !is_dir && (is_secret_name(name) || is_secret_path(path)) {
+        if !is_dir && (is_secret_folded(&folded) || is_secret_path(path)) {
             return Kind::Secret;
         }
-        if self.generated || (is_dir && is_generated_dir(path, has_file)) {
+        if self.generated || (is_dir && is_generated_dir(path, &folded, has_file)) {
             return Kind::Generated;
         }
-        if self.vendored || (is_dir && VENDORED_DIRS.contains(&name)) {
+        if self.vendored || (is_dir && VENDORED_DIRS.contains(&&*folded)) {
             return Kind::Vendored;
         }
         if is_dir {
             return Kind::Directory;
         }
+        if self.automation || is_automation_name(&folded) {
+            return Kind::Automation;
+        }
+        if listed(LOCKFILES, folded.as_bytes()) {
+            return Kind::Lockfile;
+        }
         classify_name(name)
     }
 }
 
-/// True when the directory `dir` holds build output: by name alone, or by name beside the
-/// build file that makes it.
-fn is_generated_dir(dir: &LogicalPath, has_file: &dyn Fn(&LogicalPath) -> bool) -> bool {
-    let name = dir.name();
+/// The entries that make git take a directory for a repository of its own, as its
+/// discovery does (a `HEAD` file with `objects/` and `refs/` beside it, or with a
+/// `commondir` file that points at them elsewhere), in folded forms: (name, is a directory).
+pub const GIT_SHAPE: &[(&str, bool)] = &[
+    ("head", false),
+    ("objects", true),
+    ("refs", true),
+    ("commondir", false),
+];
+
+/// Whether a directory that has the entries `has` (each of [`GIT_SHAPE`], in its order)
+/// would be taken by git for a repository.
+pub fn is_git_shape(has: [bool; 4]) -> bool {
+    let [head, objects, refs, commondir] = has;
+    head && ((objects && refs) || commondir)
+}
+
+/// True when the directory `dir` (whose name folds to `name`) holds build output: by name
+/// alone, or by name beside the build file that makes it.
+fn is_generated_dir(
+    dir: &LogicalPath,
+    name: &str,
+    has_file: &dyn Fn(&LogicalPath) -> bool,
+) -> bool {
     if GENERATED_DIRS.contains(&name) {
         return true;
     }
@@ -404,6 +518,23 @@ fn is_generated_dir(dir: &LogicalPath, has_file: &dyn Fn(&LogicalPath) -> bool) 
             makers.iter().any(|m| has_file(&parent.join(m)))
         }
     })
+}
+
+/// Whether every file below the directory `dir` (whose name folds to `name`) is
+/// automation: one of [`AUTOMATION_DIRS`], or `.github/workflows` and `.github/actions`.
+fn is_automation_dir(dir: &LogicalPath, name: &str) -> bool {
+    if AUTOMATION_DIRS.contains(&name) {
+        return true;
+    }
+    (name == "workflows" || name == "actions") && {
+        let parent = dir.as_str().rsplit('/').nth(1).unwrap_or("");
+        crate::fold::fold(parent) == ".github"
+    }
+}
+
+/// Whether a file whose name folds to `name` makes another program run commands.
+fn is_automation_name(name: &str) -> bool {
+    listed(AUTOMATION_NAMES, name.as_bytes()) || name.ends_with(".code-workspace")
 }
 
 /// Whether `table` (sorted, see the test) holds `key`.
@@ -424,21 +555,22 @@ fn folded<'b>(s: &str, buf: &'b mut [u8; 16], upper: bool) -> Option<&'b [u8]> {
     Some(out)
 }
 
-/// Whether `name` is `.git` in any case (on a case-insensitive file system `.GIT` is it).
+/// Whether `name` is `.git` in any spelling a folding file system opens as `.git`
+/// (`.GIT`, `.git.`, `.g\u{200C}it`).
 pub fn is_git_name(name: &str) -> bool {
-    name.eq_ignore_ascii_case(".git")
+    crate::fold::fold(name) == ".git"
 }
 
-/// Whether a file called `name` holds secrets, by name alone, in any case: the names and
-/// endings listed above, the `.env` family, private keys, credential files, and backups
-/// or editor copies of any of them.
+/// Whether a file called `name` holds secrets, by name alone, in any spelling (see
+/// `fold`): the names and endings listed above, the `.env` family, private keys,
+/// credential files, and backups or editor copies of any of them.
 pub fn is_secret_name(name: &str) -> bool {
-    let lower = if name.bytes().any(|b| b.is_ascii_uppercase()) {
-        std::borrow::Cow::Owned(name.to_ascii_lowercase())
-    } else {
-        std::borrow::Cow::Borrowed(name)
-    };
-    let mut base: &str = &lower;
+    is_secret_folded(&crate::fold::fold(name))
+}
+
+/// [`is_secret_name`] for a name in its folded form.
+fn is_secret_folded(lower: &str) -> bool {
+    let mut base: &str = lower;
     if is_secret_base(base) {
         return true;
     }
@@ -511,25 +643,19 @@ fn is_secret_base(n: &str) -> bool {
 
 /// Whether `path` is a secret by its directory and name (`.docker/config.json`).
 fn is_secret_path(path: &LogicalPath) -> bool {
-    let name = path.name();
-    if !SECRET_PATHS
-        .iter()
-        .any(|(_, n)| name.eq_ignore_ascii_case(n))
-    {
+    let name = crate::fold::fold(path.name());
+    if !SECRET_PATHS.iter().any(|(_, n)| name == *n) {
         return false;
     }
     // The parent directory's name, without building the parent path.
-    let dir = path.as_str().rsplit('/').nth(1).unwrap_or("");
-    SECRET_PATHS
-        .iter()
-        .any(|(d, n)| dir.eq_ignore_ascii_case(d) && name.eq_ignore_ascii_case(n))
+    let dir = crate::fold::fold(path.as_str().rsplit('/').nth(1).unwrap_or(""));
+    SECRET_PATHS.iter().any(|(d, n)| dir == *d && name == *n)
 }
 
+/// The kind of a file by its name alone, past the guarding kinds [`DirMarks::classify`]
+/// settles first.
 fn classify_name(name: &str) -> Kind {
     let exact = name.as_bytes();
-    if listed(LOCKFILES, exact) {
-        return Kind::Lockfile;
-    }
     if GENERATED_SUFFIXES.iter().any(|s| name.ends_with(s)) {
         return Kind::Generated;
     }
@@ -584,10 +710,11 @@ mod tests {
     }
 
     /// The tables `classify_name` and `is_secret_name` binary-search.
-    const SEARCHED: [&[&str]; 9] = [
+    const SEARCHED: [&[&str]; 10] = [
         SECRET_NAMES,
         SECRET_EXTS,
         LOCKFILES,
+        AUTOMATION_NAMES,
         BINARY_EXTS,
         SOURCE_EXTS,
         CONFIG_EXTS,
@@ -604,7 +731,16 @@ mod tests {
                 "{t:?}"
             );
         }
-        assert!(SECRET_NAMES.iter().all(|e| *e == e.to_ascii_lowercase()));
+        for t in [
+            SECRET_NAMES,
+            LOCKFILES,
+            AUTOMATION_NAMES,
+            AUTOMATION_DIRS,
+            GENERATED_DIRS,
+        ] {
+            assert!(t.iter().all(|e| crate::fold::fold(e) == *e), "{t:?}");
+        }
+        assert!(VENDORED_DIRS.iter().all(|e| crate::fold::fold(e) == *e));
         for t in [SECRET_EXTS, BINARY_EXTS, SOURCE_EXTS, CONFIG_EXTS, DOC_EXTS] {
             assert!(t
                 .iter()
@@ -627,7 +763,7 @@ mod tests {
         if plain_secret_table || is_secret_name(name) {
             return Kind::Secret;
         }
-        if LOCKFILES.contains(&name) {
+        if LOCKFILES.contains(&lower.as_str()) {
             return Kind::Lockfile;
         }
         if GENERATED_SUFFIXES.iter().any(|s| name.ends_with(s)) {
@@ -695,6 +831,8 @@ mod tests {
                     }
                     let got = if is_secret_name(&name) {
                         Kind::Secret
+                    } else if listed(LOCKFILES, name.to_ascii_lowercase().as_bytes()) {
+                        Kind::Lockfile
                     } else {
                         classify_name(&name)
                     };
@@ -805,7 +943,80 @@ mod tests {
             classify(&LogicalPath::parse(".git").unwrap(), true),
             Kind::GitInternal
         );
-        assert_eq!(kind(".github/workflows/ci.yml"), Kind::Config);
+        assert_eq!(kind(".github/workflows/ci.yml"), Kind::Automation);
+        assert_eq!(kind(".git/hooks/pre-commit"), Kind::GitInternal);
+    }
+
+    #[test]
+    fn guarding_kinds_hold_in_every_spelling_a_folding_file_system_opens() {
+        // U+017F (long s), U+212A (Kelvin sign), a trailing dot, an NTFS stream, a
+        // zero-width non-joiner: each opens the guarded file on some file system.
+        for (p, k) in [
+            ("id_r\u{17F}a", Kind::Secret),
+            ("server.\u{212A}ey", Kind::Secret),
+            (".env.", Kind::Secret),
+            (".env:x", Kind::Secret),
+            ("CARGO.LOCK", Kind::Lockfile),
+            ("web/Package-Lock.json", Kind::Lockfile),
+            ("NODE_MODULES/x/index.js", Kind::Generated),
+            ("VENDOR/lib.c", Kind::Vendored),
+            (".g\u{200C}it/config", Kind::GitInternal),
+            (".GIT./config", Kind::GitInternal),
+            (".VSCODE/settings.json", Kind::Automation),
+            (".GitHub/Workflows/ci.yml", Kind::Automation),
+        ] {
+            assert_eq!(kind(p), k, "{p}");
+        }
+        // Positive controls: names that only look alike stay what they are.
+        assert_eq!(kind("id_rsa.pub"), Kind::Text);
+        assert_eq!(kind("vendors.txt"), Kind::Doc);
+        assert_eq!(kind("src/workflows/ci.yml"), Kind::Config);
+    }
+
+    #[test]
+    fn settings_that_run_commands_are_automation() {
+        for p in [
+            ".vscode/settings.json",
+            ".vscode/tasks.json",
+            ".cursor/mcp.json",
+            ".mcp.json",
+            ".claude/settings.json",
+            ".gemini/settings.json",
+            ".devcontainer/devcontainer.json",
+            ".husky/pre-commit",
+            ".githooks/pre-push",
+            ".pre-commit-config.yaml",
+            ".gitmodules",
+            "sub/.gitattributes",
+            ".github/workflows/release.yml",
+            ".github/actions/setup/action.yml",
+            ".gitlab-ci.yml",
+            ".circleci/config.yml",
+            "Jenkinsfile",
+            "app.code-workspace",
+            ".idea/runConfigurations/x.xml",
+        ] {
+            assert_eq!(kind(p), Kind::Automation, "{p}");
+        }
+        // Positive controls: ordinary files and look-alike directories.
+        for (p, k) in [
+            ("src/settings.json", Kind::Config),
+            ("vscode/settings.json", Kind::Config),
+            (".gitignore", Kind::Config),
+            ("docs/workflows.md", Kind::Doc),
+        ] {
+            assert_eq!(kind(p), k, "{p}");
+        }
+        // A secret inside such a directory is still a secret.
+        assert_eq!(kind(".vscode/.env"), Kind::Secret);
+    }
+
+    #[test]
+    fn git_shape_needs_head_with_objects_and_refs_or_commondir() {
+        assert!(is_git_shape([true, true, true, false]));
+        assert!(is_git_shape([true, false, false, true]));
+        assert!(!is_git_shape([true, true, false, false]));
+        assert!(!is_git_shape([false, true, true, true]));
     }
 
     #[test]

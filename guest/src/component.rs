@@ -571,6 +571,7 @@ impl Conv<wt::FileKind> for Kind {
             Kind::Generated => W::Generated,
             Kind::Vendored => W::Vendored,
             Kind::Lockfile => W::Lockfile,
+            Kind::Automation => W::Automation,
             Kind::Binary => W::Binary,
             Kind::Directory => W::Directory,
         }

@@ -16,6 +16,8 @@ pub struct Globs {
     pending: Vec<Glob>,
     /// What a lazily built set answers if building it fails.
     fallback: bool,
+    /// Patterns and paths are compared in their folded forms (see `fold`).
+    fold: bool,
     len: usize,
 }
 
@@ -32,6 +34,7 @@ impl Globs {
             set: OnceLock::from(set),
             pending: Vec::new(),
             fallback: false,
+            fold: false,
             len: patterns.len(),
         })
     }
@@ -45,10 +48,35 @@ impl Globs {
     /// # Errors
     /// `INVALID_INPUT` naming the first malformed glob.
     pub fn new_lazy<S: AsRef<str>>(patterns: &[S], fallback: bool) -> ToolResult<Self> {
+        Self::new_lazy_folded(patterns, fallback, false)
+    }
+
+    /// [`Globs::new_lazy`] whose patterns, and the paths matched against them, are compared
+    /// in their folded forms when `fold` is set: what a case-folding file system opens
+    /// under another spelling matches too (`PRIVATE/x` matches `private/**`).
+    ///
+    /// # Errors
+    /// `INVALID_INPUT` naming the first malformed glob.
+    pub fn new_lazy_folded<S: AsRef<str>>(
+        patterns: &[S],
+        fallback: bool,
+        fold: bool,
+    ) -> ToolResult<Self> {
+        let pending = if fold {
+            parse(
+                &patterns
+                    .iter()
+                    .map(|p| crate::fold::fold(p.as_ref()).into_owned())
+                    .collect::<Vec<_>>(),
+            )
+        } else {
+            parse(patterns)
+        }?;
         Ok(Globs {
             set: OnceLock::new(),
-            pending: parse(patterns)?,
+            pending,
             fallback,
+            fold,
             len: patterns.len(),
         })
     }
@@ -56,6 +84,14 @@ impl Globs {
     /// Logical paths are UTF-8 with `/` separators already: matched as bytes, without the
     /// conversion through `Path` that costs a UTF-8 check per call on WASI.
     fn is_match(&self, path: &str) -> bool {
+        if self.fold {
+            return self.is_match_exact(&crate::fold::fold(path));
+        }
+        self.is_match_exact(path)
+    }
+
+    /// [`Globs::is_match`] for a path already in the form the patterns are in.
+    fn is_match_exact(&self, path: &str) -> bool {
         let set = match self.set.get() {
             Some(set) => set,
             None => match build(&self.pending) {
@@ -81,12 +117,19 @@ impl Globs {
         if self.len == 0 {
             return false;
         }
-        if self.is_match(path) {
+        let folded;
+        let path = if self.fold {
+            folded = crate::fold::fold(path);
+            &*folded
+        } else {
+            path
+        };
+        if self.is_match_exact(path) {
             return true;
         }
         let mut end = path.len();
         while let Some(i) = path[..end].rfind('/') {
-            if self.is_match(&path[..i]) {
+            if self.is_match_exact(&path[..i]) {
                 return true;
             }
             end = i;
@@ -195,6 +238,28 @@ mod tests {
             );
         }
         assert!(Globs::new_lazy(&["a[b"], true).is_err());
+        assert!(Globs::new_lazy_folded(&["a[b"], true, true).is_err());
         assert!(!Globs::new_lazy::<&str>(&[], true).unwrap().matches("x"));
+    }
+
+    #[test]
+    fn folded_sets_match_every_spelling_a_folding_file_system_opens() {
+        let g = Globs::new_lazy_folded(&["private/**", "ci", "*.KEY"], true, true).unwrap();
+        for p in [
+            "private/plan.txt",
+            "PRIVATE/plan.txt",
+            "Private./plan.txt",
+            "CI/deploy.sh",
+            "a/server.\u{212A}ey",
+            "a/server.key",
+        ] {
+            assert!(g.matches_path_or_parent(p), "{p}");
+        }
+        // Positive controls: other names stay unmatched.
+        for p in ["public/plan.txt", "cix/deploy.sh", "a/server.keys"] {
+            assert!(!g.matches_path_or_parent(p), "{p}");
+        }
+        let exact = Globs::new_lazy(&["private/**"], true).unwrap();
+        assert!(!exact.matches("PRIVATE/plan.txt"));
     }
 }

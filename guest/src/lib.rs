@@ -18,6 +18,7 @@ pub mod diff;
 pub mod edit;
 pub mod error;
 pub mod fault;
+pub mod fold;
 pub mod fsx;
 pub mod glob;
 pub mod hash;

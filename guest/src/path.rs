@@ -160,7 +160,7 @@ impl LogicalPath {
     /// component is a file-tools temporary file.
     pub fn check_reserved(&self) -> ToolResult<()> {
         let reserved =
-            self.parts().next() == Some(STATE_DIR_NAME) || self.parts().any(is_temp_name);
+            self.parts().next().is_some_and(is_state_name) || self.parts().any(is_temp_name);
         if reserved {
             return Err(reject(&self.s, "is reserved by file-tools"));
         }
@@ -232,8 +232,15 @@ pub fn temp_suffix() -> String {
     format!("{:016x}", h.finish())
 }
 
+/// True for names of file-tools' own temporary files, in any spelling a folding file
+/// system opens as one (see `fold`).
 pub fn is_temp_name(name: &str) -> bool {
-    name.starts_with('.') && name.contains(TEMP_MARKER)
+    name.starts_with('.') && crate::fold::fold(name).contains(TEMP_MARKER)
+}
+
+/// True for the name of file-tools' state directory at the root, in any spelling.
+pub fn is_state_name(name: &str) -> bool {
+    crate::fold::fold(name) == STATE_DIR_NAME
 }
 
 fn reject(input: &str, why: &str) -> ToolError {
@@ -306,6 +313,10 @@ mod tests {
     fn refuses_reserved_names() {
         rejected(".file-tools-state/baseline");
         rejected("src/.main.rs.ft-tmp-1234");
+        // Every spelling a case-folding file system opens as the same name.
+        rejected(".FILE-TOOLS-STATE/baseline");
+        rejected(".file-tools-state./baseline");
+        rejected("src/.main.rs.FT-TMP-1234");
         assert_eq!(ok("src/file-tools-state"), "src/file-tools-state");
     }
 

@@ -7,7 +7,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::approval::{Approval, ApprovalRules};
-use crate::classify::{DirMarks, Kind};
+use crate::classify::{self, DirMarks, Kind};
 use crate::error::{ErrorCode, ToolError, ToolResult};
 use crate::glob::Globs;
 use crate::path::LogicalPath;
@@ -150,6 +150,44 @@ pub struct PolicyConfig {
     /// Paths whose content is not sniffed for private keys and tokens (test fixtures that
     /// hold fake ones, say).
     pub sniff_exempt: Vec<String>,
+    /// Whether the repository's file system folds case in names (`PRIVATE` opens
+    /// `private`), as the host found by probing the root; absent when unknown. Rules that
+    /// refuse or guard always match every spelling such a file system could open; rules
+    /// that grant (`allow` lists, `blind_writes`, `sniff_exempt`, overrides to a kind that
+    /// guards nothing) do so only when this is true.
+    pub case_insensitive: Option<bool>,
+}
+
+/// The name right below `dir` on the way to `path`, when `path` lies below `dir`.
+fn child_of<'p>(dir: &LogicalPath, path: &'p LogicalPath) -> Option<&'p str> {
+    if !path.starts_with(dir) || path == dir {
+        return None;
+    }
+    let rest = if dir.is_root() {
+        path.as_str()
+    } else {
+        &path.as_str()[dir.as_str().len() + 1..]
+    };
+    rest.split('/').next()
+}
+
+impl DirScope {
+    /// Marks the directory as one git would take for a repository: everything below it is
+    /// git internals.
+    pub fn mark_git(&mut self) {
+        self.marks = self.marks.as_git();
+    }
+}
+
+impl PolicyConfig {
+    /// How the repository's file system compares names, as far as the host said.
+    pub fn case_mode(&self) -> crate::fold::CaseMode {
+        match self.case_insensitive {
+            None => crate::fold::CaseMode::Unknown,
+            Some(true) => crate::fold::CaseMode::Insensitive,
+            Some(false) => crate::fold::CaseMode::Sensitive,
+        }
+    }
 }
 
 /// What a directory settles for every entry below it: its classification marks and which
@@ -191,25 +229,30 @@ impl Policy {
     /// # Errors
     /// `INVALID_INPUT` for a malformed glob.
     pub fn new(config: PolicyConfig) -> ToolResult<Self> {
+        // Guarding rules always compare folded names; granting ones only where the file
+        // system is known to fold (see `fold`).
+        let grants_fold = config.case_mode().folds_grants();
         let overrides = config
             .overrides
             .iter()
             .map(|o| {
+                let fold = grants_fold || o.kind.guards();
                 Ok((
-                    Globs::new_lazy(std::slice::from_ref(&o.pattern), false)?,
+                    Globs::new_lazy_folded(std::slice::from_ref(&o.pattern), false, fold)?,
                     o.kind,
                 ))
             })
             .collect::<ToolResult<Vec<_>>>()?;
+        let grants = |g: &[String]| Globs::new_lazy_folded(g, false, grants_fold);
         Ok(Policy {
             // Compiled on first use; a list that cannot be compiled refuses (an allow
             // list matching nothing, a block list matching everything).
-            read_allow: Globs::new_lazy(&config.read.allow, false)?,
-            read_block: Globs::new_lazy(&config.read.block, true)?,
-            write_allow: Globs::new_lazy(&config.write.allow, false)?,
-            write_block: Globs::new_lazy(&config.write.block, true)?,
-            blind_writes: Globs::new_lazy(&config.blind_writes, false)?,
-            sniff_exempt: Globs::new_lazy(&config.sniff_exempt, false)?,
+            read_allow: grants(&config.read.allow)?,
+            read_block: Globs::new_lazy_folded(&config.read.block, true, true)?,
+            write_allow: grants(&config.write.allow)?,
+            write_block: Globs::new_lazy_folded(&config.write.block, true, true)?,
+            blind_writes: grants(&config.blind_writes)?,
+            sniff_exempt: grants(&config.sniff_exempt)?,
             overrides,
             approval: Approval::new(config.approval.clone())?,
             config,
@@ -281,15 +324,109 @@ impl Policy {
         self.kind_in(&self.scope_of(&path.parent()), path, is_dir)
     }
 
-    /// The scope of the directory `dir`, built from the root down.
+    /// The scope of the directory `dir`, built from the root down. A directory on the way
+    /// that git would take for a repository (see [`classify::GIT_SHAPE`]) marks everything
+    /// below it as git internals.
     pub fn scope_of(&self, dir: &LogicalPath) -> DirScope {
         let mut scope = self.root_scope();
         let mut d = LogicalPath::root();
+        if self.git_shaped(&d) {
+            scope.mark_git();
+        }
         for part in dir.parts() {
             d = d.join(part);
             scope = self.enter(&scope, &d);
+            if !scope.marks.is_git() && self.git_shaped(&d) {
+                scope.mark_git();
+            }
         }
         scope
+    }
+
+    /// Which entries of [`classify::GIT_SHAPE`] the directory `dir` has, by the names git
+    /// opens (a folding file system finds other spellings by them), not following links.
+    fn shape_of(&self, dir: &LogicalPath) -> [bool; 4] {
+        let Some(fs) = &self.fs else {
+            return [false; 4];
+        };
+        let key = format!("\0{dir}");
+        if let Some(&v) = self
+            .seen
+            .lock()
+            .ok()
+            .and_then(|m| m.get(&key).copied())
+            .as_ref()
+        {
+            if !v {
+                return [false; 4];
+            }
+        }
+        let has = |name: &str, want_dir: bool| {
+            fs.stat_nofollow(&dir.join(name)).is_some_and(|m| {
+                if want_dir {
+                    m.is_dir()
+                } else {
+                    m.is_file()
+                }
+            })
+        };
+        // Most directories have no HEAD: one look settles them.
+        let head = has("HEAD", false);
+        let shape = if head {
+            [
+                true,
+                has("objects", true),
+                has("refs", true),
+                has("commondir", false),
+            ]
+        } else {
+            [false; 4]
+        };
+        if let Ok(mut m) = self.seen.lock() {
+            m.insert(key, head);
+        }
+        shape
+    }
+
+    /// Whether git would take the directory `dir` for a repository of its own.
+    pub fn git_shaped(&self, dir: &LogicalPath) -> bool {
+        classify::is_git_shape(self.shape_of(dir))
+    }
+
+    /// Refuses a change whose written files (`(target, shown)`) would give a directory the
+    /// shape git takes for a repository: git run inside it would then obey its `config`
+    /// (`core.fsmonitor`, hooks, filters), so a model writing `sub/HEAD`, `sub/objects/…`,
+    /// `sub/refs/…` and `sub/config` would plant a command for the next `git status`.
+    ///
+    /// # Errors
+    /// `POLICY_DENIED` with reason `git_shaped`.
+    pub fn check_git_shape(&self, written: &[(&LogicalPath, &str)]) -> ToolResult<()> {
+        let slot = |name: &str| {
+            let f = crate::fold::fold(name);
+            classify::GIT_SHAPE.iter().position(|(n, _)| *n == f)
+        };
+        for (target, shown) in written {
+            let mut dir = LogicalPath::root();
+            for part in target.parts() {
+                if slot(part).is_some() {
+                    let mut has = self.shape_of(&dir);
+                    for (other, _) in written {
+                        if let Some(i) = child_of(&dir, other).and_then(slot) {
+                            has[i] = true;
+                        }
+                    }
+                    if classify::is_git_shape(has) {
+                        return Err(ToolError::denied(
+                            shown,
+                            "git_shaped",
+                            format!("'{shown}' would give a directory the shape of a git repository (HEAD beside objects/ and refs/, or beside commondir); git run there would obey that repository's config and hooks, so file-tools does not build one"),
+                        ));
+                    }
+                }
+                dir = dir.join(part);
+            }
+        }
+        Ok(())
     }
 
     /// The scope of the repository root.
@@ -402,10 +539,9 @@ impl Policy {
 
     /// Whether `path` is a file the host owns (see [`PolicyConfig::reserved`]).
     pub fn is_host_file(&self, path: &LogicalPath) -> bool {
-        self.config
-            .reserved
-            .iter()
-            .any(|r| LogicalPath::parse(r).is_ok_and(|r| r == *path))
+        self.config.reserved.iter().any(|r| {
+            LogicalPath::parse(r).is_ok_and(|r| crate::fold::same(r.as_str(), path.as_str()))
+        })
     }
 
     /// Whether the read rules hide the path `p` itself, whatever it is.
@@ -605,5 +741,49 @@ mod tests {
                 .code,
             ErrorCode::InvalidInput
         );
+    }
+
+    #[test]
+    fn guarding_rules_match_every_spelling_granting_ones_only_where_names_fold() {
+        let pol = Policy::from_json(
+            r#"{"read":{"block":["private/**"]},"write":{"block":["ci/**"]},"reserved":["policy.toml"]}"#,
+        )
+        .unwrap();
+        for hidden in [
+            "PRIVATE/plan.txt",
+            "Private./plan.txt",
+            "priv\u{200B}ate/plan.txt",
+        ] {
+            assert!(pol.hides(&p(hidden), Kind::Text), "{hidden}");
+        }
+        assert!(!pol.hides(&p("public/plan.txt"), Kind::Text));
+        let e = pol
+            .check_write(&p("CI/deploy.sh"), Kind::Source)
+            .unwrap_err();
+        assert_eq!(e.reason.as_deref(), Some("blocked"));
+        assert!(pol.check_write(&p("src/deploy.sh"), Kind::Source).is_ok());
+        assert!(pol.is_host_file(&p("POLICY.toml")));
+        assert!(pol.is_host_file(&p("policy.TOML.")));
+        assert!(!pol.is_host_file(&p("policy.tom")));
+
+        // An allow list grants: another spelling is another file unless names fold.
+        let unknown = Policy::from_json(r#"{"write":{"allow":["src/**"]}}"#).unwrap();
+        assert!(unknown.check_write(&p("src/a.rs"), Kind::Source).is_ok());
+        assert!(unknown.check_write(&p("SRC/a.rs"), Kind::Source).is_err());
+        let folding =
+            Policy::from_json(r#"{"write":{"allow":["src/**"]},"case_insensitive":true}"#).unwrap();
+        assert!(folding.check_write(&p("SRC/a.rs"), Kind::Source).is_ok());
+        assert!(folding.check_write(&p("lib/a.rs"), Kind::Source).is_err());
+    }
+
+    #[test]
+    fn overrides_that_guard_fold_and_overrides_that_relax_do_not() {
+        let pol = Policy::from_json(
+            r#"{"overrides":[{"pattern":"keys/**","kind":"secret"},{"pattern":"fixtures/**","kind":"text"}]}"#,
+        )
+        .unwrap();
+        assert_eq!(pol.kind_of(&p("KEYS/a.txt"), false), Kind::Secret);
+        assert_eq!(pol.kind_of(&p("fixtures/a.rs"), false), Kind::Text);
+        assert_eq!(pol.kind_of(&p("FIXTURES/a.rs"), false), Kind::Source);
     }
 }

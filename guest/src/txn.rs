@@ -445,6 +445,12 @@ pub fn commit(
             deletions: d.deletions,
         });
     }
+    let written: Vec<(&LogicalPath, &str)> = changes
+        .iter()
+        .filter(|c| c.after.is_some())
+        .map(|c| (&c.target, c.shown.as_str()))
+        .collect();
+    s.policy.check_git_shape(&written)?;
     let mut warnings = warnings;
     let facts: Vec<ChangeFacts<'_>> = changes
         .iter()

@@ -339,6 +339,17 @@ fn push_children(
     } else {
         None
     };
+    // A directory git would take for a repository: its entries are git internals, known
+    // from the listing itself (no look per directory).
+    let git_scope;
+    let scope = if git_shaped_listing(&children, policy.config.case_mode()) {
+        let mut s = (**scope).clone();
+        s.mark_git();
+        git_scope = Rc::new(s);
+        &git_scope
+    } else {
+        scope
+    };
     let mark = stack.len();
     let owns = |path: &str| opts.shard.is_none_or(|(i, n)| shard_of(path, n) == i);
     for (name, ty) in children {
@@ -349,7 +360,7 @@ fn push_children(
             }
             continue;
         };
-        if is_temp_name(&name) || (dir.is_root() && name == crate::path::STATE_DIR_NAME) {
+        if is_temp_name(&name) || (dir.is_root() && crate::path::is_state_name(&name)) {
             continue;
         }
         let path = dir.join(&name);
@@ -404,6 +415,37 @@ fn push_children(
         });
     }
     stack[mark..].reverse();
+}
+
+/// Whether a directory with these entries has the shape git takes for a repository (see
+/// [`crate::classify::GIT_SHAPE`]): names compared folded unless the file system is known
+/// to compare them exactly.
+fn git_shaped_listing(children: &[DirItem], case: crate::fold::CaseMode) -> bool {
+    let mut has = [false; 4];
+    for (name, ty) in children {
+        let Ok(name) = name else { continue };
+        // Only names of four to nine letters can be one of them.
+        if !(4..=9).contains(&name.len()) {
+            continue;
+        }
+        let key = if case == crate::fold::CaseMode::Sensitive {
+            // Git opens exactly these names.
+            std::borrow::Cow::Borrowed(match name.as_str() {
+                "HEAD" => "head",
+                "objects" | "refs" | "commondir" => name.as_str(),
+                _ => continue,
+            })
+        } else {
+            crate::fold::fold(name)
+        };
+        if let Some(i) = crate::classify::GIT_SHAPE
+            .iter()
+            .position(|(n, is_dir)| *n == key && *is_dir == (*ty == EntryType::Dir))
+        {
+            has[i] = true;
+        }
+    }
+    crate::classify::is_git_shape(has)
 }
 
 /// A directory outside the read allow-list is still entered when something below it may be

@@ -1,0 +1,199 @@
+//! Names as a case-folding file system compares them.
+//!
+//! On APFS (macOS) and NTFS (Windows), and in ext4 or f2fs directories with `casefold`,
+//! `PRIVATE/plan.txt` opens `private/plan.txt`. A rule matched on the bytes the model sent
+//! would miss it, so every rule that refuses or guards something compares folded forms:
+//! both the rule and the path go through [`fold`], which maps every spelling a folding
+//! file system could resolve to one file onto one string. Rules that grant something (read
+//! or write allow lists, exemptions) compare folded forms only where the repository's file
+//! system is known to fold (see [`CaseMode`]); elsewhere another spelling is another file.
+//!
+//! The folded form of a path:
+//! - letters folded to lower case the way Unicode full case folding does (`ſ` is `s`, the
+//!   Kelvin sign is `k`, `ß` is `ss`), by upper-casing and then lower-casing;
+//! - in canonical decomposition (NFD), so that a composed and a decomposed `ü` are one name,
+//!   as APFS treats them;
+//! - without the code points HFS+ ignores in names (zero-width joiners, bidi marks, the
+//!   byte order mark), which git also strips when it checks for `.git`;
+//! - each name cut at an NTFS stream separator (`.env:x` opens `.env`) and stripped of the
+//!   trailing dots and spaces Windows drops (`.env.` opens `.env`).
+//!
+//! Folding more than a given file system does only makes a guarding rule cover more.
+
+use std::borrow::Cow;
+
+use unicode_normalization::UnicodeNormalization;
+
+/// Whether the repository's file system folds names, as the host found out at start.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum CaseMode {
+    /// Nobody said: guarding rules fold, granting rules compare exactly.
+    #[default]
+    Unknown,
+    /// Names are compared byte for byte (the root's probe found a case-swapped name absent).
+    Sensitive,
+    /// Names are folded (the root's probe opened one file under two spellings).
+    Insensitive,
+}
+
+impl CaseMode {
+    /// Parses the host's word for it (`sensitive`, `insensitive`).
+    pub fn parse(s: &str) -> Option<CaseMode> {
+        match s {
+            "sensitive" => Some(CaseMode::Sensitive),
+            "insensitive" => Some(CaseMode::Insensitive),
+            "unknown" => Some(CaseMode::Unknown),
+            _ => None,
+        }
+    }
+
+    /// Whether rules that grant access compare folded forms.
+    pub fn folds_grants(self) -> bool {
+        self == CaseMode::Insensitive
+    }
+}
+
+/// Code points that HFS+ leaves out of names and that render as nothing.
+fn ignorable(c: char) -> bool {
+    matches!(
+        c,
+        '\u{00AD}'
+            | '\u{034F}'
+            | '\u{180B}'..='\u{180E}'
+            | '\u{200B}'..='\u{200F}'
+            | '\u{202A}'..='\u{202E}'
+            | '\u{2060}'..='\u{206F}'
+            | '\u{FE00}'..='\u{FE0F}'
+            | '\u{FEFF}'
+    )
+}
+
+/// Whether `s` is its own folded form, checked without allocating: plain lower-case ASCII
+/// names that keep their last character and hold no stream separator.
+fn is_folded(s: &str) -> bool {
+    let b = s.as_bytes();
+    if !b
+        .iter()
+        .all(|&c| c.is_ascii() && !c.is_ascii_uppercase() && c != b':')
+    {
+        return false;
+    }
+    // No name may end in a dot or a space (Windows drops them).
+    b.split(|&c| c == b'/')
+        .all(|n| !matches!(n.last(), Some(b'.' | b' ')) || n.iter().all(|&c| c == b'.'))
+}
+
+/// The folded form of one name (no `/`).
+fn fold_name(name: &str, out: &mut String) {
+    let name = name.split(':').next().unwrap_or(name);
+    let start = out.len();
+    if name.is_ascii() {
+        out.extend(name.chars().map(|c| c.to_ascii_lowercase()));
+    } else {
+        let folded: String = name
+            .nfd()
+            .filter(|&c| !ignorable(c))
+            .flat_map(char::to_uppercase)
+            .flat_map(char::to_lowercase)
+            .collect();
+        out.extend(folded.nfd());
+    }
+    // Windows drops trailing dots and spaces; a name of dots alone (`..`) stays as it is.
+    let kept = out[start..].trim_end_matches(['.', ' ']).len();
+    if kept > 0 {
+        out.truncate(start + kept);
+    }
+}
+
+/// The folded form of a path or glob: each `/`-separated name folded as the module docs
+/// say. Borrowed when nothing changes, as for most plain lower-case paths.
+pub fn fold(s: &str) -> Cow<'_, str> {
+    if is_folded(s) {
+        return Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len());
+    for (i, name) in s.split('/').enumerate() {
+        if i > 0 {
+            out.push('/');
+        }
+        fold_name(name, &mut out);
+    }
+    Cow::Owned(out)
+}
+
+/// Whether two names or paths open the same entry on a folding file system.
+pub fn same(a: &str, b: &str) -> bool {
+    a == b || fold(a) == fold(b)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ascii_case_is_folded() {
+        assert_eq!(fold("PRIVATE/Plan.TXT"), "private/plan.txt");
+        assert_eq!(fold("CARGO.LOCK"), "cargo.lock");
+        assert!(matches!(fold("src/lib.rs"), Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn unicode_case_variants_fold_to_ascii() {
+        // U+017F LATIN SMALL LETTER LONG S and U+212A KELVIN SIGN.
+        assert_eq!(fold("id_r\u{17F}a"), "id_rsa");
+        assert_eq!(fold("server.\u{212A}ey"), "server.key");
+        assert_eq!(fold("STRA\u{DF}E"), "strasse");
+        assert_eq!(fold("\u{391}\u{3A3}"), fold("\u{3B1}\u{3C2}"));
+    }
+
+    #[test]
+    fn composed_and_decomposed_forms_are_one_name() {
+        assert_eq!(fold("gr\u{FC}n"), fold("gru\u{308}n"));
+        assert_eq!(fold("GR\u{DC}N"), fold("gru\u{308}n"));
+    }
+
+    #[test]
+    fn ignorable_code_points_are_dropped() {
+        assert_eq!(fold(".g\u{200C}it"), ".git");
+        assert_eq!(fold("\u{FEFF}.env"), ".env");
+        assert_eq!(fold(".e\u{202E}nv"), ".env");
+    }
+
+    #[test]
+    fn windows_trailing_dots_spaces_and_streams() {
+        assert_eq!(fold(".env."), ".env");
+        assert_eq!(fold(".env . "), ".env");
+        assert_eq!(fold("private./a.txt"), "private/a.txt");
+        assert_eq!(fold(".env:secret"), ".env");
+        assert_eq!(fold("id_rsa::$DATA"), "id_rsa");
+        // Names of dots alone are left alone (the path guard never lets `..` through).
+        assert_eq!(fold("a/.."), "a/..");
+    }
+
+    #[test]
+    fn folding_is_idempotent_and_borrowed_forms_are_folded() {
+        for s in [
+            "PRIVATE/x",
+            "id_r\u{17F}a",
+            "gr\u{FC}n.",
+            "a:b/C",
+            "\u{130}stanbul",
+            "x/y/z.rs",
+        ] {
+            let once = fold(s).into_owned();
+            assert_eq!(fold(&once), once, "{s}");
+            assert!(is_folded(&once) || !once.is_ascii(), "{s}");
+        }
+        assert!(same("Policy.TOML", "policy.toml"));
+        assert!(!same("policy.toml", "policy.tom"));
+    }
+
+    #[test]
+    fn modes_parse() {
+        assert_eq!(CaseMode::parse("insensitive"), Some(CaseMode::Insensitive));
+        assert_eq!(CaseMode::parse("sensitive"), Some(CaseMode::Sensitive));
+        assert_eq!(CaseMode::parse("maybe"), None);
+        assert!(CaseMode::Insensitive.folds_grants());
+        assert!(!CaseMode::Unknown.folds_grants());
+    }
+}
