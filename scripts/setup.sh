@@ -33,6 +33,16 @@ if ! "$CARGO_BIN/wasmtime" --version 2>/dev/null | grep -q '^wasmtime 48\.'; the
         --features run,cranelift,component-model
 fi
 
+# The case-insensitive file system of tests/python/test_casefold_fs.py is a FUSE mount:
+# Debian's fuse (fusermount) and libfuse2 (PyPI's fusepy, in the requirements, loads it).
+if ! ldconfig -p 2>/dev/null | grep -q 'libfuse\.so\.2' || ! command -v fusermount >/dev/null 2>&1; then
+    echo "setup: Debian's fuse and libfuse2 (the case-insensitive file system test)"
+    sudo_cmd=""
+    [ "$(id -u)" = 0 ] || sudo_cmd="sudo"
+    $sudo_cmd apt-get update -q >/dev/null
+    DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -q fuse libfuse2 >/dev/null
+fi
+
 if ! command -v python3 >/dev/null 2>&1; then
     echo "setup: python3 is needed for the MCP and Python host tests" >&2
     exit 1

@@ -321,6 +321,9 @@ impl Policy {
 
     /// The kind of a path: an override if one matches, else the built-in classification.
     pub fn kind_of(&self, path: &LogicalPath, is_dir: bool) -> Kind {
+        if is_dir && self.git_shaped(path) {
+            return Kind::GitInternal;
+        }
         self.kind_in(&self.scope_of(&path.parent()), path, is_dir)
     }
 
@@ -345,7 +348,8 @@ impl Policy {
 
     /// Which entries of [`classify::GIT_SHAPE`] the directory `dir` has, by the names git
     /// opens (a folding file system finds other spellings by them), not following links.
-    fn shape_of(&self, dir: &LogicalPath) -> [bool; 4] {
+    /// Without `full`, a directory with no HEAD answers at once (as having none of them).
+    fn shape_of(&self, dir: &LogicalPath, full: bool) -> [bool; 4] {
         let Some(fs) = &self.fs else {
             return [false; 4];
         };
@@ -357,7 +361,7 @@ impl Policy {
             .and_then(|m| m.get(&key).copied())
             .as_ref()
         {
-            if !v {
+            if !v && !full {
                 return [false; 4];
             }
         }
@@ -372,9 +376,9 @@ impl Policy {
         };
         // Most directories have no HEAD: one look settles them.
         let head = has("HEAD", false);
-        let shape = if head {
+        let shape = if head || full {
             [
-                true,
+                head,
                 has("objects", true),
                 has("refs", true),
                 has("commondir", false),
@@ -390,7 +394,7 @@ impl Policy {
 
     /// Whether git would take the directory `dir` for a repository of its own.
     pub fn git_shaped(&self, dir: &LogicalPath) -> bool {
-        classify::is_git_shape(self.shape_of(dir))
+        classify::is_git_shape(self.shape_of(dir, false))
     }
 
     /// Refuses a change whose written files (`(target, shown)`) would give a directory the
@@ -409,7 +413,7 @@ impl Policy {
             let mut dir = LogicalPath::root();
             for part in target.parts() {
                 if slot(part).is_some() {
-                    let mut has = self.shape_of(&dir);
+                    let mut has = self.shape_of(&dir, true);
                     for (other, _) in written {
                         if let Some(i) = child_of(&dir, other).and_then(slot) {
                             has[i] = true;

@@ -339,17 +339,17 @@ fn push_children(
     } else {
         None
     };
-    // A directory git would take for a repository: its entries are git internals, known
-    // from the listing itself (no look per directory).
-    let git_scope;
-    let scope = if git_shaped_listing(&children, policy.config.case_mode()) {
-        let mut s = (**scope).clone();
-        s.mark_git();
-        git_scope = Rc::new(s);
-        &git_scope
-    } else {
-        scope
-    };
+    // A directory git would take for a repository is git internals, known from its listing
+    // (no look per directory): passed over whole, like `.git`.
+    if git_shaped_listing(&children, policy.config.case_mode()) {
+        if opts
+            .shard
+            .is_none_or(|(i, n)| shard_of(dir.as_str(), n) == i)
+        {
+            skips.add("git_internal");
+        }
+        return;
+    }
     let mark = stack.len();
     let owns = |path: &str| opts.shard.is_none_or(|(i, n)| shard_of(path, n) == i);
     for (name, ty) in children {

@@ -23,6 +23,7 @@ pub mod audit_key;
 pub mod audit_log;
 pub mod bindings;
 pub mod call;
+mod case_probe;
 pub mod error;
 mod handles;
 mod host_dir;

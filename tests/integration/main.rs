@@ -26,6 +26,7 @@ mod races;
 mod read;
 mod scenarios;
 mod search;
+mod trust_boundary;
 mod wasmtime_cli;
 mod watch_limit;
 mod workspace;

@@ -221,6 +221,12 @@ impl SessionBuilder {
         if !reserved.is_empty() {
             obj.insert("reserved".into(), Value::Array(reserved));
         }
+        // How the file system compares names, unless the policy says so itself.
+        if !obj.contains_key("case_insensitive") {
+            if let Some(folds) = crate::case_probe::folds_case(&canonical_repo) {
+                obj.insert("case_insensitive".into(), Value::Bool(folds));
+            }
+        }
         let obj_allow_hardlinks = obj
             .get("allow_hardlinks")
             .and_then(Value::as_bool)

@@ -1,0 +1,142 @@
+"""A case-insensitive file system for tests: FUSE over a backing directory.
+
+Run as `python casefold_fs.py BACKING MOUNTPOINT`. Every name is looked up the way a
+case-folding file system does it (APFS, NTFS, ext4 `casefold`): an existing entry whose
+folded name (Unicode case folding of the NFD form) equals the folded name asked for is that
+entry, whatever the spelling; a new entry keeps the spelling it was created with. Inode
+numbers are the backing files' own (`use_ino`), so one file has one identity under every
+spelling, as on the real file systems.
+
+Only what the tests of file-tools use is offered; it runs single-threaded in the foreground.
+"""
+
+import errno
+import os
+import sys
+import unicodedata
+
+from fuse import FUSE, FuseOSError, Operations
+
+
+def fold(name: str) -> str:
+    return unicodedata.normalize("NFD", unicodedata.normalize("NFD", name).casefold())
+
+
+class CaseFolding(Operations):
+    def __init__(self, backing: str):
+        self.backing = os.path.realpath(backing)
+
+    def _real(self, path: str, create_last: bool = False) -> str:
+        """The backing path of `path`, each component matched by its folded form."""
+        cur = self.backing
+        parts = [p for p in path.split("/") if p]
+        for i, part in enumerate(parts):
+            exact = os.path.join(cur, part)
+            if os.path.lexists(exact):
+                cur = exact
+                continue
+            wanted = fold(part)
+            match = None
+            try:
+                for entry in sorted(os.listdir(cur)):
+                    if fold(entry) == wanted:
+                        match = entry
+                        break
+            except OSError:
+                pass
+            if match is None:
+                # A missing name: created with the spelling asked for (or not found).
+                cur = exact
+                continue
+            cur = os.path.join(cur, match)
+        return cur
+
+    def _attrs(self, st):
+        keys = ("st_mode", "st_nlink", "st_uid", "st_gid", "st_size", "st_atime",
+                "st_mtime", "st_ctime", "st_ino", "st_dev")
+        return {k: getattr(st, k) for k in keys}
+
+    def getattr(self, path, fh=None):
+        try:
+            st = os.lstat(self._real(path))
+        except OSError as e:
+            raise FuseOSError(e.errno)
+        return self._attrs(st)
+
+    def readdir(self, path, fh):
+        return [".", ".."] + sorted(os.listdir(self._real(path)))
+
+    def readlink(self, path):
+        return os.readlink(self._real(path))
+
+    def access(self, path, amode):
+        if not os.access(self._real(path), amode, follow_symlinks=False):
+            raise FuseOSError(errno.EACCES)
+
+    def chmod(self, path, mode):
+        os.chmod(self._real(path), mode)
+
+    def chown(self, path, uid, gid):
+        os.lchown(self._real(path), uid, gid)
+
+    def utimens(self, path, times=None):
+        os.utime(self._real(path), times, follow_symlinks=False)
+
+    def mkdir(self, path, mode):
+        os.mkdir(self._real(path), mode)
+
+    def rmdir(self, path):
+        os.rmdir(self._real(path))
+
+    def unlink(self, path):
+        os.unlink(self._real(path))
+
+    def symlink(self, target, source):
+        os.symlink(source, self._real(target))
+
+    def rename(self, old, new):
+        os.rename(self._real(old), self._real(new))
+
+    def link(self, target, source):
+        os.link(self._real(source), self._real(target))
+
+    def statfs(self, path):
+        st = os.statvfs(self._real(path))
+        keys = ("f_bavail", "f_bfree", "f_blocks", "f_bsize", "f_favail", "f_ffree",
+                "f_files", "f_flag", "f_frsize", "f_namemax")
+        return {k: getattr(st, k) for k in keys}
+
+    def open(self, path, flags):
+        return os.open(self._real(path), flags | os.O_NOFOLLOW)
+
+    def create(self, path, mode, fi=None):
+        return os.open(self._real(path), os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, mode)
+
+    def read(self, path, size, offset, fh):
+        return os.pread(fh, size, offset)
+
+    def write(self, path, data, offset, fh):
+        return os.pwrite(fh, data, offset)
+
+    def truncate(self, path, length, fh=None):
+        if fh is not None:
+            os.ftruncate(fh, length)
+        else:
+            os.truncate(self._real(path), length)
+
+    def flush(self, path, fh):
+        return 0
+
+    def release(self, path, fh):
+        os.close(fh)
+        return 0
+
+    def fsync(self, path, datasync, fh):
+        os.fsync(fh)
+        return 0
+
+
+if __name__ == "__main__":
+    backing, mountpoint = sys.argv[1], sys.argv[2]
+    FUSE(CaseFolding(backing), mountpoint, foreground=True, nothreads=True, use_ino=True,
+         attr_timeout=0, entry_timeout=0)

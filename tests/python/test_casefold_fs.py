@@ -1,0 +1,154 @@
+"""The policy on a real case-insensitive file system: a FUSE mount (casefold_fs.py) over a
+backing directory, folding names as APFS, NTFS and ext4 `casefold` do, driven through the
+`file-tools` CLI. Every refusal has a positive control beside it that shows the mount opens
+the same file under the other spelling, so a refusal is the policy's and not the mount's.
+
+Needs /dev/fuse, root (or fusermount) and PyPI's fusepy with Debian's libfuse2 (set up by
+scripts/setup.sh); where the mount cannot be made the test says why and fails.
+"""
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+BIN = os.environ.get("FILE_TOOLS_BIN", str(HERE.parent.parent / "target/release/file-tools"))
+SECRET = "SECRET-VALUE-93ab"
+
+
+def cli(repo, policy, tool, args):
+    cmd = [BIN, "--repo", str(repo)]
+    if policy:
+        cmd += ["--policy", str(policy)]
+    out = subprocess.run(cmd + ["call", tool, json.dumps(args)], capture_output=True,
+                         text=True, timeout=120)
+    assert SECRET not in out.stdout + out.stderr
+    return out.returncode, json.loads(out.stdout)
+
+
+def backing_tree(root: Path):
+    files = {
+        "private/plan.txt": "the plan\n",
+        "public/notes.txt": "notes\n",
+        "ci/deploy.sh": "deploy\n",
+        "keys/id_rsa": SECRET + "\n",
+        "keys/server.key": SECRET + "\n",
+        "Cargo.lock": "# lock\n",
+        "node_modules/x/index.js": "x\n",
+        "vendor/lib.c": "c\n",
+        "src/a.rs": "fn a() {}\n",
+        ".vscode/settings.json": "{}\n",
+        "policy.toml": '[read]\nblock = ["private/**"]\n[write]\nblock = ["ci/**"]\n',
+    }
+    for rel, text in files.items():
+        p = root / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(text)
+    return files
+
+
+@pytest.fixture
+def folding_mount(tmp_path):
+    backing, mnt = tmp_path / "backing", tmp_path / "mnt"
+    backing.mkdir()
+    mnt.mkdir()
+    if not os.path.exists("/dev/fuse"):
+        pytest.fail("no /dev/fuse on this machine: the case-insensitive mount cannot be made")
+    proc = subprocess.Popen([sys.executable, str(HERE / "casefold_fs.py"), str(backing), str(mnt)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    for _ in range(100):
+        if os.path.ismount(mnt):
+            break
+        if proc.poll() is not None:
+            pytest.fail(f"the FUSE mount failed: {proc.stderr.read().decode()}")
+        time.sleep(0.05)
+    else:
+        proc.kill()
+        pytest.fail("the FUSE mount did not appear within 5 s")
+    try:
+        yield backing, mnt
+    finally:
+        subprocess.run(["fusermount", "-u", str(mnt)], capture_output=True)
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+def digest(root: Path):
+    return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def test_the_mount_folds_names(folding_mount):
+    backing, mnt = folding_mount
+    backing_tree(backing)
+    assert (mnt / "PRIVATE/PLAN.TXT").read_text() == "the plan\n"
+    assert (mnt / "keys/id_r\u017fa").read_text() == SECRET + "\n"
+    assert (mnt / "keys/server.\u212aey").read_text() == SECRET + "\n"
+    assert os.stat(mnt / "Private").st_ino == os.stat(mnt / "private").st_ino
+
+
+def test_guarding_rules_hold_for_every_spelling_the_file_system_opens(folding_mount):
+    backing, mnt = folding_mount
+    backing_tree(backing)
+    policy = mnt / "policy.toml"
+    before = digest(backing)
+
+    # Reads the policy hides, under other spellings: refused like missing files.
+    for p in ["PRIVATE/plan.txt", "Private/PLAN.TXT"]:
+        rc, v = cli(mnt, policy, "read_file", {"path": p})
+        assert rc == 1 and v["error"]["code"] == "NOT_FOUND", (p, v)
+    rc, v = cli(mnt, policy, "search_text", {"query": "the plan"})
+    assert rc == 0 and v["result"]["total_matches"] == 0, v
+    # Keys under Unicode case variants (long s, Kelvin sign) are secrets.
+    for p in ["keys/id_r\u017fa", "keys/server.\u212aey", "KEYS/ID_RSA"]:
+        rc, v = cli(mnt, policy, "read_file", {"path": p})
+        assert rc == 1 and v["error"]["code"] == "POLICY_DENIED", (p, v)
+    # Positive control: a visible file reads under any spelling on this mount.
+    rc, v = cli(mnt, policy, "read_file", {"path": "PUBLIC/Notes.txt"})
+    assert rc == 0 and "notes" in v["result"]["content"], v
+
+    # Writes the policy refuses, under other spellings: nothing changes.
+    for p, code in [("POLICY.toml", "PATH_REJECTED"), ("CI/deploy.sh", "POLICY_DENIED"),
+                    ("CARGO.LOCK", "POLICY_DENIED"), ("NODE_MODULES/x/index.js", "POLICY_DENIED"),
+                    ("VENDOR/lib.c", "POLICY_DENIED"), (".GIT/config", "POLICY_DENIED"),
+                    (".FILE-TOOLS-STATE/x", "PATH_REJECTED")]:
+        rc, v = cli(mnt, policy, "write_file", {"path": p, "content": "changed\n"})
+        assert rc == 1 and v["error"]["code"] == code, (p, v)
+    rc, v = cli(mnt, policy, "write_file", {"path": ".VSCODE/Settings.json", "content": "{}\n{}\n",
+                                            "expected_sha256": hashlib.sha256(b"{}\n").hexdigest()})
+    assert rc == 1 and v["error"]["code"] == "APPROVAL_REQUIRED", v
+    assert digest(backing) == before
+
+    # Positive control: an ordinary file is written, and under another spelling it lands
+    # in the one file the mount opens.
+    sha = hashlib.sha256(b"fn a() {}\n").hexdigest()
+    rc, v = cli(mnt, policy, "write_file",
+                {"path": "SRC/A.rs", "content": "fn b() {}\n", "expected_sha256": sha})
+    assert rc == 0, v
+    assert (backing / "src/a.rs").read_text() == "fn b() {}\n"
+
+
+def test_allow_lists_fold_where_the_host_finds_the_file_system_folds(folding_mount, tmp_path):
+    backing, mnt = folding_mount
+    backing_tree(backing)
+    policy = tmp_path / "allow.toml"
+    policy.write_text('[write]\nallow = ["src/**"]\n')
+    sha = hashlib.sha256(b"fn a() {}\n").hexdigest()
+    # On the folding mount the probe finds names fold: SRC is src.
+    rc, v = cli(mnt, policy, "write_file",
+                {"path": "SRC/a.rs", "content": "fn c() {}\n", "expected_sha256": sha})
+    assert rc == 0, v
+    rc, v = cli(mnt, policy, "write_file", {"path": "lib/a.rs", "content": "x\n"})
+    assert rc == 1 and v["error"]["code"] == "POLICY_DENIED", v
+    # On the backing directory itself (case-sensitive), SRC is another directory.
+    rc, v = cli(backing, policy, "write_file", {"path": "SRC/a.rs", "content": "x\n"})
+    assert rc == 1 and v["error"]["reason"] == "not_allowed", v
+    assert not (backing / "SRC").exists()
