@@ -464,7 +464,16 @@ fn ops_rows(rt: &Runtime, files: &Path) {
             }
         })
         .collect();
-    let diff_args = json!({ "path": "patch.txt", "content": changed, "dry_run": true }).to_string();
+    // A whole-file write over an existing file names the content it replaces (the
+    // stale-write default), as an agent that read it would.
+    let sha: String = {
+        use sha2::Digest;
+        sha2::Sha256::digest(text.as_bytes())
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect()
+    };
+    let diff_args = json!({ "path": "patch.txt", "content": changed, "dry_run": true, "expected_sha256": sha }).to_string();
     let (tdiff, _) = best(5, || w.call("write_file", &diff_args).expect("diff"));
     println!(
         "| diff of a 10,000-line file (1,429 changed lines) | {} | |",
