@@ -397,7 +397,8 @@ pub struct MutationResult {
     pub diff_truncated: bool,
     pub dry_run: bool,
     pub warnings: Vec<String>,
-    /// `apply_patch`: hunks that matched only with relaxed matching.
+    /// `apply_patch` and `edit_file`: hunks (or edits) that matched only with relaxed
+    /// matching.
     pub relaxed_hunks: Vec<RelaxedHunk>,
     pub summary: String,
 }
@@ -457,6 +458,14 @@ pub struct EditFileArgs {
     pub expected_sha256: Option<String>,
     /// Return the diff without writing (default false).
     pub dry_run: Option<bool>,
+    /// How loosely an old_text that is not found exactly may match whole lines of the file:
+    /// "exact" (default), "trailing_whitespace", "whitespace" (indentation and spacing,
+    /// tabs against spaces included) or "punctuation" (also curly quotes, dashes and
+    /// Unicode spaces). A relaxed match must be unique; new_text then takes the file's
+    /// indentation (tabs stay tabs, its indent width), and the edit is listed in
+    /// `relaxed_hunks` (hunk = the edit's number).
+    #[serde(rename = "match")]
+    pub match_level: Option<MatchLevel>,
 }
 
 /// Arguments of `apply_patch`.

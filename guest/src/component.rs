@@ -323,7 +323,17 @@ args!(wx::SearchTextArgs => SearchTextArgs {
 
 args!(wx::WriteFileArgs => WriteFileArgs { path, content, mode, expected_sha256, dry_run });
 args!(wx::Edit => Edit { old_text, new_text, replace_all });
-args!(wx::EditFileArgs => EditFileArgs { path, edits, expected_sha256, dry_run });
+impl Conv<api::EditFileArgs> for wx::EditFileArgs {
+    fn conv(self) -> api::EditFileArgs {
+        api::EditFileArgs {
+            path: self.path,
+            edits: self.edits.conv(),
+            expected_sha256: self.expected_sha256,
+            dry_run: self.dry_run,
+            match_level: self.match_.conv(),
+        }
+    }
+}
 impl Conv<api::ApplyPatchArgs> for wx::ApplyPatchArgs {
     fn conv(self) -> api::ApplyPatchArgs {
         api::ApplyPatchArgs {

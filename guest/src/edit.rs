@@ -1,7 +1,9 @@
-//! `edit_file`: exact replacements, all or nothing.
+//! `edit_file`: replacements, all or nothing.
 //!
 //! Each `old_text` must occur exactly once (or `replace_all` is set). Edits apply in order to
-//! the result of the previous one. A CRLF file is edited through its LF view, so the agent
+//! the result of the previous one. Where the call allows a relaxed `match` level and an
+//! `old_text` is not found exactly, it may match whole lines at that level (uniquely); its
+//! `new_text` then takes the file's indentation (`patch::indent`), and the edit is reported. A CRLF file is edited through its LF view, so the agent
 //! writes `\n`; its BOM and its final newline (or lack of one) are kept. When `old_text` is
 //! not found, the error says whether only whitespace or line endings differ, names the
 //! closest lines, and shows the first line and column where old_text and the closest
@@ -9,9 +11,11 @@
 
 use similar::TextDiff;
 
-use crate::api::{EditFileArgs, MutationResult};
+use crate::api::{EditFileArgs, MatchLevel, MutationResult, RelaxedHunk};
 use crate::audit::CallLog;
 use crate::error::{ErrorCode, ToolError, ToolResult};
+use crate::patch::indent::Indent;
+use crate::patch::locate::{locate, Miss, Query};
 use crate::session::Session;
 use crate::text::{line_of, TextFile};
 use crate::txn::{check_expected, check_size, commit, writable, Change, Guard};
@@ -52,6 +56,8 @@ pub fn edit_file(s: &Session, log: &mut CallLog, a: &EditFileArgs) -> ToolResult
     let file = TextFile::decode(&shown, &before)?;
     let mut body = file.lf_view();
     let crlf = file.ending == crate::api::LineEnding::Crlf;
+    let max = a.match_level.unwrap_or_default();
+    let mut relaxed = Vec::new();
     for (i, e) in a.edits.iter().enumerate() {
         let n = i + 1;
         let (old, new) = if crlf {
@@ -74,7 +80,33 @@ pub fn edit_file(s: &Session, log: &mut CallLog, a: &EditFileArgs) -> ToolResult
         }
         let hits = occurrences(&body, &old);
         match hits.len() {
-            0 => return Err(no_match(&shown, n, &body, &old)),
+            0 if max > MatchLevel::Exact => match relaxed_lines(&body, &old, &new, max) {
+                Ok((replaced, line, level)) => {
+                    body = replaced;
+                    relaxed.push(RelaxedHunk {
+                        path: shown.clone(),
+                        hunk: n as u32,
+                        line: line as u32,
+                        level,
+                    });
+                }
+                Err(Miss::Nowhere) => return Err(no_match(&shown, n, &body, &old, max)),
+                Err(Miss::Ambiguous { level, lines }) => {
+                    let lines: Vec<String> = lines.iter().map(ToString::to_string).collect();
+                    return Err(ToolError::new(
+                        ErrorCode::EditAmbiguous,
+                        format!(
+                            "edit {n}: old_text is not in '{shown}' exactly, and with matching \"{}\" it matches at several places (lines {}); include more surrounding lines to make it unique",
+                            level.as_str(),
+                            lines.join(", ")
+                        ),
+                    )
+                    .with_path(shown)
+                    .with_detail("edit", n.to_string())
+                    .with_detail("match_lines", lines.join(",")));
+                }
+            },
+            0 => return Err(no_match(&shown, n, &body, &old, max)),
             1 => body.replace_range(hits[0]..hits[0] + old.len(), &new),
             _ if e.replace_all.unwrap_or(false) => body = body.replace(&old, &new),
             n_hits => {
@@ -103,8 +135,90 @@ pub fn edit_file(s: &Session, log: &mut CallLog, a: &EditFileArgs) -> ToolResult
     }
     let after = file.encode(&body);
     check_size(s, &shown, after.len())?;
+    let mut warnings = Vec::new();
+    for r in &relaxed {
+        let note = format!(
+            "edit {} of '{}' matched line {} only with matching \"{}\"; new_text took the file's indentation",
+            r.hunk,
+            r.path,
+            r.line,
+            r.level.as_str()
+        );
+        log.notes.push(format!("edit_file: {note}"));
+        warnings.push(note);
+    }
     let change = Change::new(w.target, shown, Some(before), Some(after));
-    commit(s, log, vec![change], a.dry_run.unwrap_or(false), Vec::new())
+    let mut result = commit(s, log, vec![change], a.dry_run.unwrap_or(false), warnings)?;
+    result.relaxed_hunks = relaxed;
+    Ok(result)
+}
+
+/// Lines of `text`, each with its line break; a last line without one gets one, and the
+/// answer says whether it did.
+fn whole_lines(text: &str) -> (Vec<String>, bool) {
+    let mut lines: Vec<String> = text.split_inclusive('\n').map(String::from).collect();
+    let padded = lines.last().is_some_and(|l| !l.ends_with('\n'));
+    if let Some(l) = lines.last_mut().filter(|_| padded) {
+        l.push('\n');
+    }
+    (lines, padded)
+}
+
+/// Replaces the whole lines of `body` that `old` matches at a relaxed level up to `max`
+/// with `new` in the file's indentation: the new body, the first matched line (from 1)
+/// and the level needed.
+fn relaxed_lines(
+    body: &str,
+    old: &str,
+    new: &str,
+    max: MatchLevel,
+) -> Result<(String, usize, MatchLevel), Miss> {
+    let (mut lines, body_padded) = whole_lines(body);
+    let (old_lines, _) = whole_lines(old);
+    let found = locate(
+        &lines,
+        &Query {
+            old: &old_lines,
+            from: 0,
+            wanted: None,
+            at_eof: false,
+            max,
+        },
+    )?;
+    let at = found.at;
+    let matched = &lines[at..at + old_lines.len()];
+    let indent = Indent::learn(matched, &old_lines);
+    let (new_lines, _) = whole_lines(new);
+    let replacement: Vec<String> = new_lines.iter().map(|l| indent.apply(l)).collect();
+    lines.splice(at..at + old_lines.len(), replacement);
+    let mut out = lines.concat();
+    if body_padded && out.ends_with('\n') {
+        out.pop();
+    }
+    Ok((out, at + 1, found.level))
+}
+
+/// The loosest level, up to punctuation, at which `old` would match whole lines of `body`
+/// uniquely, when a stricter one than asked (`asked`) does not.
+fn would_match(body: &str, old: &str, asked: MatchLevel) -> Option<MatchLevel> {
+    if asked >= MatchLevel::Punctuation {
+        return None;
+    }
+    let (lines, _) = whole_lines(body);
+    let (old_lines, _) = whole_lines(old);
+    locate(
+        &lines,
+        &Query {
+            old: &old_lines,
+            from: 0,
+            wanted: None,
+            at_eof: false,
+            max: MatchLevel::Punctuation,
+        },
+    )
+    .ok()
+    .map(|f| f.level)
+    .filter(|l| *l > asked)
 }
 
 /// Most occurrences counted (enough to say "ambiguous" and list them).
@@ -131,7 +245,26 @@ fn squash_ws(s: &str) -> String {
 }
 
 /// Builds `EDIT_NO_MATCH` with the best diagnosis available.
-fn no_match(shown: &str, n: usize, body: &str, old: &str) -> ToolError {
+fn no_match(shown: &str, n: usize, body: &str, old: &str, asked: MatchLevel) -> ToolError {
+    let e = no_match_at_all(shown, n, body, old);
+    match would_match(body, old, asked) {
+        Some(level) => {
+            let hint = format!(
+                " (with \"match\": \"{}\" it would match: the new_text then takes the file's indentation)",
+                level.as_str()
+            );
+            ToolError {
+                message: format!("{}{hint}", e.message),
+                ..e
+            }
+            .with_detail("would_match_level", level.as_str().to_string())
+        }
+        None => e,
+    }
+}
+
+/// [`no_match`] without the looser level that would match.
+fn no_match_at_all(shown: &str, n: usize, body: &str, old: &str) -> ToolError {
     let err = |msg: String| {
         ToolError::new(ErrorCode::EditNoMatch, msg)
             .with_path(shown)
@@ -304,6 +437,7 @@ mod tests {
             1,
             body,
             "fn main() {\n    let total = compute(a, c);\n}",
+            MatchLevel::Exact,
         );
         assert!(e.message.contains("line 2, column 27"), "{}", e.message);
         assert!(e.message.contains("⟨NBSP⟩"), "{}", e.message);
@@ -322,7 +456,7 @@ mod tests {
         );
         // Whitespace-only differences say which character differs.
         let body = "if x {\n\treturn 1;  \n}\n";
-        let e = no_match("f", 1, body, "if x {\n    return 1;\n}");
+        let e = no_match("f", 1, body, "if x {\n    return 1;\n}", MatchLevel::Exact);
         assert!(e.message.contains("whitespace"), "{}", e.message);
         assert!(
             e.message.contains("⟨TAB⟩return 1;⟨SP⟩⟨SP⟩"),
@@ -338,17 +472,65 @@ mod tests {
     #[test]
     fn diagnoses_whitespace_and_line_endings() {
         let body = "fn main() {\n    let x = 1;\n}\n";
-        let e = no_match("f", 1, body, "fn main() {\n  let x = 1;\n}");
+        let e = no_match(
+            "f",
+            1,
+            body,
+            "fn main() {\n  let x = 1;\n}",
+            MatchLevel::Exact,
+        );
         assert!(e.message.contains("whitespace"), "{}", e.message);
         assert_eq!(
             e.details.get("closest_lines").map(String::as_str),
             Some("1")
         );
-        let e = no_match("f", 1, body, "let x = 1;\r\n}");
+        let e = no_match("f", 1, body, "let x = 1;\r\n}", MatchLevel::Exact);
         assert!(e.message.contains("line endings"), "{}", e.message);
-        let e = no_match("f", 1, body, "let y = 1;");
+        let e = no_match("f", 1, body, "let y = 1;", MatchLevel::Exact);
         assert!(e.message.contains("line 2"), "{}", e.message);
-        let e = no_match("f", 1, body, "zzzzzzzzzzzzzzzzzzzz");
+        let e = no_match("f", 1, body, "zzzzzzzzzzzzzzzzzzzz", MatchLevel::Exact);
         assert!(e.message.contains("no line resembles"), "{}", e.message);
+    }
+
+    #[test]
+    fn a_relaxed_edit_takes_the_files_tabs_and_keeps_everything_else() {
+        let body = "fn f() {\n\tif x {\n\t\treturn 1;\n\t}\n}";
+        let old = "    if x {\n        return 1;\n    }";
+        let new = "    if x {\n        log();\n        return 2;\n    }";
+        let (out, line, level) = relaxed_lines(body, old, new, MatchLevel::Whitespace).unwrap();
+        assert_eq!(out, "fn f() {\n\tif x {\n\t\tlog();\n\t\treturn 2;\n\t}\n}");
+        assert_eq!((line, level), (2, MatchLevel::Whitespace));
+        // Not allowed at trailing_whitespace: indentation differs.
+        assert!(relaxed_lines(body, old, new, MatchLevel::TrailingWhitespace).is_err());
+        // Unique or nothing.
+        let twice = "\tx();\n\tx();\n";
+        assert!(matches!(
+            relaxed_lines(twice, "    x();", "    y();", MatchLevel::Whitespace),
+            Err(Miss::Ambiguous { .. })
+        ));
+    }
+
+    #[test]
+    fn an_exact_miss_names_the_looser_level_that_would_match() {
+        let body = "\tif x {\n\t\treturn 1;\n\t}\n";
+        let e = no_match(
+            "f",
+            1,
+            body,
+            "    if x {\n        return 1;\n    }",
+            MatchLevel::Exact,
+        );
+        assert_eq!(
+            e.details.get("would_match_level").map(String::as_str),
+            Some("whitespace")
+        );
+        assert!(
+            e.message.contains("\"match\": \"whitespace\""),
+            "{}",
+            e.message
+        );
+        // Positive control: text that matches at no level names none.
+        let e = no_match("f", 1, body, "while y {", MatchLevel::Exact);
+        assert!(!e.details.contains_key("would_match_level"));
     }
 }

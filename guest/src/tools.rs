@@ -204,10 +204,13 @@ pub static TOOLS: &[ToolSpec] = &[
         "Change a file by exact text replacement. Each edit's old_text must appear exactly once \
          (include enough surrounding lines) unless replace_all is set; edits apply in order, all \
          or none. Write line breaks as \\n even in CRLF files; the file's line endings, BOM and \
-         final newline are kept. dry_run returns the diff without writing. Errors: EDIT_NO_MATCH \
-         (names the closest lines, says when only whitespace or line endings differ and shows \
-         the first differing line and column with invisible characters spelled out: re-read \
-         and copy exactly), EDIT_AMBIGUOUS (lists every matching line), WRITE_CONFLICT, \
+         final newline are kept. dry_run returns the diff without writing. With match \
+         (\"trailing_whitespace\", \"whitespace\" or \"punctuation\") an old_text not found \
+         exactly may match whole lines uniquely at that level; new_text then takes the file's \
+         indentation (tabs stay tabs) and the edit is listed in relaxed_hunks. Errors: \
+         EDIT_NO_MATCH (names the closest lines, says when only whitespace or line endings \
+         differ, which match level would find it, and shows the first differing line and \
+         column with invisible characters spelled out: re-read and copy exactly), EDIT_AMBIGUOUS (lists every matching line), WRITE_CONFLICT, \
          POLICY_DENIED, NOT_FOUND, ENCODING_ERROR, UNSUPPORTED_BINARY."),
     tool!("apply_patch", "Apply a patch", ApplyPatchArgs, patch::apply_patch, mutates: true, destructive: true, idempotent: false,
         "Apply a unified diff (one or many files; git headers for new, deleted and renamed files; \

@@ -419,6 +419,7 @@ fn ops_rows(rt: &Runtime, files: &Path) {
             }],
             expected_sha256: None,
             dry_run: None,
+            match_: None,
         })
         .expect("edit")
     });
@@ -436,6 +437,7 @@ fn ops_rows(rt: &Runtime, files: &Path) {
             }],
             expected_sha256: None,
             dry_run: Some(true),
+            match_: None,
         })
         .expect("dry edit")
     });
@@ -473,7 +475,9 @@ fn ops_rows(rt: &Runtime, files: &Path) {
             .map(|b| format!("{b:02x}"))
             .collect()
     };
-    let diff_args = json!({ "path": "patch.txt", "content": changed, "dry_run": true, "expected_sha256": sha }).to_string();
+    let diff_args =
+        json!({ "path": "patch.txt", "content": changed, "dry_run": true, "expected_sha256": sha })
+            .to_string();
     let (tdiff, _) = best(5, || w.call("write_file", &diff_args).expect("diff"));
     println!(
         "| diff of a 10,000-line file (1,429 changed lines) | {} | |",

@@ -665,3 +665,54 @@ fn renames_keep_permission_bits() {
         assert_eq!(mode, 0o600, "{f}");
     }
 }
+
+#[test]
+fn a_space_indented_edit_applies_to_a_tab_indented_file_when_match_allows_and_says_so() {
+    let fx = Fixture::new();
+    let file = "fn f() {\n\tif x {\n\t\treturn 1;\n\t}\n}\n";
+    fx.write("tabs.rs", file.as_bytes());
+    let mut s = fx.session();
+    let edit = json!({ "old_text": "    if x {\n        return 1;\n    }", "new_text": "    if x {\n        log();\n        return 2;\n    }" });
+    // Exact by default: refused, with the level that would match named.
+    let e = call(
+        &mut s,
+        "edit_file",
+        json!({ "path": "tabs.rs", "edits": [edit] }),
+    )
+    .unwrap_err();
+    assert_eq!(file_tools_host::code_name(e.code), "EDIT_NO_MATCH");
+    assert_eq!(
+        e.details
+            .iter()
+            .find(|d| d.key == "would_match_level")
+            .map(|d| d.value.as_str()),
+        Some("whitespace"),
+        "{e:?}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(fx.repo.join("tabs.rs")).unwrap(),
+        file
+    );
+    let v = call(
+        &mut s,
+        "edit_file",
+        json!({ "path": "tabs.rs", "edits": [edit], "match": "whitespace" }),
+    )
+    .unwrap();
+    assert_eq!(
+        std::fs::read_to_string(fx.repo.join("tabs.rs")).unwrap(),
+        "fn f() {\n\tif x {\n\t\tlog();\n\t\treturn 2;\n\t}\n}\n"
+    );
+    assert_eq!(
+        v["relaxed_hunks"],
+        json!([{ "path": "tabs.rs", "hunk": 1, "line": 2, "level": "whitespace" }])
+    );
+    let last = fx.events().pop().unwrap();
+    assert!(
+        last.notes
+            .iter()
+            .any(|n| n.contains("edit 1 of 'tabs.rs' matched line 2")),
+        "{:?}",
+        last.notes
+    );
+}

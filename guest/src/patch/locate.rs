@@ -212,9 +212,12 @@ pub fn closest(lines: &[String], old: &[String], from: usize, fallback: usize) -
 }
 
 /// The lines that replace a hunk matched at a relaxed level: the patch's new lines, with
-/// each context line (one the hunk keeps) taken from the file as it is.
+/// each context line (one the hunk keeps) taken from the file as it is, and every other
+/// line in the file's indentation for its depth (see `indent`).
 pub fn keep_context(found: &[String], old: &[String], new: &[String]) -> Vec<String> {
-    let mut out = new.to_vec();
+    // Lines the hunk adds take the file's indentation for their depth.
+    let indent = super::indent::Indent::learn(found, old);
+    let mut out: Vec<String> = new.iter().map(|l| indent.apply(l)).collect();
     for op in similar::capture_diff_slices(similar::Algorithm::Myers, old, new) {
         if let similar::DiffOp::Equal {
             old_index,
@@ -310,13 +313,14 @@ mod tests {
     }
 
     #[test]
-    fn context_lines_keep_the_files_text() {
+    fn context_lines_keep_the_files_text_and_new_lines_its_indentation() {
         let found = v(&["\tkeep();\n", "\told();\n"]);
         let old = v(&["    keep();\n", "    old();\n"]);
         let new = v(&["    keep();\n", "    new();\n"]);
+        // Regression: the added line kept the model's spaces in a tab-indented file.
         assert_eq!(
             keep_context(&found, &old, &new),
-            ["\tkeep();\n", "    new();\n"]
+            ["\tkeep();\n", "\tnew();\n"]
         );
     }
 

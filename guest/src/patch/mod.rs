@@ -8,7 +8,8 @@
 //! patch adds takes the repository's declared line endings (`conventions`).
 
 mod hunks;
-mod locate;
+pub(crate) mod indent;
+pub(crate) mod locate;
 mod parse;
 #[cfg(test)]
 mod tests_native;

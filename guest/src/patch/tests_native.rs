@@ -115,10 +115,11 @@ fn relaxed_matching_is_opt_in_reported_per_hunk_and_keeps_the_files_text() {
     assert_eq!(t.read("a.rs"), file);
     let (r, log) = t.patch(json!({ "patch": p, "match": "punctuation" }));
     let v = r.unwrap();
-    // Only the changed line is the patch's; the context lines keep the file's bytes.
+    // Only the changed line is the patch's, in the file's indentation (a tab, not the
+    // patch's four spaces); the context lines keep the file's bytes.
     assert_eq!(
         t.read("a.rs"),
-        "fn f() {\n\tlet s = \u{201c}hi\u{201d};  \n    h();\n}\n"
+        "fn f() {\n\tlet s = \u{201c}hi\u{201d};  \n\th();\n}\n"
     );
     assert_eq!(
         v["relaxed_hunks"],
