@@ -558,7 +558,7 @@ fn folded<'b>(s: &str, buf: &'b mut [u8; 16], upper: bool) -> Option<&'b [u8]> {
 /// Whether `name` is `.git` in any spelling a folding file system opens as `.git`
 /// (`.GIT`, `.git.`, `.g\u{200C}it`).
 pub fn is_git_name(name: &str) -> bool {
-    crate::fold::fold(name) == ".git"
+    crate::fold::folds_to(name, ".git")
 }
 
 /// Whether a file called `name` holds secrets, by name alone, in any spelling (see

@@ -121,6 +121,17 @@ pub fn fold(s: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// Whether `name` folds to `folded` (a name already in folded form), without allocating for
+/// plain ASCII names: what walks ask of every entry.
+pub fn folds_to(name: &str, folded: &str) -> bool {
+    let b = name.as_bytes();
+    let plain = b.is_ascii() && !b.contains(&b':') && !matches!(b.last(), Some(b'.' | b' '));
+    if plain {
+        return name.eq_ignore_ascii_case(folded);
+    }
+    fold(name) == folded
+}
+
 /// Whether two names or paths open the same entry on a folding file system.
 pub fn same(a: &str, b: &str) -> bool {
     a == b || fold(a) == fold(b)
@@ -185,6 +196,15 @@ mod tests {
             assert!(is_folded(&once) || !once.is_ascii(), "{s}");
         }
         assert!(same("Policy.TOML", "policy.toml"));
+        for (name, folded) in [
+            (".GIT", ".git"),
+            (".git.", ".git"),
+            (".g\u{200C}it", ".git"),
+            ("HEAD", "head"),
+        ] {
+            assert!(folds_to(name, folded), "{name}");
+        }
+        assert!(!folds_to(".gitx", ".git"));
         assert!(!same("policy.toml", "policy.tom"));
     }
 

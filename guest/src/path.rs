@@ -240,7 +240,7 @@ pub fn is_temp_name(name: &str) -> bool {
 
 /// True for the name of file-tools' state directory at the root, in any spelling.
 pub fn is_state_name(name: &str) -> bool {
-    crate::fold::fold(name) == STATE_DIR_NAME
+    crate::fold::folds_to(name, STATE_DIR_NAME)
 }
 
 fn reject(input: &str, why: &str) -> ToolError {

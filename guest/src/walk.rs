@@ -424,23 +424,21 @@ fn git_shaped_listing(children: &[DirItem], case: crate::fold::CaseMode) -> bool
     let mut has = [false; 4];
     for (name, ty) in children {
         let Ok(name) = name else { continue };
-        // Only names of four to nine letters can be one of them.
-        if !(4..=9).contains(&name.len()) {
+        // Short names only: the four, with room for what folding drops.
+        if !(4..=32).contains(&name.len()) {
             continue;
         }
-        let key = if case == crate::fold::CaseMode::Sensitive {
-            // Git opens exactly these names.
-            std::borrow::Cow::Borrowed(match name.as_str() {
-                "HEAD" => "head",
-                "objects" | "refs" | "commondir" => name.as_str(),
-                _ => continue,
-            })
-        } else {
-            crate::fold::fold(name)
+        let is = |folded: &str| {
+            if case == crate::fold::CaseMode::Sensitive {
+                // Git opens exactly these names.
+                name == if folded == "head" { "HEAD" } else { folded }
+            } else {
+                crate::fold::folds_to(name, folded)
+            }
         };
         if let Some(i) = crate::classify::GIT_SHAPE
             .iter()
-            .position(|(n, is_dir)| *n == key && *is_dir == (*ty == EntryType::Dir))
+            .position(|(n, is_dir)| *is_dir == (*ty == EntryType::Dir) && is(n))
         {
             has[i] = true;
         }
