@@ -51,6 +51,9 @@ const DESCRIPTORS_ENV: &str = "FILE_TOOLS_DESCRIPTORS";
 /// The key that signs continuation cursors (64 hex digits), so that a cursor made by one
 /// instance is taken by the next; without it each instance makes its own.
 const CURSOR_KEY_ENV: &str = "FILE_TOOLS_TOKEN_KEY";
+/// The token by which the host says it holds the repository's mutation lock (see
+/// `crate::journal`); absent under hosts without that lock.
+const LOCK_TOKEN_ENV: &str = "FILE_TOOLS_LOCK_TOKEN";
 
 /// Whether the host said its descriptors are path strings.
 fn path_descriptors() -> ToolResult<bool> {
@@ -136,6 +139,11 @@ fn session() -> &'static ToolResult<Session> {
             }
             // Without one, the session's own key: cursors last as long as the instance.
             _ => {}
+        }
+        if let Ok(token) = std::env::var(LOCK_TOKEN_ENV) {
+            if !token.is_empty() {
+                s = s.with_lock_token(token);
+            }
         }
         Ok(match state {
             Some(dir) => s.with_state_dir(dir),

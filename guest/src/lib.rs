@@ -23,6 +23,7 @@ pub mod fsx;
 pub mod glob;
 pub mod hash;
 pub mod ignore_rules;
+pub mod journal;
 pub mod list;
 pub mod literal;
 pub mod mutate;

@@ -23,6 +23,10 @@ pub struct Session {
     pub calls: std::sync::Arc<std::sync::atomic::AtomicU64>,
     /// The key that signs continuation cursors (the host's, or one made per session).
     pub cursor_key: crate::cursor::CursorKey,
+    /// The token the host writes to the state directory while it holds the repository's
+    /// mutation lock for this session's call (see [`crate::journal`]); `None` when the host
+    /// has no such lock.
+    pub lock_token: Option<String>,
 }
 
 /// A path that passed the guard, was resolved, and that the policy lets the agent read.
@@ -57,6 +61,7 @@ impl Session {
             changes_memory: Default::default(),
             calls: Default::default(),
             cursor_key: random_key(),
+            lock_token: None,
         }
     }
 
@@ -65,6 +70,12 @@ impl Session {
     /// valid across instances).
     pub fn with_cursor_key(mut self, key: crate::cursor::CursorKey) -> Self {
         self.cursor_key = key;
+        self
+    }
+
+    /// The same session under a host that takes the mutation lock and names it by `token`.
+    pub fn with_lock_token(mut self, token: impl Into<String>) -> Self {
+        self.lock_token = Some(token.into());
         self
     }
 

@@ -311,7 +311,11 @@ pub fn run_call<T>(
         ..CallLog::default()
     };
     let result = match session {
-        Ok(s) => f(s, &mut log),
+        Ok(s) => {
+            // What a killed call left is settled before this call looks at anything.
+            crate::journal::recover(s, find(tool).is_some_and(|t| t.mutates));
+            f(s, &mut log)
+        }
         Err(e) => Err(e.clone()),
     };
     let err = result.as_ref().err();

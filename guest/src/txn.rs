@@ -4,19 +4,22 @@
 //!    content, compute new content, all in memory;
 //! 2. **baseline**: record the original content of paths the session changes for the first
 //!    time (for `diff_workspace` and `revert`);
-//! 3. **prepare**: open each target's directory one component at a time from the root
-//!    (refusing symlinks and any directory seen named `.git`, creating what is missing),
-//!    write every new content to a temporary file created exclusively in that held
-//!    directory and flush it, then check each target's content once more through it;
-//! 4. **commit**: rename each temporary file over its target within the held directory
-//!    (atomic per file) and remove deleted files. If a step fails, files already committed
-//!    are put back, every temporary file is removed, and so is every directory the call
-//!    created: a failed call leaves the tree as it was.
+//! 3. **prepare**: record the change in the journal of the state directory (temporary
+//!    names, hashes of old and new content; see [`crate::journal`]), open each target's
+//!    directory one component at a time from the root (refusing symlinks and any directory
+//!    seen named `.git`, creating what is missing), write every new content to a temporary
+//!    file created exclusively in that held directory and flush it, then check each
+//!    target's content once more through it;
+//! 4. **commit**: mark the journal's record committed, rename each temporary file over its
+//!    target within the held directory (atomic per file) and remove deleted files, then
+//!    drop the record. If a step fails, files already committed are put back, every
+//!    temporary file is removed, and so is every directory the call created: a failed call
+//!    leaves the tree as it was. If the process dies instead, the next call on the same
+//!    state directory rolls the record forward or back: all files or none change.
 //!
 //! Because every step acts through held directory handles, a directory renamed, swapped
 //! for a symlink or exchanged with `.git` while the call runs cannot redirect a write.
 
-use std::fs;
 use std::sync::Arc;
 
 use crate::api::{FileChange, MutationResult};
@@ -27,6 +30,7 @@ use crate::classify::Kind;
 use crate::diff::{bound, file_diff, FileDiff, Side};
 use crate::error::{ErrorCode, ToolError, ToolResult};
 use crate::hash::is_sha256;
+use crate::journal::{Journal, Step};
 use crate::path::{LogicalPath, TEMP_MARKER};
 use crate::port::{Dir, Stat};
 use crate::session::Session;
@@ -632,75 +636,49 @@ fn apply(s: &Session, changes: &[Change]) -> ToolResult<()> {
         .collect();
     baseline.record(&originals)?;
 
-    // Temporary names are chosen first and written to a journal in the state directory, so
-    // that a session after a crash can remove what a killed process left behind.
-    let journal = s.state_dir.as_ref().map(|d| d.join(JOURNAL));
-    if let Some(j) = &journal {
-        recover(s, j);
-    }
-    let planned: Vec<Option<String>> = changes
-        .iter()
-        .map(|c| c.after.as_ref().map(|_| temp_name(&c.target)))
-        .collect();
-    if let Some(j) = &journal {
-        let names: Vec<String> = changes
-            .iter()
-            .zip(&planned)
-            .filter_map(|(c, t)| t.as_ref().map(|t| c.target.parent().join(t).to_string()))
-            .collect();
-        let json = serde_json::to_vec(&names).unwrap_or_default();
-        fs::write(j, json).map_err(|e| {
-            ToolError::new(
-                ErrorCode::IoError,
-                format!("the session state could not be written: {e}"),
-            )
-        })?;
-    }
+    // Temporary names are chosen first and recorded, with the hashes of the old and new
+    // content, in the journal of the state directory before any of them exists, so that the
+    // session after a crash finishes or undoes the change whole (`crate::journal`).
+    let planned: Vec<String> = changes.iter().map(|c| temp_name(&c.target)).collect();
+    let mut journal = match s.state_dir.as_deref() {
+        Some(state) => {
+            let hash = |b: &Option<Vec<u8>>| b.as_deref().map(|b| s.fs.services().sha256_hex(b));
+            let steps = changes
+                .iter()
+                .zip(&planned)
+                .map(|(c, t)| Step {
+                    dir: c.target.parent().to_string(),
+                    name: c.target.name().to_string(),
+                    temp: t.clone(),
+                    old: hash(&c.before),
+                    new: hash(&c.after),
+                })
+                .collect();
+            Some(Journal::begin(state, steps)?)
+        }
+        None => None,
+    };
     let mut created = Vec::new();
-    let result = write_and_commit(s, changes, &planned, &mut created);
+    let result = write_and_commit(s, changes, &planned, &mut created, journal.as_mut());
     if result.is_err() {
         // Directories this call made, deepest first; any that is not empty stays.
         for (dir, name) in created.iter().rev() {
             let _ = dir.rmdir(name);
         }
     }
-    if let Some(j) = &journal {
-        let _ = fs::remove_file(j);
+    if let Some(j) = journal {
+        j.end();
     }
     result
-}
-
-/// Name of the journal of temporary files in the state directory.
-const JOURNAL: &str = "pending-temps.json";
-
-/// Removes temporary files a killed process left behind (only names of file-tools' own
-/// temporary files, through their directory opened without following links), then the
-/// journal.
-fn recover(s: &Session, journal: &std::path::Path) {
-    let Ok(bytes) = fs::read(journal) else { return };
-    let names: Vec<String> = serde_json::from_slice(&bytes).unwrap_or_default();
-    for n in names {
-        // The parent is an ordinary path; the name, which path parsing refuses as reserved,
-        // must be one of file-tools' temporary names.
-        let (parent, name) = n.rsplit_once('/').unwrap_or(("", n.as_str()));
-        let Ok(parent) = LogicalPath::parse_dir(parent) else {
-            continue;
-        };
-        if crate::path::is_temp_name(name) {
-            if let Ok(dir) = s.fs.open_dir(&parent) {
-                let _ = dir.unlink(name);
-            }
-        }
-    }
-    let _ = fs::remove_file(journal);
 }
 
 /// Steps 3 and 4 with the temporary names already chosen.
 fn write_and_commit(
     s: &Session,
     changes: &[Change],
-    planned: &[Option<String>],
+    planned: &[String],
     created: &mut Vec<(Arc<Dir>, String)>,
+    journal: Option<&mut Journal>,
 ) -> ToolResult<()> {
     let mut temps: Vec<Option<(Arc<Dir>, String)>> = Vec::with_capacity(changes.len());
     let mut chains: Vec<Vec<Arc<Dir>>> = Vec::with_capacity(changes.len());
@@ -719,7 +697,7 @@ fn write_and_commit(
         };
         let dir = chain.last().unwrap_or(s.fs.root()).clone();
         chains.push(chain);
-        let (Some(after), Some(tmp)) = (&c.after, tmp) else {
+        let Some(after) = &c.after else {
             temps.push(None);
             continue;
         };
@@ -763,6 +741,13 @@ fn write_and_commit(
             return Err(e);
         }
     }
+    // The change is decided: from here a crash is finished by the next session.
+    if let Some(j) = journal {
+        if let Err(e) = j.commit() {
+            cleanup(&temps);
+            return Err(e);
+        }
+    }
     let mut done: Vec<usize> = Vec::with_capacity(changes.len());
     for (i, c) in changes.iter().enumerate() {
         let dir = chains[i].last().unwrap_or(s.fs.root());
@@ -772,7 +757,7 @@ fn write_and_commit(
             None => dir.unlink(name),
         };
         if let Err(e) = result {
-            rollback(changes, &chains, &done);
+            rollback(changes, planned, &chains, &done);
             cleanup(&temps[i..]);
             return Err(ToolError::io(&c.shown, &e));
         }
@@ -802,7 +787,7 @@ fn remove_emptied_dirs(deleted: &LogicalPath, chain: &[Arc<Dir>]) {
 }
 
 /// Puts back files already committed, newest first, through their held directories.
-fn rollback(changes: &[Change], chains: &[Vec<Arc<Dir>>], done: &[usize]) {
+fn rollback(changes: &[Change], planned: &[String], chains: &[Vec<Arc<Dir>>], done: &[usize]) {
     for &i in done.iter().rev() {
         let c = &changes[i];
         let Some(dir) = chains[i].last() else {
@@ -814,13 +799,14 @@ fn rollback(changes: &[Change], chains: &[Vec<Arc<Dir>>], done: &[usize]) {
                 let _ = dir.unlink(name);
             }
             Some(before) => {
-                let tmp = temp_name(&c.target);
+                // The journaled name, whose own temporary file was renamed already.
+                let tmp = &planned[i];
                 if dir
-                    .create_new(&tmp, before)
-                    .and_then(|_| dir.rename(&tmp, name))
+                    .create_new(tmp, before)
+                    .and_then(|_| dir.rename(tmp, name))
                     .is_err()
                 {
-                    let _ = dir.unlink(&tmp);
+                    let _ = dir.unlink(tmp);
                 }
             }
         }

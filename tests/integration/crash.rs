@@ -164,9 +164,12 @@ fn kill_rounds(mut seed: u64, rounds: usize) -> [usize; 3] {
         } else if news == 0 {
             early += 1;
         }
-        // Whatever was left behind is invisible to the tools.
+        // Whatever was left behind is invisible to the tools, and the next call on the
+        // state directory settles it before the next round resets the files.
         let mut s = file_tools_host::Session::builder(runtime())
             .repo(&fx.repo)
+            .writable(true)
+            .state_dir(&state)
             .build()
             .unwrap();
         let listing = s
@@ -190,4 +193,135 @@ fn kill_rounds(mut seed: u64, rounds: usize) -> [usize; 3] {
     let leftovers = temp_files(&fx.repo);
     assert!(leftovers.is_empty(), "{leftovers:?}");
     [completed, early, mixed]
+}
+
+/// The kill test: a five-file patch killed at random moments, hundreds of times
+/// (`FILE_TOOLS_CRASH_ROUNDS`, 320 by default), each time followed by the next call (a
+/// read) on the same state directory. After it no temporary file is left anywhere and the
+/// five files are all old or all new.
+#[cfg(unix)]
+#[test]
+fn a_killed_patch_is_whole_after_the_next_call() {
+    let rounds: u64 = std::env::var("FILE_TOOLS_CRASH_ROUNDS")
+        .ok()
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(320);
+    let threads: Vec<_> = (0..4u64)
+        .map(|t| std::thread::spawn(move || patch_rounds(0xc0ffee + t, rounds.div_ceil(4))))
+        .collect();
+    let mut totals = [0usize; 3];
+    for t in threads {
+        let counts = t.join().unwrap();
+        for (a, b) in totals.iter_mut().zip(counts) {
+            *a += b;
+        }
+    }
+    eprintln!(
+        "journal crash test: {} kills: {} calls completed first, {} left all files old, {} all new",
+        totals.iter().sum::<usize>(),
+        totals[0],
+        totals[1],
+        totals[2]
+    );
+    assert!(
+        totals[2] > 0 && totals[1] > 0,
+        "no kill landed inside the call; the delays test nothing"
+    );
+}
+
+/// Runs `rounds` killed patches on one repository and one state directory; returns
+/// (completed, all old, all new) among the killed calls.
+fn patch_rounds(mut seed: u64, rounds: u64) -> [usize; 3] {
+    let fx = Fixture::new();
+    let state = fx.repo.parent().unwrap().join("state");
+    let old: Vec<String> = (0..FILES).map(|i| content(i, "old")).collect();
+    let new: Vec<String> = (0..FILES)
+        .map(|i| {
+            let mut lines: Vec<String> = content(i, "new")
+                .lines()
+                .take(3)
+                .map(str::to_string)
+                .collect();
+            lines.extend(old[i].lines().skip(3).map(str::to_string));
+            lines.iter().map(|l| format!("{l}\n")).collect()
+        })
+        .collect();
+    let mut patch = String::new();
+    for i in 0..FILES {
+        let o: String = old[i].lines().take(3).map(|l| format!("-{l}\n")).collect();
+        let n: String = new[i].lines().take(3).map(|l| format!("+{l}\n")).collect();
+        patch.push_str(&format!(
+            "--- a/c/f{i}.txt\n+++ b/c/f{i}.txt\n@@ -1,3 +1,3 @@\n{o}{n}"
+        ));
+    }
+    let args = json!({ "patch": patch });
+    let reset = || {
+        for (i, c) in old.iter().enumerate() {
+            write(&fx.repo.join(format!("c/f{i}.txt")), c.as_bytes());
+        }
+    };
+    // How long the call takes when left alone (the fastest of three: the first may compile
+    // the component); kills are spread over that time.
+    let took = (0..3)
+        .map(|_| {
+            reset();
+            let started = std::time::Instant::now();
+            assert!(spawn(&fx, &state, "apply_patch", &args)
+                .wait()
+                .unwrap()
+                .success());
+            started.elapsed().as_micros() as u64
+        })
+        .min()
+        .unwrap_or(0);
+    let next = json!({ "path": "c", "include_hidden": true });
+    let mut counts = [0usize; 3];
+    for round in 0..rounds {
+        reset();
+        let mut child = spawn(&fx, &state, "apply_patch", &args);
+        seed = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        // Anywhere in the call, the later half (where the writes are) twice as often.
+        let at = match (seed >> 20) % 3 {
+            0 => (seed >> 33) % (took + 1),
+            _ => took / 2 + (seed >> 33) % (took / 2 + 1),
+        };
+        std::thread::sleep(Duration::from_micros(at));
+        let _ = child.kill();
+        let completed = child.wait().unwrap().success();
+        // The next call, a read, finds the change whole.
+        assert!(spawn(&fx, &state, "list_dir", &next)
+            .wait()
+            .unwrap()
+            .success());
+        let leftovers = temp_files(fx.repo.parent().unwrap());
+        assert!(
+            leftovers.is_empty(),
+            "round {round}: {leftovers:?} left behind"
+        );
+        let news: Vec<bool> = (0..FILES)
+            .map(|i| {
+                let now = std::fs::read_to_string(fx.repo.join(format!("c/f{i}.txt"))).unwrap();
+                assert!(
+                    now == old[i] || now == new[i],
+                    "round {round}: c/f{i}.txt is neither old nor new"
+                );
+                now == new[i]
+            })
+            .collect();
+        let all_new = news.iter().all(|n| *n);
+        assert!(
+            all_new || news.iter().all(|n| !n),
+            "round {round}: the patch is half applied: {news:?}"
+        );
+        counts[if completed {
+            0
+        } else if all_new {
+            2
+        } else {
+            1
+        }] += 1;
+    }
+    counts
 }

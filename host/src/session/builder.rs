@@ -272,6 +272,9 @@ impl SessionBuilder {
                         HostError::Config(format!("no randomness for the cursor key: {e}"))
                     })?),
                 },
+                lock_token: hex(&random_key().map_err(|e| {
+                    HostError::Config(format!("no randomness for the lock token: {e}"))
+                })?),
             }),
             instance: None,
             sequence: 0,

@@ -25,6 +25,7 @@ use crate::runtime::Runtime;
 use crate::state::{internal, trap_error, CallState, HostState, MemoryLimiter};
 
 mod builder;
+mod lock;
 use builder::StateDir;
 pub use builder::{inside, Limits, SessionBuilder};
 
@@ -32,6 +33,8 @@ pub use builder::{inside, Limits, SessionBuilder};
 pub const POLICY_ENV: &str = "FILE_TOOLS_POLICY";
 /// The environment variable that carries the cursor key into the component.
 pub const CURSOR_KEY_ENV: &str = "FILE_TOOLS_TOKEN_KEY";
+/// The environment variable that names the session while it holds the mutation lock.
+pub const LOCK_TOKEN_ENV: &str = "FILE_TOOLS_LOCK_TOKEN";
 
 /// 32 bytes from the system's randomness.
 fn random_key() -> std::io::Result<[u8; 32]> {
@@ -75,6 +78,8 @@ struct Config {
     fault: Option<String>,
     /// The cursor key, as the component reads it (64 hex digits).
     cursor_key: String,
+    /// The session's name while it holds the mutation lock (see [`lock`]).
+    lock_token: String,
     metrics: Option<Arc<crate::Metrics>>,
 }
 
@@ -180,6 +185,9 @@ impl Session {
         if !c.cursor_key.is_empty() {
             wasi.env(CURSOR_KEY_ENV, &c.cursor_key);
         }
+        if !c.lock_token.is_empty() {
+            wasi.env(LOCK_TOKEN_ENV, &c.lock_token);
+        }
         if let Some(point) = &c.fault {
             wasi.env("FILE_TOOLS_FAULT", point);
         }
@@ -224,22 +232,29 @@ impl Session {
         Ok((store, bindings))
     }
 
-    /// Takes the repository's mutation lock when `tool` changes files.
-    fn lock_for(&self, tool: &str) -> Result<Option<std::fs::File>, ToolError> {
-        let (Some(repo), true) = (&self.config.repo, self.config.mutating.contains(tool)) else {
+    /// Takes the repository's mutation lock when `tool` changes files, or when a killed
+    /// call left a change for this call to finish or undo first (see [`lock`]).
+    fn lock_for(&self, tool: &str) -> Result<Option<lock::MutationLock>, ToolError> {
+        let Some(repo) = &self.config.repo else {
             return Ok(None);
         };
-        let lock_err = |e: std::io::Error| {
-            ToolError::host(
-                ErrorCode::IoError,
-                format!("cannot lock the repository for a change: {e}"),
-            )
-        };
-        // flock on the directory itself: every open of it is a separate lock holder, so
-        // threads, sessions and processes all serialise, and nothing is created in the repo.
-        let f = std::fs::File::open(repo).map_err(lock_err)?;
-        f.lock().map_err(lock_err)?;
-        Ok(Some(f))
+        // A read-only session cannot finish a change: it leaves that to a writable one.
+        let state = (self.config.state.as_ref())
+            .filter(|_| !self.config.read_only)
+            .map(|s| s.path.as_path());
+        let recover = state.is_some_and(lock::pending);
+        if !self.config.mutating.contains(tool) && !recover {
+            return Ok(None);
+        }
+        let token = self.config.lock_token.as_str();
+        lock::take(repo, state.map(|s| (s, token)))
+            .map(Some)
+            .map_err(|e| {
+                ToolError::host(
+                    ErrorCode::IoError,
+                    format!("cannot lock the repository for a change: {e}"),
+                )
+            })
     }
 
     /// Runs one export call with limits armed, and forwards its audit event.
@@ -549,6 +564,7 @@ pub fn describe_tools(runtime: &Runtime, policy: Value) -> Result<Value, HostErr
         fault: None,
         // No repository, so no cursor: the component makes its own key when it needs one.
         cursor_key: String::new(),
+        lock_token: String::new(),
         metrics: None,
     });
     let mut session = Session {
