@@ -459,7 +459,8 @@ impl DirMarks {
         has_file: &dyn Fn(&LogicalPath) -> bool,
     ) -> Kind {
         let name = path.name();
-        let folded = crate::fold::fold(name);
+        let mut buf = [0; 64];
+        let folded = crate::fold::fold_name_in(name, &mut buf);
         if self.git || folded == ".git" {
             return Kind::GitInternal;
         }

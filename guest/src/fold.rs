@@ -121,15 +121,35 @@ pub fn fold(s: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// Whether `name` is plain ASCII that folding only lower-cases (no stream separator, no
+/// trailing dot or space).
+pub fn is_plain_ascii(name: &str) -> bool {
+    let b = name.as_bytes();
+    b.is_ascii() && !b.contains(&b':') && !matches!(b.last(), Some(b'.' | b' '))
+}
+
 /// Whether `name` folds to `folded` (a name already in folded form), without allocating for
 /// plain ASCII names: what walks ask of every entry.
 pub fn folds_to(name: &str, folded: &str) -> bool {
-    let b = name.as_bytes();
-    let plain = b.is_ascii() && !b.contains(&b':') && !matches!(b.last(), Some(b'.' | b' '));
-    if plain {
+    if is_plain_ascii(name) {
         return name.eq_ignore_ascii_case(folded);
     }
     fold(name) == folded
+}
+
+/// The folded form of one name, in `buf` when it is plain ASCII and fits (no allocation,
+/// for walks that classify every entry), else allocated.
+pub fn fold_name_in<'b>(name: &'b str, buf: &'b mut [u8; 64]) -> Cow<'b, str> {
+    if name.len() <= buf.len() && is_plain_ascii(name) {
+        let out = &mut buf[..name.len()];
+        out.copy_from_slice(name.as_bytes());
+        out.make_ascii_lowercase();
+        // Lower-cased ASCII stays ASCII, so it is UTF-8.
+        if let Ok(s) = std::str::from_utf8(out) {
+            return Cow::Borrowed(s);
+        }
+    }
+    fold(name)
 }
 
 /// Whether two names or paths open the same entry on a folding file system.
@@ -205,6 +225,10 @@ mod tests {
             assert!(folds_to(name, folded), "{name}");
         }
         assert!(!folds_to(".gitx", ".git"));
+        let mut buf = [0; 64];
+        for name in ["Makefile", "a.rs", ".GIT.", "id_r\u{17F}a", &"X".repeat(80)] {
+            assert_eq!(fold_name_in(name, &mut buf), fold(name), "{name}");
+        }
         assert!(!same("policy.toml", "policy.tom"));
     }
 

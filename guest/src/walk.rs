@@ -428,10 +428,13 @@ fn git_shaped_listing(children: &[DirItem], case: crate::fold::CaseMode) -> bool
         if !(4..=32).contains(&name.len()) {
             continue;
         }
+        let plain = crate::fold::is_plain_ascii(name);
         let is = |folded: &str| {
             if case == crate::fold::CaseMode::Sensitive {
                 // Git opens exactly these names.
                 name == if folded == "head" { "HEAD" } else { folded }
+            } else if plain {
+                name.len() == folded.len() && name.eq_ignore_ascii_case(folded)
             } else {
                 crate::fold::folds_to(name, folded)
             }
