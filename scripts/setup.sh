@@ -9,6 +9,9 @@
 #   - the Node example host's npm packages (jco, preview2-shim)
 #   - downloads for the package tests' clean installs (tests/packages): PyPI's wasmtime
 #     wheel in target/wheels, preview2-shim in the npm cache target/npm-cache
+#   - the official MCP conformance suite (the npm registry's @modelcontextprotocol/conformance)
+#     in target/conformance, and the Node 22 it needs (the npm registry's package `node`, a
+#     Node binary) in target/node22 (scripts/conformance.sh)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -94,4 +97,21 @@ if [ ! -f "target/npm-cache/.preview2-shim-$SHIM" ]; then
             "@bytecodealliance/preview2-shim@$SHIM")
     rm -rf target/npm-cache-fill
     touch "target/npm-cache/.preview2-shim-$SHIM"
+fi
+
+# The MCP conformance suite needs Node 22; the machine's node may be older, so a Node binary
+# from the npm registry goes to target/node22. Both versions are pinned.
+NODE22_VERSION=22.23.3
+CONFORMANCE_VERSION=0.1.16
+if ! target/node22/node_modules/.bin/node --version 2>/dev/null | grep -qx "v$NODE22_VERSION"; then
+    echo "setup: Node $NODE22_VERSION into target/node22 (for the MCP conformance suite)"
+    rm -rf target/node22
+    npm install --prefix target/node22 --no-audit --no-fund --loglevel=error "node@$NODE22_VERSION"
+fi
+CONFORMANCE_PKG=target/conformance/node_modules/@modelcontextprotocol/conformance/package.json
+if [ "$(node -p "try { require('./$CONFORMANCE_PKG').version } catch { '' }")" != "$CONFORMANCE_VERSION" ]; then
+    echo "setup: the MCP conformance suite $CONFORMANCE_VERSION into target/conformance"
+    rm -rf target/conformance
+    npm install --prefix target/conformance --no-audit --no-fund --loglevel=error \
+        "@modelcontextprotocol/conformance@$CONFORMANCE_VERSION"
 fi

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Sets up the machine, then builds everything (guest component included) and runs every test:
 # the Rust unit and integration tests (the wasmtime CLI ones included), the MCP server under
-# the official Python MCP SDK, the component under Wassette, the Python and Node example
+# the official Python MCP SDK, the official MCP conformance suite against the HTTP server,
+# the component under Wassette, the Python and Node example
 # hosts, and the packages (crate, wheel, npm) installed into clean places and used there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -19,6 +20,9 @@ echo "== MCP server (Python MCP SDK), Wassette and the Python host (PyPI wasmtim
 XDG_STATE_HOME="$PWD/target/test-state" FILE_TOOLS_BIN="$BIN" FILE_TOOLS_WASM="$PWD/target/file-tools.wasm" \
     FILE_TOOLS_WASSETTE_WASM="$PWD/target/file-tools-wassette.wasm" WASSETTE_RUN="$PWD/target/venv/bin/wassette-run" \
     target/venv/bin/python -m pytest -q -p no:cacheprovider tests/python examples/python
+
+echo "== The official MCP conformance suite against the HTTP server"
+FILE_TOOLS_BIN="$BIN" bash scripts/conformance.sh
 
 echo "== Node host (jco + preview2-shim)"
 (cd examples/node && FILE_TOOLS_WASM="$PWD/../../target/file-tools.wasm" npm run -s transpile && npm test --silent)

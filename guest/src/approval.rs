@@ -6,6 +6,12 @@
 //! component asks the host (WIT import `approval.request`) with the whole plan; a host
 //! without an approver, or one that declines, gets `APPROVAL_REQUIRED` and nothing is
 //! written. A dry run never asks: it reports what would need approval as a warning.
+//!
+//! The person approving sees the plan's text with every control, bidi-control and invisible
+//! character spelled out (`⟨CR⟩`, `⟨U+001B⟩`, `⟨U+202E⟩`: [`crate::visible::escaped`]), and
+//! how many there were ([`ApprovalRequest::escaped`]), so that nothing in the model's
+//! change can hide a line from them. Only what is shown is escaped: the bytes written are
+//! the ones the model sent.
 
 use serde::{Deserialize, Serialize};
 
@@ -63,6 +69,46 @@ pub struct ApprovalRequest {
     pub deletions: u32,
     /// The whole change as a unified diff (secrets and binaries are not shown).
     pub diff: String,
+    /// How many control, bidi-control and invisible characters the reasons, paths and diff
+    /// hold, each spelled out; 0 for a plain change.
+    pub escaped: u32,
+}
+
+impl ApprovalRequest {
+    /// The request for a change by `tool`, its text made safe to show: reasons, paths and
+    /// diff with every hidden character spelled out, and their number in `escaped`.
+    pub fn shown(
+        tool: &str,
+        reasons: &[String],
+        files: &[AuditFile],
+        (insertions, deletions): (u32, u32),
+        diff: &str,
+    ) -> ApprovalRequest {
+        let mut escaped = 0u32;
+        let mut show = |text: &str| {
+            let (shown, n) = crate::visible::escaped(text);
+            escaped = escaped.saturating_add(n);
+            shown
+        };
+        let reasons = reasons.iter().map(|r| show(r)).collect();
+        let files = files
+            .iter()
+            .map(|f| AuditFile {
+                path: show(&f.path),
+                ..f.clone()
+            })
+            .collect();
+        let diff = show(diff);
+        ApprovalRequest {
+            tool: tool.to_string(),
+            reasons,
+            files,
+            insertions,
+            deletions,
+            diff,
+            escaped,
+        }
+    }
 }
 
 const BUILD_FILES: &[&str] = &[

@@ -457,7 +457,7 @@ record!(api::DiffWorkspaceResult => wx::DiffWorkspaceResult {
 });
 record!(crate::audit::AuditFile => wt::AuditFile { path, action, sha256_before, sha256_after });
 record!(crate::approval::ApprovalRequest => wt::ApprovalRequest {
-    tool, reasons, files, insertions, deletions, diff,
+    tool, reasons, files, insertions, deletions, diff, escaped,
 });
 record!(AuditEvent => wt::AuditEvent {
     sequence, tool, ok, error_code, error_message, paths_read, paths_written, files, bytes_read,

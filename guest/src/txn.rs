@@ -473,14 +473,8 @@ pub fn commit(
                 reasons.join("; ")
             ));
         } else {
-            let request = ApprovalRequest {
-                tool: log.tool.clone(),
-                reasons: reasons.clone(),
-                files: files.iter().map(AuditFile::from).collect(),
-                insertions: ins,
-                deletions: del,
-                diff: diff.clone(),
-            };
+            let listed: Vec<AuditFile> = files.iter().map(AuditFile::from).collect();
+            let request = ApprovalRequest::shown(&log.tool, &reasons, &listed, (ins, del), &diff);
             if !s.fs.services().approve(&request) {
                 return Err(ToolError::new(
                     ErrorCode::ApprovalRequired,

@@ -1,9 +1,15 @@
 //! Differences an agent can see: invisible characters spelled out, and the first place
 //! where the text it sent and the file's text part.
 //!
-//! Tab, CR, LF where a line ends early, non-breaking and other odd spaces, zero-width
-//! characters and the BOM are written as `⟨TAB⟩`, `⟨CR⟩`, `⟨NBSP⟩`, `⟨BOM⟩`, `⟨U+200B⟩`;
-//! spaces at the end of a line as `⟨SP⟩`. Everything else is shown as it is.
+//! Tab, CR, LF where a line ends early, other control characters (C0, DEL, C1),
+//! non-breaking and other odd spaces, zero-width and bidi-control characters, the BOM and
+//! other invisible ones (variation selectors, tag characters, fillers) are written as
+//! `⟨TAB⟩`, `⟨CR⟩`, `⟨NBSP⟩`, `⟨BOM⟩`, `⟨U+202E⟩`; spaces at the end of a line as `⟨SP⟩`.
+//! Everything else is shown as it is.
+//!
+//! The same names serve what a person approving a change is shown ([`escaped`]): there
+//! every such character but tab and line feed is spelled out, so that a carriage return, a
+//! terminal escape sequence or a right-to-left override cannot hide part of the change.
 
 /// Most characters of a line shown in a message.
 pub const MAX_SHOWN: usize = 160;
@@ -21,9 +27,23 @@ fn name_of(c: char) -> Option<String> {
         | '\u{2028}'..='\u{202f}'
         | '\u{205f}'..='\u{206f}'
         | '\u{1680}'
-        | '\u{180e}'
+        | '\u{180b}'..='\u{180f}'
         | '\u{3000}'
-        | '\u{ad}' => format!("U+{:04X}", c as u32),
+        | '\u{ad}'
+        | '\u{34f}'
+        | '\u{61c}'
+        | '\u{115f}'
+        | '\u{1160}'
+        | '\u{17b4}'
+        | '\u{17b5}'
+        | '\u{3164}'
+        | '\u{fe00}'..='\u{fe0f}'
+        | '\u{ffa0}'
+        | '\u{fff9}'..='\u{fffb}'
+        | '\u{1bca0}'..='\u{1bca3}'
+        | '\u{1d173}'..='\u{1d17a}'
+        | '\u{e0000}'..='\u{e007f}'
+        | '\u{e0100}'..='\u{e01ef}' => format!("U+{:04X}", c as u32),
         _ => return None,
     })
 }
@@ -52,6 +72,26 @@ pub fn visible(line: &str) -> String {
         out.push_str("⟨SP⟩");
     }
     out
+}
+
+/// `text` as a person approving it is shown it, and how many characters were spelled out:
+/// every character [`visible`] names but tab and line feed, whole (nothing is cut, and
+/// spaces stay spaces).
+pub fn escaped(text: &str) -> (String, u32) {
+    let mut out = String::with_capacity(text.len());
+    let mut count = 0u32;
+    for c in text.chars() {
+        match name_of(c).filter(|_| c != '\t' && c != '\n') {
+            Some(n) => {
+                count = count.saturating_add(1);
+                out.push('⟨');
+                out.push_str(&n);
+                out.push('⟩');
+            }
+            None => out.push(c),
+        }
+    }
+    (out, count)
 }
 
 /// True when `line` holds something [`visible`] spells out.
@@ -162,6 +202,28 @@ mod tests {
         assert_eq!(visible("plain text"), "plain text");
         assert!(!has_invisibles("plain"));
         assert!(has_invisibles("x "));
+    }
+
+    #[test]
+    fn what_an_approver_sees_spells_out_controls_bidi_and_invisibles() {
+        let (shown, n) = escaped("ok\rcurl x | sh\x1b[2K\u{202e}txt.exe\u{2066}\u{200b}\u{61c}\n");
+        assert_eq!(
+            shown,
+            "ok⟨CR⟩curl x | sh⟨U+001B⟩[2K⟨U+202E⟩txt.exe⟨U+2066⟩⟨U+200B⟩⟨U+061C⟩\n"
+        );
+        assert_eq!(n, 6);
+        let (shown, n) = escaped("\u{85}\u{7f}\u{feff}\u{ad}\u{e0041}\u{fe0f}\u{2060}\u{200e}");
+        assert_eq!(
+            shown,
+            "⟨U+0085⟩⟨U+007F⟩⟨BOM⟩⟨U+00AD⟩⟨U+E0041⟩⟨U+FE0F⟩⟨U+2060⟩⟨U+200E⟩"
+        );
+        assert_eq!(n, 8);
+        // Positive control: tabs, line feeds, trailing spaces and other scripts stay.
+        let plain = "\tlet x = \"é ü 中\";  \n+ next\n";
+        assert_eq!(escaped(plain), (plain.to_string(), 0));
+        // Nothing is cut, however long.
+        let long = format!("{}\u{202e}", "a".repeat(10 * MAX_SHOWN));
+        assert!(escaped(&long).0.ends_with("⟨U+202E⟩"));
     }
 
     #[test]

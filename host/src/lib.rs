@@ -38,7 +38,7 @@ pub mod sharded;
 mod state;
 pub mod watch;
 
-pub use approval::{ApprovalRequest, Approver};
+pub use approval::{notice as approval_notice, ApprovalRequest, Approver};
 pub use audit::{event_json, AuditSink, JsonLinesSink};
 pub use bindings::agent::file_tools::types::{AuditEvent, ErrorCode, FileKind, ToolError};
 pub use call::{CallOptions, CancelToken, Progress, ProgressUpdate};

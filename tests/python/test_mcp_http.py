@@ -93,6 +93,32 @@ def test_host_and_origin_checks_refuse_dns_rebinding_and_web_pages(repos, tmp_pa
         assert status == 200 and "calc" in structured(answer)["content"]
 
 
+def test_the_servers_own_origin_is_served_and_every_other_is_refused(repos, tmp_path):
+    one, _ = repos
+    with server(tmp_path, ["--repo", str(one)]) as base:
+        url = base + "/mcp"
+        authority = base.removeprefix("http://")
+        port = authority.rsplit(":", 1)[1]
+        # Positive controls: the origin of the server itself, by either loopback name.
+        for host in (authority, f"localhost:{port}"):
+            status, answer = call(url, "read_file", {"path": "README.md"}, {"host": host, "origin": f"http://{host}"})
+            assert status == 200 and "calc" in structured(answer)["content"], (host, status)
+        for origin in (
+            "http://evil.example",
+            f"http://evil.example:{port}",
+            f"http://127.0.0.1.evil.com:{port}",
+            f"http://127.0.0.1:{int(port) + 1}",
+            f"https://{authority}",
+            f"http://localhost:{port}",  # another name than the Host the request named
+            f"http://{authority}/",
+            "null",
+        ):
+            status, _ = call(url, "read_file", {"path": "README.md"}, {"origin": origin})
+            assert status == 403, origin
+        # Its own origin reaches the MCP paths only, as any Origin does.
+        assert httpx2.get(base + "/metrics", headers={"origin": base}).status_code == 403
+
+
 def test_bearer_token_guards_every_path_and_off_loopback_needs_one(repos, tmp_path):
     one, _ = repos
     token = "t0k3n-" + "x" * 26

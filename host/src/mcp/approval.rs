@@ -3,6 +3,8 @@
 //! what the component planned: its reasons, files and diff, which the component has already
 //! passed through the read policy (a change to a file the model may not read shows no
 //! content, exactly as the tool's own result would); the diff is cut at [`MAX_PROMPT_DIFF`].
+//! Its text comes with hidden characters spelled out by the component, and a prompt whose
+//! plan held any opens with a warning saying so.
 //! The answer is "approve" only when the user accepts with the box ticked; declining,
 //! cancelling, a client error or a cancelled call all refuse, and nothing is written.
 
@@ -95,7 +97,10 @@ impl Approver for Elicitor {
 /// The question put to the user: the tool, why approval is needed, every file, and the
 /// diff as the component gave it (already filtered by the read policy), cut to size.
 pub(crate) fn prompt(request: &ApprovalRequest) -> String {
-    let mut text = format!(
+    let mut text = crate::approval::notice(request)
+        .map(|n| format!("{n}\n"))
+        .unwrap_or_default();
+    text += &format!(
         "file-tools asks to approve a change by {} (+{} -{}).\nWhy: {}\nFiles:\n",
         request.tool,
         request.insertions,
@@ -134,7 +139,20 @@ mod tests {
             insertions: 1,
             deletions: 0,
             diff,
+            escaped: 0,
         }
+    }
+
+    #[test]
+    fn a_plan_with_hidden_characters_opens_with_a_warning() {
+        let mut r = request("+⟨U+202E⟩x\n".into());
+        assert!(!prompt(&r).contains("Warning"), "a plain count shows none");
+        r.escaped = 2;
+        let shown = prompt(&r);
+        assert!(
+            shown.starts_with("Warning: this change contains 2 invisible or control characters"),
+            "{shown}"
+        );
     }
 
     #[test]

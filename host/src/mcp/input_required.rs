@@ -161,7 +161,7 @@ fn binding(args: &str, r: &ApprovalRequest) -> [u8; 32] {
         field(f.sha256_before.as_deref().unwrap_or("-"));
         field(f.sha256_after.as_deref().unwrap_or("-"));
     }
-    field(&format!("{} {}", r.insertions, r.deletions));
+    field(&format!("{} {} {}", r.insertions, r.deletions, r.escaped));
     field(&r.diff);
     h.finalize().into()
 }

@@ -6,7 +6,8 @@
 //! Every request is checked before it reaches a repository: the bearer token when one is
 //! configured, then (inside the MCP transport) the `Host` header against the allowed hosts
 //! and any `Origin` against the allowed origins, so that a web page cannot drive a server on
-//! a loopback address through DNS rebinding. `/metrics` serves the call metrics of every
+//! a loopback address through DNS rebinding. The server's own origin (`http://` and the
+//! accepted `Host` the request named, on the port the server listens on) is accepted too. `/metrics` serves the call metrics of every
 //! repository in the Prometheus text format, behind the same token. A request names its
 //! session (its baseline for `diff_workspace` and `revert`) in a header (`sessions.rs`).
 
@@ -119,6 +120,8 @@ struct Router {
     repos: BTreeMap<String, Sessions>,
     token: Option<String>,
     allowed_hosts: Vec<String>,
+    /// The port the server listens on (its own origin's port).
+    port: u16,
     metrics: Option<Arc<Metrics>>,
     /// Requests handled at once (tool calls among them); more wait for a slot, so that
     /// many clients cannot run more instances than the machine has room for.
@@ -140,7 +143,12 @@ impl Router {
                 "no repository is served at this path\n",
             );
         };
-        let (parts, body) = req.into_parts();
+        let (mut parts, body) = req.into_parts();
+        // The transport refuses every Origin it was not told of; the server's own is taken
+        // here, and the request goes on as one without an Origin.
+        if own_origin(&parts.headers, self.port) {
+            parts.headers.remove(hyper::header::ORIGIN);
+        }
         let body = match read_body(body).await {
             Ok(body) => body,
             Err(refused) => return refused,
@@ -258,6 +266,32 @@ fn host_allowed(host: Option<&str>, allowed: &[String]) -> bool {
     })
 }
 
+/// Whether the request's one `Origin` is the server's own: `http://` and the very
+/// authority of its one `Host` (already accepted by [`Router::refusal`]), whose port (80
+/// when none is given) is the one the server listens on. Anything else (another scheme,
+/// host or port, a path, `null`, several Origins) is not.
+fn own_origin(headers: &hyper::HeaderMap, port: u16) -> bool {
+    let one = |name| {
+        let mut all = headers.get_all(name).iter();
+        match (all.next(), all.next()) {
+            (Some(v), None) => v.to_str().ok(),
+            _ => None,
+        }
+    };
+    let (Some(origin), Some(host)) = (one(hyper::header::ORIGIN), one(hyper::header::HOST)) else {
+        return false;
+    };
+    let (Some(origin), Some(host)) = (
+        origin.strip_prefix("http://").and_then(authority),
+        authority(host),
+    ) else {
+        return false;
+    };
+    let effective = |(name, p): (String, Option<u16>)| (name, p.unwrap_or(80));
+    let (origin, host) = (effective(origin), effective(host));
+    origin == host && host.1 == port
+}
+
 /// The host name (lower case, an IPv6 address without brackets) and port of `text`.
 fn authority(text: &str) -> Option<(String, Option<u16>)> {
     let parsed: hyper::http::uri::Authority = text.parse().ok()?;
@@ -330,13 +364,6 @@ pub fn serve_http(
         .into_iter()
         .map(|(path, sessions)| (path, sessions.configured(&config)))
         .collect::<BTreeMap<_, _>>();
-    let router = Arc::new(Router {
-        repos,
-        token: options.token,
-        allowed_hosts: options.allowed_hosts,
-        metrics,
-        working: tokio::sync::Semaphore::new(max_working()),
-    });
     let slots = Arc::new(tokio::sync::Semaphore::new(connections::MAX_CONNECTIONS));
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -349,6 +376,14 @@ pub fn serve_http(
         let addr = listener
             .local_addr()
             .map_err(|e| format!("cannot read the bound address: {e}"))?;
+        let router = Arc::new(Router {
+            repos,
+            token: options.token,
+            allowed_hosts: options.allowed_hosts,
+            port: addr.port(),
+            metrics,
+            working: tokio::sync::Semaphore::new(max_working()),
+        });
         let paths: Vec<&str> = router.repos.keys().map(String::as_str).collect();
         eprintln!(
             "file-tools: serving MCP on http://{addr} at {}",
@@ -380,7 +415,62 @@ pub fn serve_http(
 
 #[cfg(test)]
 mod tests {
-    use super::host_allowed;
+    use super::{host_allowed, own_origin};
+
+    fn headers(pairs: &[(&'static str, &str)]) -> hyper::HeaderMap {
+        let mut h = hyper::HeaderMap::new();
+        for (name, value) in pairs {
+            h.append(*name, value.parse().unwrap());
+        }
+        h
+    }
+
+    #[test]
+    fn only_the_servers_own_origin_is_its_own() {
+        let own = |host: &str, origin: &str| {
+            own_origin(&headers(&[("host", host), ("origin", origin)]), 8123)
+        };
+        // Positive controls: the Host the request named, on the listening port.
+        assert!(own("127.0.0.1:8123", "http://127.0.0.1:8123"));
+        assert!(own("localhost:8123", "http://LOCALHOST:8123"));
+        assert!(own("[::1]:8123", "http://[::1]:8123"));
+        for (host, origin) in [
+            ("127.0.0.1:8123", "http://evil.example"),
+            ("127.0.0.1:8123", "http://evil.example:8123"),
+            ("127.0.0.1:8123", "http://127.0.0.1.evil.com:8123"),
+            ("127.0.0.1:8123", "http://127.0.0.1:8124"),
+            ("127.0.0.1:8123", "http://127.0.0.1"),
+            ("127.0.0.1:8123", "https://127.0.0.1:8123"),
+            ("127.0.0.1:8123", "HTTP://127.0.0.1:8123"),
+            ("127.0.0.1:8123", "null"),
+            ("127.0.0.1:8123", "http://127.0.0.1:8123/"),
+            ("127.0.0.1:8123", "http://user@127.0.0.1:8123"),
+            ("127.0.0.1:8123", "http://localhost:8123"),
+            ("127.0.0.1:8123", ""),
+            // The Host names another port than the one listened on.
+            ("127.0.0.1:9000", "http://127.0.0.1:9000"),
+            ("127.0.0.1", "http://127.0.0.1"),
+        ] {
+            assert!(!own(host, origin), "{host} {origin}");
+        }
+        // Two Origins, or none, or no Host: not the server's own.
+        let two = headers(&[
+            ("host", "127.0.0.1:8123"),
+            ("origin", "http://127.0.0.1:8123"),
+            ("origin", "http://evil.example"),
+        ]);
+        assert!(!own_origin(&two, 8123));
+        assert!(!own_origin(&headers(&[("host", "127.0.0.1:8123")]), 8123));
+        assert!(!own_origin(
+            &headers(&[("origin", "http://127.0.0.1:8123")]),
+            8123
+        ));
+        // On port 80, a Host and Origin without a port are the server's own.
+        assert!(own_origin(
+            &headers(&[("host", "localhost"), ("origin", "http://localhost")]),
+            80
+        ));
+    }
 
     #[test]
     fn hosts_are_matched_by_name_or_by_name_and_port() {
