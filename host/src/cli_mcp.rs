@@ -52,7 +52,7 @@ pub(crate) struct McpArgs {
     #[arg(long, value_name = "HOST", requires = "http")]
     pub(crate) allowed_host: Vec<String>,
     /// A browser Origin accepted over HTTP, as scheme://host:port (repeatable; default:
-    /// none, so requests from web pages are refused).
+    /// none, so requests from web pages other than the server's own origin are refused).
     #[arg(long, value_name = "ORIGIN", requires = "http")]
     pub(crate) allowed_origin: Vec<String>,
 }
