@@ -175,16 +175,7 @@ fn relaxed_lines(
 ) -> Result<(String, usize, MatchLevel), Miss> {
     let (mut lines, body_padded) = whole_lines(body);
     let (old_lines, _) = whole_lines(old);
-    let found = locate(
-        &lines,
-        &Query {
-            old: &old_lines,
-            from: 0,
-            wanted: None,
-            at_eof: false,
-            max,
-        },
-    )?;
+    let found = locate_unique(&lines, &old_lines, max)?;
     let at = found.at;
     let matched = &lines[at..at + old_lines.len()];
     let indent = Indent::learn(matched, &old_lines);
@@ -198,6 +189,25 @@ fn relaxed_lines(
     Ok((out, at + 1, found.level))
 }
 
+/// Where `old` matches whole `lines` anywhere, at the strictest level up to `max` (a
+/// relaxed match must be the only one).
+fn locate_unique(
+    lines: &[String],
+    old: &[String],
+    max: MatchLevel,
+) -> Result<crate::patch::locate::Found, Miss> {
+    locate(
+        lines,
+        &Query {
+            old,
+            from: 0,
+            wanted: None,
+            at_eof: false,
+            max,
+        },
+    )
+}
+
 /// The loosest level, up to punctuation, at which `old` would match whole lines of `body`
 /// uniquely, when a stricter one than asked (`asked`) does not.
 fn would_match(body: &str, old: &str, asked: MatchLevel) -> Option<MatchLevel> {
@@ -206,19 +216,10 @@ fn would_match(body: &str, old: &str, asked: MatchLevel) -> Option<MatchLevel> {
     }
     let (lines, _) = whole_lines(body);
     let (old_lines, _) = whole_lines(old);
-    locate(
-        &lines,
-        &Query {
-            old: &old_lines,
-            from: 0,
-            wanted: None,
-            at_eof: false,
-            max: MatchLevel::Punctuation,
-        },
-    )
-    .ok()
-    .map(|f| f.level)
-    .filter(|l| *l > asked)
+    locate_unique(&lines, &old_lines, MatchLevel::Punctuation)
+        .ok()
+        .map(|f| f.level)
+        .filter(|l| *l > asked)
 }
 
 /// Most occurrences counted (enough to say "ambiguous" and list them).

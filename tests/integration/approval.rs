@@ -10,7 +10,7 @@ use crate::support::*;
 use file_tools_host::{ApprovalRequest, Limits, Session};
 
 /// A session whose approver records every request and answers `answer`.
-fn session_with_approver(
+pub(crate) fn session_with_approver(
     fx: &Fixture,
     policy: Value,
     answer: bool,

@@ -3,12 +3,11 @@
 //! commands need approval, and no change builds a directory git would take for a repository.
 
 use std::process::Command;
-use std::sync::{Arc, Mutex};
 
 use serde_json::json;
 
 use crate::support::*;
-use file_tools_host::{ApprovalRequest, Session};
+use file_tools_host::Session;
 
 #[test]
 fn guarding_rules_refuse_other_spellings_and_let_their_twins_through() {
@@ -70,25 +69,6 @@ fn keys_under_unicode_case_variants_are_secrets() {
     )
     .unwrap();
     assert_no_leak(&v.to_string());
-}
-
-fn approving(
-    fx: &Fixture,
-    policy: serde_json::Value,
-) -> (Session, Arc<Mutex<Vec<ApprovalRequest>>>) {
-    let asked = Arc::new(Mutex::new(Vec::new()));
-    let seen = asked.clone();
-    let s = Session::builder(runtime())
-        .repo(&fx.repo)
-        .writable(true)
-        .policy(relaxed(policy))
-        .approver(Arc::new(move |r: &ApprovalRequest| {
-            seen.lock().unwrap().push(r.clone());
-            true
-        }))
-        .build()
-        .unwrap();
-    (s, asked)
 }
 
 #[test]
@@ -159,7 +139,8 @@ fn settings_that_run_commands_need_approval_in_every_tool_and_spelling() {
     .unwrap();
 
     // With an approver that agrees, the change is asked about and written.
-    let (mut s, asked) = approving(&fx, json!({}));
+    let (mut s, asked) =
+        crate::approval::session_with_approver(&fx, relaxed(json!({})), true, Default::default());
     call(
         &mut s,
         "write_file",
