@@ -496,6 +496,15 @@ pub const GIT_SHAPE: &[(&str, bool)] = &[
     ("commondir", false),
 ];
 
+/// Whether an entry of type `ty` fills the slot of [`GIT_SHAPE`] whose second field is
+/// `dir`, counted as git counts it: `objects` and `refs` need only let git in (it asks
+/// `access(X_OK)`, which follows links: a link to a directory passes, and so does an
+/// executable file), `HEAD` (a symbolic link to `refs/...` will do) and `commondir` may be
+/// anything but a directory. Counting every entry is the cautious reading.
+pub fn fills_git_slot(dir: bool, ty: crate::port::EntryType) -> bool {
+    dir || ty != crate::port::EntryType::Dir
+}
+
 /// Whether a directory that has the entries `has` (each of [`GIT_SHAPE`], in its order)
 /// would be taken by git for a repository.
 pub fn is_git_shape(has: [bool; 4]) -> bool {

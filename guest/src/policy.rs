@@ -289,6 +289,15 @@ impl Policy {
         self
     }
 
+    /// Forgets what looks into the tree found (build files, `HEAD` files). Each call starts
+    /// afresh: another process may have changed the tree since the last call, and a
+    /// directory given the shape of a git repository meanwhile is git internals at once.
+    pub fn forget_lookups(&self) {
+        if let Ok(mut m) = self.seen.lock() {
+            m.clear();
+        }
+    }
+
     fn has_file(&self, p: &LogicalPath) -> bool {
         let Some(fs) = &self.fs else { return true };
         let key = p.to_string();
@@ -365,14 +374,11 @@ impl Policy {
                 return [false; 4];
             }
         }
+        // As git counts them: a link or an executable file can stand for `objects/` or
+        // `refs/`, and a link for `HEAD` (see `classify::fills_git_slot`).
         let has = |name: &str, want_dir: bool| {
-            fs.stat_nofollow(&dir.join(name)).is_some_and(|m| {
-                if want_dir {
-                    m.is_dir()
-                } else {
-                    m.is_file()
-                }
-            })
+            fs.stat_nofollow(&dir.join(name))
+                .is_some_and(|m| classify::fills_git_slot(want_dir, m.ty))
         };
         // Most directories have no HEAD: one look settles them.
         let head = has("HEAD", false);

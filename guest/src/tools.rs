@@ -312,6 +312,8 @@ pub fn run_call<T>(
     };
     let result = match session {
         Ok(s) => {
+            // Nothing a previous call saw of the tree is taken for granted.
+            s.policy.forget_lookups();
             // What a killed call left is settled before this call looks at anything.
             crate::journal::recover(s, find(tool).is_some_and(|t| t.mutates));
             f(s, &mut log)

@@ -441,7 +441,7 @@ fn git_shaped_listing(children: &[DirItem], case: crate::fold::CaseMode) -> bool
         };
         if let Some(i) = crate::classify::GIT_SHAPE
             .iter()
-            .position(|(n, is_dir)| *is_dir == (*ty == EntryType::Dir) && is(n))
+            .position(|(n, is_dir)| crate::classify::fills_git_slot(*is_dir, *ty) && is(n))
         {
             has[i] = true;
         }

@@ -14,6 +14,7 @@ mod cli_conventions;
 mod concurrency;
 mod crash;
 mod git_apply;
+mod git_shape_as_git_sees_it;
 mod limits;
 mod list;
 mod long_calls;

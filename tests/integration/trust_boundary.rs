@@ -193,7 +193,7 @@ fn the_policy_relaxes_automation_per_pattern_or_as_a_whole() {
 }
 
 /// Whether git, run in `dir`, takes `dir` itself for its repository.
-fn git_takes_for_repository(dir: &std::path::Path) -> bool {
+pub(crate) fn git_takes_for_repository(dir: &std::path::Path) -> bool {
     Command::new("git")
         .args(["rev-parse", "--git-dir"])
         .current_dir(dir)
