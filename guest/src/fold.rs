@@ -53,18 +53,30 @@ impl CaseMode {
     }
 }
 
-/// Code points that HFS+ leaves out of names and that render as nothing.
+/// Code points that render as nothing and that a folding file system may leave out of
+/// names: those HFS+ ignores, and every Unicode default-ignorable code point, which the
+/// Linux kernel's case folding for ext4 and f2fs `casefold` directories dropped for years
+/// (so `.env` plus a tag character opens `.env` there).
 fn ignorable(c: char) -> bool {
     matches!(
         c,
         '\u{00AD}'
             | '\u{034F}'
-            | '\u{180B}'..='\u{180E}'
+            | '\u{061C}'
+            | '\u{115F}'..='\u{1160}'
+            | '\u{17B4}'..='\u{17B5}'
+            | '\u{180B}'..='\u{180F}'
             | '\u{200B}'..='\u{200F}'
             | '\u{202A}'..='\u{202E}'
             | '\u{2060}'..='\u{206F}'
+            | '\u{3164}'
             | '\u{FE00}'..='\u{FE0F}'
             | '\u{FEFF}'
+            | '\u{FFA0}'
+            | '\u{FFF0}'..='\u{FFF8}'
+            | '\u{1BCA0}'..='\u{1BCA3}'
+            | '\u{1D173}'..='\u{1D17A}'
+            | '\u{E0000}'..='\u{E0FFF}'
     )
 }
 
@@ -93,6 +105,9 @@ fn fold_name(name: &str, out: &mut String) {
         let folded: String = name
             .nfd()
             .filter(|&c| !ignorable(c))
+            // The capital sharp s lower-cases to `ß`, which full case folding (Python's,
+            // ext4's) takes on to `ss`: upper- then lower-casing `ß` gives that.
+            .map(|c| if c == '\u{1E9E}' { '\u{DF}' } else { c })
             .flat_map(char::to_uppercase)
             .flat_map(char::to_lowercase)
             .collect();
@@ -175,6 +190,53 @@ mod tests {
         assert_eq!(fold("server.\u{212A}ey"), "server.key");
         assert_eq!(fold("STRA\u{DF}E"), "strasse");
         assert_eq!(fold("\u{391}\u{3A3}"), fold("\u{3B1}\u{3C2}"));
+    }
+
+    #[test]
+    fn the_capital_sharp_s_folds_as_full_case_folding_does() {
+        // `.htpaẞwd` opens `.htpasswd` on a file system that folds fully (ext4 casefold).
+        assert_eq!(fold(".htpa\u{1E9E}wd"), ".htpasswd");
+        assert_eq!(fold("STRA\u{1E9E}E"), fold("strasse"));
+        assert_eq!(fold("stra\u{DF}e"), fold("strasse"));
+        // Positive control: other letters keep their own fold.
+        assert_ne!(fold(".htpa\u{1E9E}wd"), fold(".htpawd"));
+    }
+
+    #[test]
+    fn every_case_variant_of_a_character_folds_alike() {
+        // Whatever a folding file system takes for the same letter (its lower- or
+        // upper-case form) must fold to the same string here.
+        let mut bad = Vec::new();
+        for c in (0..=0x10FFFF).filter_map(char::from_u32) {
+            let s = c.to_string();
+            let f = fold(&s);
+            let lower: String = c.to_lowercase().collect();
+            let upper: String = c.to_uppercase().collect();
+            if fold(&lower) != f || fold(&upper) != f {
+                bad.push(c);
+            }
+        }
+        assert!(bad.is_empty(), "{bad:?}");
+    }
+
+    #[test]
+    fn default_ignorable_code_points_are_dropped() {
+        // Older Linux kernels drop them when folding names in casefold directories.
+        for s in [
+            ".env\u{E0001}",
+            ".e\u{061C}nv",
+            ".en\u{3164}v",
+            ".env\u{FFA0}",
+            "\u{1BCA0}.env",
+            ".env\u{115F}",
+            ".e\u{17B4}nv",
+            ".env\u{180F}",
+            ".env\u{1D173}",
+        ] {
+            assert_eq!(fold(s), ".env", "{s:?}");
+        }
+        // Positive control: a visible letter is kept.
+        assert_eq!(fold(".envx"), ".envx");
     }
 
     #[test]

@@ -152,3 +152,18 @@ def test_allow_lists_fold_where_the_host_finds_the_file_system_folds(folding_mou
     rc, v = cli(backing, policy, "write_file", {"path": "SRC/a.rs", "content": "x\n"})
     assert rc == 1 and v["error"]["reason"] == "not_allowed", v
     assert not (backing / "SRC").exists()
+
+
+def test_the_capital_sharp_s_opens_a_secret_and_is_refused(folding_mount):
+    # Full case folding (this mount's, ext4's) takes U+1E9E to `ss`: `.htpa\u1e9ewd` is
+    # `.htpasswd`, a secret.
+    backing, mnt = folding_mount
+    (backing / ".htpasswd").write_text("admin:" + SECRET + "\n")
+    (backing / "notes.txt").write_text("notes\n")
+    # Positive control: the mount opens the secret under that spelling.
+    assert (mnt / ".htpa\u1e9ewd").read_text() == "admin:" + SECRET + "\n"
+    for p in [".htpasswd", ".htpa\u1e9ewd", ".HTPA\u1e9eWD"]:
+        rc, v = cli(mnt, None, "read_file", {"path": p})
+        assert rc == 1 and v["error"]["code"] == "POLICY_DENIED", (p, v)
+    rc, v = cli(mnt, None, "read_file", {"path": "NOTES.txt"})
+    assert rc == 0 and v["result"]["content"] == "notes\n", v
