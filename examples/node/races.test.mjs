@@ -116,12 +116,19 @@ test('a directory renamed away and replaced by a link climbing out: leak rate un
 function swapAfterOpeningSub(swap, call) {
   const proto = filesystem.types.Descriptor.prototype;
   const inner = proto.openAt;
+  // The swap comes after the component opened `sub` and right before it opens the file in
+  // it: a look into `sub` for other reasons (the git-shape check of each ancestor) may open
+  // it earlier, and the attack is the window between holding `sub` and using it.
+  let opened = false;
   let done = false;
   proto.openAt = function (pathFlags, path, openFlags, flags) {
-    const d = inner.call(this, pathFlags, path, openFlags, flags);
-    if (!done && path === 'sub' && openFlags.directory) {
+    if (opened && !done && (path.endsWith('inner.txt') || path.includes('new.txt'))) {
       done = true;
       swap();
+    }
+    const d = inner.call(this, pathFlags, path, openFlags, flags);
+    if (path === 'sub' && openFlags.directory) {
+      opened = true;
     }
     return d;
   };
