@@ -14,6 +14,7 @@ mod cli_conventions;
 mod concurrency;
 mod crash;
 mod git_apply;
+mod hygiene;
 mod limits;
 mod list;
 mod long_calls;
