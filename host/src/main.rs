@@ -91,7 +91,8 @@ enum Command {
     /// Audit logs.
     #[command(subcommand)]
     Audit(AuditCommand),
-    /// The calls an audit log records as metrics, in the Prometheus text format.
+    /// The calls an audit log records as metrics, in the Prometheus text format. A tool
+    /// name the session (under --policy, --read-only) does not offer counts as `unknown`.
     Metrics { file: PathBuf },
     /// Print a completion script for a shell.
     Completions { shell: clap_complete::Shell },
@@ -99,7 +100,8 @@ enum Command {
 
 #[derive(Debug, Subcommand)]
 enum SessionCommand {
-    /// Forget the session's baseline: diff_workspace starts from the tree as it is.
+    /// Forget the session's baseline: diff_workspace starts from the tree as it is. Only the
+    /// files file-tools made in the state directory are removed; any other is kept and listed.
     Reset,
 }
 
