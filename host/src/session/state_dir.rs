@@ -155,7 +155,9 @@ impl StateDir {
                 continue;
             };
             if meta.is_dir() && *last != Some(time) {
-                let done = tighten_entries(dir).is_ok();
+                // A subdirectory removed and made again by the component came with WASI's
+                // mode too.
+                let done = private_dir::tighten_dir(dir).is_ok() && tighten_entries(dir).is_ok();
                 // A time this recent may not move for a change within the same clock
                 // tick: look again next time.
                 let settled = now.duration_since(time).is_ok_and(|d| d.as_secs() >= 2);
@@ -280,5 +282,25 @@ mod tests {
         assert!(!ours("notes.txt", true));
         assert!(!ours(".0123456789abcdefg.tmp", false));
         assert!(!ours(&"a".repeat(63), false));
+    }
+
+    #[test]
+    fn reset_never_reaches_through_a_link() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (state, elsewhere) = (tmp.path().join("state"), tmp.path().join("elsewhere"));
+        let sha = "b".repeat(64);
+        fs::create_dir_all(state.join("changes")).unwrap();
+        fs::create_dir_all(&elsewhere).unwrap();
+        fs::write(elsewhere.join(&sha), b"not the session's").unwrap();
+        fs::write(elsewhere.join("index.json"), b"{}").unwrap();
+        std::os::unix::fs::symlink(&elsewhere, state.join("blobs")).unwrap();
+        std::os::unix::fs::symlink(elsewhere.join("index.json"), state.join("index.json")).unwrap();
+        fs::write(state.join("changes").join(&sha), b"ours").unwrap();
+        let r = reset(&state).unwrap();
+        assert_eq!(r.kept, vec!["blobs".to_string(), "index.json".to_string()]);
+        assert!(!r.removed);
+        assert!(elsewhere.join(&sha).exists() && elsewhere.join("index.json").exists());
+        // Positive control: the session's own snapshot, in a real directory, is gone.
+        assert!(!state.join("changes").exists());
     }
 }
