@@ -9,7 +9,7 @@ use crate::audit::CallLog;
 use crate::classify::Kind;
 use crate::cursor::Page;
 use crate::error::{ErrorCode, ToolError, ToolResult};
-use crate::fsx::{modified, EntryType};
+use crate::fsx::EntryType;
 use crate::glob::Globs;
 use crate::hash::sha256_file;
 use crate::path::LogicalPath;
@@ -180,7 +180,7 @@ fn describe_entry(
         } else {
             0
         },
-        modified: meta.as_ref().and_then(modified),
+        modified: meta.as_ref().and_then(|m| s.policy.dir_time(m)),
         target,
     }
 }
@@ -377,7 +377,11 @@ pub fn file_info(s: &Session, log: &mut CallLog, a: &FileInfoArgs) -> ToolResult
         ty,
         kind,
         size,
-        modified: if secret { None } else { modified(meta) },
+        modified: if secret {
+            None
+        } else {
+            s.policy.dir_time(meta)
+        },
         sha256,
         target: r.via_link.then(|| r.target.to_string()),
         readable,

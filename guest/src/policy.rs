@@ -559,6 +559,23 @@ impl Policy {
         !p.is_root() && self.hides(p, Kind::Text)
     }
 
+    /// Whether the read rules hide any path at all (a `read.block` or `read.allow` list).
+    /// A directory's time moves when an entry is added to it or removed, hidden or not: a
+    /// policy that hides paths shows no directory's time (see [`Policy::dir_time`]).
+    pub fn hides_any_path(&self) -> bool {
+        !self.read_block.is_empty() || !self.read_allow.is_empty()
+    }
+
+    /// The modification time to show for what `meta` describes: a file's own; a
+    /// directory's only when no read rule hides anything, since it moves with hidden
+    /// entries too.
+    pub fn dir_time(&self, meta: &crate::port::Stat) -> Option<String> {
+        if meta.is_dir() && self.hides_any_path() {
+            return None;
+        }
+        crate::fsx::modified(meta)
+    }
+
     /// Whether the policy lets the agent write `path` without being able to read it.
     pub fn blind_write_allowed(&self, path: &LogicalPath) -> bool {
         self.blind_writes.matches_path_or_parent(path.as_str())

@@ -24,18 +24,25 @@ pub fn artifacts_dir(log: &Path) -> PathBuf {
 }
 
 /// Stores `diff` once, named by its sha256, in the log's artifact directory; returns the
-/// artifact's path relative to the log's directory (what events reference).
+/// artifact's path relative to the log's directory (what events reference). A diff holds
+/// file content, so the directory is its owner's alone (`0700`, see
+/// [`crate::private_dir`]) and each artifact is `0600`, whatever the changed file's bits.
 ///
 /// # Errors
-/// When the artifact cannot be written.
+/// When the artifact cannot be written, or the directory belongs to another user.
 pub fn store_artifact(log: &Path, sha256: &str, diff: &str) -> std::io::Result<String> {
     let dir = artifacts_dir(log);
     let name = format!("{sha256}.diff");
     let path = dir.join(&name);
-    if !path.exists() {
-        std::fs::create_dir_all(&dir)?;
+    crate::private_dir::ensure_dir(&dir)?;
+    if path.exists() {
+        // One stored before artifacts were private.
+        crate::private_dir::tighten_file(&path)?;
+    } else {
         let tmp = dir.join(format!(".{name}.tmp{}", std::process::id()));
-        std::fs::write(&tmp, diff)?;
+        // A temporary file a crashed run of the same process id left behind.
+        let _ = std::fs::remove_file(&tmp);
+        crate::private_dir::write_new(&tmp, diff.as_bytes())?;
         std::fs::rename(&tmp, &path)?;
     }
     let dir_name = dir.file_name().unwrap_or_default().to_string_lossy();
@@ -190,10 +197,15 @@ fn percentile(sorted: &[u64], p: usize) -> u64 {
 /// The metrics of the calls an audit log records (`file-tools metrics FILE`): calls by
 /// tool and outcome, durations, bytes read and written. A log holds no fuel figures and
 /// tells no trap from another error with the same code, so those count as their code.
+/// A tool name not in `offered` (the tools the session offers) counts as `unknown`, as
+/// the live metrics do: a log full of made-up names makes one label, not one each.
 ///
 /// # Errors
 /// When the log cannot be read or a line is not a JSON object.
-pub fn metrics(log: &Path) -> Result<crate::Metrics, VerifyError> {
+pub fn metrics(
+    log: &Path,
+    offered: &std::collections::HashSet<String>,
+) -> Result<crate::Metrics, VerifyError> {
     let text = std::fs::read_to_string(log).map_err(|e| VerifyError {
         line: 0,
         message: format!("cannot read the log: {e}"),
@@ -210,7 +222,11 @@ pub fn metrics(log: &Path) -> Result<crate::Metrics, VerifyError> {
             crate::metrics::outcome_of(v["error_code"].as_str().unwrap_or("error"))
         };
         m.record(&crate::metrics::CallRecord {
-            tool: v["tool"].as_str().unwrap_or("?").to_string(),
+            tool: v["tool"]
+                .as_str()
+                .filter(|t| offered.contains(*t))
+                .unwrap_or("unknown")
+                .to_string(),
             outcome,
             duration: std::time::Duration::from_micros(v["duration_us"].as_u64().unwrap_or(0)),
             bytes_read: v["bytes_read"].as_u64().unwrap_or(0),

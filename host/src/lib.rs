@@ -32,6 +32,7 @@ pub mod mcp;
 pub mod mcp_http;
 pub mod metrics;
 pub mod policy_file;
+mod private_dir;
 pub mod runtime;
 pub mod session;
 pub mod sharded;

@@ -91,7 +91,8 @@ enum Command {
     /// Audit logs.
     #[command(subcommand)]
     Audit(AuditCommand),
-    /// The calls an audit log records as metrics, in the Prometheus text format.
+    /// The calls an audit log records as metrics, in the Prometheus text format. A tool
+    /// name the session (under --policy, --read-only) does not offer counts as `unknown`.
     Metrics { file: PathBuf },
     /// Print a completion script for a shell.
     Completions { shell: clap_complete::Shell },
@@ -99,7 +100,8 @@ enum Command {
 
 #[derive(Debug, Subcommand)]
 enum SessionCommand {
-    /// Forget the session's baseline: diff_workspace starts from the tree as it is.
+    /// Forget the session's baseline: diff_workspace starts from the tree as it is. Only the
+    /// files file-tools made in the state directory are removed; any other is kept and listed.
     Reset,
 }
 
@@ -194,12 +196,14 @@ fn main() -> ExitCode {
                 Err(e) => usage_error(&e.to_string()),
             }
         }
-        Command::Metrics { file } => match file_tools_host::audit_log::metrics(file) {
+        Command::Metrics { file } => match offered(o).and_then(|names| {
+            file_tools_host::audit_log::metrics(file, &names).map_err(|e| e.message)
+        }) {
             Ok(m) => {
                 print!("{}", m.encode());
                 ExitCode::SUCCESS
             }
-            Err(e) => usage_error(&e.message),
+            Err(e) => usage_error(&e),
         },
         Command::Completions { shell } => {
             clap_complete::generate(
@@ -232,6 +236,14 @@ fn described(o: &Options) -> Result<Vec<Value>, String> {
     let rt = runtime()?;
     let tools = describe_tools(&rt, policy).map_err(|e| e.to_string())?;
     Ok(tools.as_array().cloned().unwrap_or_default())
+}
+
+/// The names of the tools offered under the options' policy.
+fn offered(o: &Options) -> Result<std::collections::HashSet<String>, String> {
+    Ok(described(o)?
+        .iter()
+        .filter_map(|t| t["name"].as_str().map(str::to_string))
+        .collect())
 }
 
 fn schema(o: &Options) -> ExitCode {
@@ -294,17 +306,17 @@ fn session_reset(o: &Options) -> ExitCode {
         Ok(d) => d,
         Err(e) => return usage_error(&e),
     };
-    let existed = dir.exists();
-    if existed {
-        if let Err(e) = std::fs::remove_dir_all(&dir) {
+    // Only what file-tools made goes: a --state-dir may hold files of the user's own.
+    match file_tools_host::session::reset_state_dir(&dir) {
+        Ok(r) => ok(json!({"state_dir": dir, "removed": r.existed, "kept": r.kept})),
+        Err(e) => {
             println!(
                 "{}",
-                json!({"ok": false, "error": {"code": "IO_ERROR", "message": format!("cannot remove {}: {e}", dir.display())}})
+                json!({"ok": false, "error": {"code": "IO_ERROR", "message": format!("cannot reset {}: {e}", dir.display())}})
             );
-            return ExitCode::from(1);
+            ExitCode::from(1)
         }
     }
-    ok(json!({"state_dir": dir, "removed": existed}))
 }
 
 fn call(o: &Options, format: Format, tool: &str, args: &str) -> ExitCode {

@@ -15,6 +15,7 @@ mod concurrency;
 mod crash;
 mod git_apply;
 mod git_shape_as_git_sees_it;
+mod hygiene;
 mod limits;
 mod list;
 mod long_calls;

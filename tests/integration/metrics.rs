@@ -245,3 +245,46 @@ fn the_cli_reports_metrics_from_an_audit_log() {
     let (out, _) = crate::cli::cli(&["metrics", "/nonexistent/audit.jsonl"], None);
     assert_eq!(out.status.code(), Some(2));
 }
+
+#[test]
+fn the_cli_folds_tool_names_the_session_does_not_offer_into_unknown() {
+    let fx = Fixture::new();
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("audit.jsonl");
+    let (log_s, repo) = (log.to_str().unwrap(), fx.repo.to_str().unwrap());
+    let run = |tool: &str, args: &str| {
+        crate::cli::cli(
+            &["--repo", repo, "--audit-log", log_s, "call", tool, args],
+            None,
+        )
+        .0
+    };
+    assert_eq!(
+        run("read_file", r#"{"path":"src/main.rs"}"#).status.code(),
+        Some(0)
+    );
+    for i in 0..3 {
+        let out = run(&format!("no_such_tool_{i}"), "{}");
+        assert_eq!(out.status.code(), Some(1));
+    }
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert!(
+        text.contains("no_such_tool_2"),
+        "the log records the name: {text}"
+    );
+    let (out, _) = crate::cli::cli(&["metrics", log_s], None);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let scraped = parse(&text);
+    assert!(!text.contains("no_such_tool"), "{text}");
+    assert_eq!(
+        scraped.get("file_tools_tool_calls_total{tool=\"unknown\",outcome=\"invalid_input\"}"),
+        Some(&3.0),
+        "{scraped:#?}"
+    );
+    // Positive control: a tool the session offers keeps its name.
+    assert_eq!(
+        scraped.get("file_tools_tool_calls_total{tool=\"read_file\",outcome=\"ok\"}"),
+        Some(&1.0)
+    );
+}

@@ -1,14 +1,14 @@
-//! Configuring a session: the limits, the builder (repository, policy, state directory,
-//! keys, sinks), and the session's private state directory.
+//! Configuring a session: the limits and the builder (repository, policy, state directory,
+//! keys, sinks).
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::Value;
 
+use super::state_dir::{identity, StateDir};
 use super::{hex, random_key, Config, Session};
 use crate::approval::Approver;
 use crate::audit::AuditSink;
@@ -237,15 +237,22 @@ impl SessionBuilder {
             .unwrap_or(false);
         // Read-only sessions get one too: `changes_since` keeps its snapshots there. It is
         // private to the host and never inside the repository, so read-only still holds.
+        // The repository as opened now: its identity binds the state directory, and every
+        // later instance must find the same directory at the path.
+        let held = std::fs::File::open(&canonical_repo).map_err(repo_err)?;
+        if !held.metadata().map_err(repo_err)?.is_dir() {
+            return Err(HostError::Config(format!(
+                "{} is not a directory",
+                repo.display()
+            )));
+        }
+        let repo_id = identity(&held).map_err(repo_err)?;
         let state = Some(match &self.state_dir {
-            Some(d) => StateDir::given(d, &canonical_repo)?,
+            Some(d) => StateDir::given(d, &canonical_repo, &repo_id)?,
             None => StateDir::temporary()?,
         });
         let repo_dir = if self.batched_reads {
-            let d =
-                cap_std::fs::Dir::open_ambient_dir(&canonical_repo, cap_std::ambient_authority())
-                    .map_err(repo_err)?;
-            Some(Arc::new(d))
+            Some(Arc::new(cap_std::fs::Dir::from_std_file(held)))
         } else {
             None
         };
@@ -255,6 +262,7 @@ impl SessionBuilder {
                 repo_dir,
                 fresh_per_call: self.fresh_per_call,
                 repo: Some(canonical_repo),
+                repo_id: Some(repo_id),
                 state,
                 read_only,
                 allow_hardlinks: obj_allow_hardlinks,
@@ -328,58 +336,4 @@ fn tool_names(describe: &Value) -> HashSet<String> {
         .flatten()
         .filter_map(|t| t["name"].as_str().map(str::to_string))
         .collect()
-}
-
-/// The session's private state directory.
-#[derive(Debug)]
-pub(super) struct StateDir {
-    pub(super) path: PathBuf,
-    remove_on_drop: bool,
-}
-
-impl StateDir {
-    pub(super) fn given(dir: &Path, repo: &Path) -> Result<StateDir, HostError> {
-        std::fs::create_dir_all(dir)
-            .map_err(|e| HostError::Config(format!("state directory {}: {e}", dir.display())))?;
-        let path = std::fs::canonicalize(dir)
-            .map_err(|e| HostError::Config(format!("state directory {}: {e}", dir.display())))?;
-        if path.starts_with(repo) || repo.starts_with(&path) {
-            return Err(HostError::Config(format!(
-                "the state directory {} must lie outside the repository {}",
-                path.display(),
-                repo.display()
-            )));
-        }
-        Ok(StateDir {
-            path,
-            remove_on_drop: false,
-        })
-    }
-
-    pub(super) fn temporary() -> Result<StateDir, HostError> {
-        static COUNTER: AtomicU64 = AtomicU64::new(0);
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.subsec_nanos());
-        let name = format!(
-            "file-tools-state-{}-{}-{nanos}",
-            std::process::id(),
-            COUNTER.fetch_add(1, Ordering::Relaxed)
-        );
-        let path = std::env::temp_dir().join(name);
-        std::fs::create_dir(&path)
-            .map_err(|e| HostError::Config(format!("state directory {}: {e}", path.display())))?;
-        Ok(StateDir {
-            path,
-            remove_on_drop: true,
-        })
-    }
-}
-
-impl Drop for StateDir {
-    fn drop(&mut self) {
-        if self.remove_on_drop {
-            let _ = std::fs::remove_dir_all(&self.path);
-        }
-    }
 }

@@ -26,8 +26,10 @@ use crate::state::{internal, trap_error, CallState, HostState, MemoryLimiter};
 
 mod builder;
 mod lock;
-use builder::StateDir;
+mod state_dir;
 pub use builder::{inside, Limits, SessionBuilder};
+use state_dir::StateDir;
+pub use state_dir::{reset as reset_state_dir, ResetOutcome};
 
 /// Name of the environment variable that carries the policy into the component.
 pub const POLICY_ENV: &str = "FILE_TOOLS_POLICY";
@@ -63,6 +65,9 @@ struct Config {
     fresh_per_call: bool,
     /// `None` only for [`describe_tools`], which never touches files.
     repo: Option<PathBuf>,
+    /// The identity of the repository directory as the builder opened it: an instance
+    /// opens the repository only when the path still leads to that directory.
+    repo_id: Option<String>,
     state: Option<StateDir>,
     read_only: bool,
     /// The policy's `allow_hardlinks`, for the host's batched reads.
@@ -192,7 +197,15 @@ impl Session {
             wasi.env("FILE_TOOLS_FAULT", point);
         }
         if let Some(repo) = &c.repo {
-            wasi.preopened_dir(repo, "/", perms).map_err(open_err)?;
+            let held = self.open_repo(repo)?;
+            // The very directory just checked, through its descriptor where the system
+            // names descriptors by path; the path again elsewhere.
+            let by_fd = PathBuf::from(format!(
+                "/proc/self/fd/{}",
+                std::os::fd::AsRawFd::as_raw_fd(&held)
+            ));
+            let place = if by_fd.exists() { by_fd } else { repo.clone() };
+            wasi.preopened_dir(&place, "/", perms).map_err(open_err)?;
         }
         if let Some(state) = &c.state {
             wasi.preopened_dir(&state.path, STATE_GUEST_PATH, FsPerms::ReadWrite)
@@ -230,6 +243,24 @@ impl Session {
             .instantiate(&mut store)
             .map_err(|e| trap_error(&e, &store))?;
         Ok((store, bindings))
+    }
+
+    /// Opens the repository directory and checks that it is the one the session was built
+    /// on: a directory renamed away and another made at its path must not receive this
+    /// session's calls (nor its baseline's `revert`).
+    fn open_repo(&self, repo: &Path) -> Result<std::fs::File, ToolError> {
+        let gone = |why: String| {
+            ToolError::host(
+                ErrorCode::IoError,
+                format!("the repository at {} is no longer the directory this session opened ({why}); nothing was done. Open a new session on it", repo.display()),
+            )
+        };
+        let held = std::fs::File::open(repo).map_err(|e| gone(e.to_string()))?;
+        let id = state_dir::identity(&held).map_err(|e| gone(e.to_string()))?;
+        if self.config.repo_id.as_ref().is_some_and(|want| *want != id) {
+            return Err(gone("it was renamed or replaced".into()));
+        }
+        Ok(held)
     }
 
     /// Takes the repository's mutation lock when `tool` changes files, or when a killed
@@ -326,6 +357,10 @@ impl Session {
             Ok(()) => f(&bindings, &mut store),
             Err(e) => Err(e),
         };
+        // What the component wrote into the state directory came with WASI's modes.
+        if let Some(state) = &self.config.state {
+            state.tighten();
+        }
         let call = std::mem::take(&mut store.data_mut().call);
         let mut events = std::mem::take(&mut store.data_mut().events);
         for e in &mut events {
@@ -552,6 +587,7 @@ pub fn describe_tools(runtime: &Runtime, policy: Value) -> Result<Value, HostErr
         repo_dir: None,
         fresh_per_call: false,
         repo: None,
+        repo_id: None,
         state: None,
         read_only,
         allow_hardlinks: false,

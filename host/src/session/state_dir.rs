@@ -1,0 +1,317 @@
+//! The session's private state directory: the baseline (`index.json`, `blobs/`), the
+//! `changes_since` snapshots (`changes/`), the journal of pending temporary files, and
+//! `repository-id`, which binds all of it to one repository.
+//!
+//! - **Owner only.** The directory and its subdirectories are `0700`, files `0600` (see
+//!   [`crate::private_dir`]). The component writes through WASI, which cannot set modes:
+//!   what it creates is tightened after every call (and the directories it lands in admit
+//!   no one else meanwhile).
+//! - **One repository.** `repository-id` records the identity (device, inode, birth time)
+//!   of the repository directory the session opened. Another directory at the same path
+//!   (the first renamed away, a new one made) is refused, so it never receives the first
+//!   one's `revert`.
+//! - **Reset removes only ours.** [`reset`] removes the names file-tools makes and leaves
+//!   anything else in the directory.
+
+use std::fs;
+use std::io;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+use std::time::SystemTime;
+
+use crate::error::HostError;
+use crate::private_dir;
+
+/// The file that names the repository a state directory belongs to.
+const REPO_ID: &str = "repository-id";
+/// Files the component keeps at the top of the state directory.
+const TOP_FILES: [&str; 3] = ["index.json", "pending-temps.json", REPO_ID];
+/// Subdirectories the component keeps, each holding files named by their sha256.
+const SUBDIRS: [&str; 2] = ["blobs", "changes"];
+/// The crash journal's directory (the component's `journal::TXN_DIR`): records of changes
+/// under way, and the lock holder's `holder` file.
+const TXN: &str = "txn";
+
+/// The identity of an open directory: device, inode and (where the file system keeps it)
+/// birth time, so that a directory made later at a reused inode number differs too.
+pub(crate) fn identity(f: &fs::File) -> io::Result<String> {
+    let m = f.metadata()?;
+    let born = m
+        .created()
+        .ok()
+        .and_then(|t| t.duration_since(SystemTime::UNIX_EPOCH).ok())
+        .map_or(0, |d| d.as_nanos());
+    Ok(format!("{:x}-{:x}-{born:x}", m.dev(), m.ino()))
+}
+
+/// The session's private state directory.
+#[derive(Debug)]
+pub(super) struct StateDir {
+    pub(super) path: PathBuf,
+    remove_on_drop: bool,
+    /// Modification times of the directories as last tightened (top, [`SUBDIRS`], [`TXN`]):
+    /// a directory whose time has not moved holds nothing new to tighten.
+    seen: Mutex<[Option<SystemTime>; 4]>,
+}
+
+fn config(dir: &Path, e: impl std::fmt::Display) -> HostError {
+    HostError::Config(format!("state directory {}: {e}", dir.display()))
+}
+
+impl StateDir {
+    /// The directory `dir` (made when missing) for the repository `repo` whose identity is
+    /// `repo_id`.
+    ///
+    /// # Errors
+    /// `HostError::Config` when it lies inside the repository, belongs to another user,
+    /// cannot be made private, or holds the session of another repository.
+    pub(super) fn given(dir: &Path, repo: &Path, repo_id: &str) -> Result<StateDir, HostError> {
+        private_dir::ensure_dir(dir).map_err(|e| config(dir, e))?;
+        let path = fs::canonicalize(dir).map_err(|e| config(dir, e))?;
+        if path.starts_with(repo) || repo.starts_with(&path) {
+            return Err(HostError::Config(format!(
+                "the state directory {} must lie outside the repository {}",
+                path.display(),
+                repo.display()
+            )));
+        }
+        private_dir::tighten_dir(&path).map_err(|e| config(&path, e))?;
+        let state = StateDir::new(path, false)?;
+        state.bind(repo, repo_id)?;
+        Ok(state)
+    }
+
+    /// A new directory in the system's temporary directory, removed with the session.
+    ///
+    /// # Errors
+    /// `HostError::Config` when it cannot be made.
+    pub(super) fn temporary() -> Result<StateDir, HostError> {
+        static COUNTER: AtomicU64 = AtomicU64::new(0);
+        let nanos = SystemTime::now()
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .map_or(0, |d| d.subsec_nanos());
+        let name = format!(
+            "file-tools-state-{}-{}-{nanos}",
+            std::process::id(),
+            COUNTER.fetch_add(1, Ordering::Relaxed)
+        );
+        let path = std::env::temp_dir().join(name);
+        std::os::unix::fs::DirBuilderExt::mode(&mut fs::DirBuilder::new(), private_dir::DIR_MODE)
+            .create(&path)
+            .map_err(|e| config(&path, e))?;
+        // Should this fail, the half-made directory goes with the value dropped inside.
+        StateDir::new(path, true)
+    }
+
+    fn new(path: PathBuf, remove_on_drop: bool) -> Result<StateDir, HostError> {
+        let state = StateDir {
+            path,
+            remove_on_drop,
+            seen: Mutex::new([None; 4]),
+        };
+        for sub in SUBDIRS {
+            private_dir::ensure_dir(&state.path.join(sub)).map_err(|e| config(&state.path, e))?;
+        }
+        state.tighten();
+        Ok(state)
+    }
+
+    /// Records `repo_id` as the directory's repository, or checks it against the one there.
+    /// A directory from before identities were kept takes this repository's.
+    fn bind(&self, repo: &Path, repo_id: &str) -> Result<(), HostError> {
+        let file = self.path.join(REPO_ID);
+        match fs::read_to_string(&file) {
+            Ok(found) if found.trim() == repo_id => Ok(()),
+            Ok(_) => Err(HostError::Config(format!(
+                "the state directory {} holds the session of another repository: the directory now at {} is not the one whose changes it recorded (that one was renamed or replaced). Its baseline does not apply here; reset it (`file-tools session reset`) or use another session name or state directory",
+                self.path.display(),
+                repo.display()
+            ))),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                private_dir::write_new(&file, format!("{repo_id}\n").as_bytes())
+                    .map_err(|e| config(&self.path, e))
+            }
+            Err(e) => Err(config(&self.path, e)),
+        }
+    }
+
+    /// Takes group and other access away from whatever the component created since the
+    /// last time. Best effort: what fails here is tried again after the next call, and
+    /// the directories admit no one else meanwhile.
+    pub(super) fn tighten(&self) {
+        let Ok(mut seen) = self.seen.lock() else {
+            return;
+        };
+        let dirs = [
+            self.path.clone(),
+            self.path.join(SUBDIRS[0]),
+            self.path.join(SUBDIRS[1]),
+            self.path.join(TXN),
+        ];
+        let now = SystemTime::now();
+        for (dir, last) in dirs.iter().zip(seen.iter_mut()) {
+            let Ok(meta) = fs::symlink_metadata(dir) else {
+                continue;
+            };
+            let Ok(time) = meta.modified() else {
+                continue;
+            };
+            if meta.is_dir() && *last != Some(time) {
+                // A subdirectory removed and made again by the component came with WASI's
+                // mode too.
+                let done = private_dir::tighten_dir(dir).is_ok() && tighten_entries(dir).is_ok();
+                // A time this recent may not move for a change within the same clock
+                // tick: look again next time.
+                let settled = now.duration_since(time).is_ok_and(|d| d.as_secs() >= 2);
+                *last = (done && settled).then_some(time);
+            }
+        }
+    }
+}
+
+fn tighten_entries(dir: &Path) -> io::Result<()> {
+    for e in fs::read_dir(dir)? {
+        private_dir::tighten_file(&e?.path())?;
+    }
+    Ok(())
+}
+
+impl Drop for StateDir {
+    fn drop(&mut self) {
+        if self.remove_on_drop {
+            let _ = fs::remove_dir_all(&self.path);
+        }
+    }
+}
+
+/// What [`reset`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResetOutcome {
+    /// Whether the directory existed.
+    pub existed: bool,
+    /// Whether the directory itself is gone (it held nothing but the session's files).
+    pub removed: bool,
+    /// Entries that are not file-tools' own, left where they were (relative paths).
+    pub kept: Vec<String>,
+}
+
+/// Whether file-tools makes a file called `name` in the state directory's top (`top`) or in
+/// one of its subdirectories.
+fn ours(name: &str, top: bool) -> bool {
+    let hex = |s: &str, n: usize| s.len() == n && s.bytes().all(|b| b.is_ascii_hexdigit());
+    let temp = name
+        .strip_prefix('.')
+        .and_then(|n| n.strip_suffix(".tmp"))
+        .is_some_and(|n| hex(n, 16));
+    temp || if top {
+        TOP_FILES.contains(&name)
+    } else {
+        hex(name, 64)
+    }
+}
+
+/// Removes the session state in `dir`: only the files file-tools makes there (never
+/// through a link), then the directories left empty. Anything else stays and is listed.
+///
+/// # Errors
+/// When a file of the session's cannot be removed, or `dir` is not a directory.
+pub fn reset(dir: &Path) -> io::Result<ResetOutcome> {
+    let meta = match fs::symlink_metadata(dir) {
+        Ok(m) => m,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            return Ok(ResetOutcome {
+                existed: false,
+                removed: false,
+                kept: Vec::new(),
+            })
+        }
+        Err(e) => return Err(e),
+    };
+    if !meta.is_dir() {
+        return Err(io::Error::other(format!(
+            "{} is not a directory; nothing was removed",
+            dir.display()
+        )));
+    }
+    let mut kept = Vec::new();
+    for e in fs::read_dir(dir)? {
+        let e = e?;
+        let name = e.file_name().to_string_lossy().into_owned();
+        let ty = e.file_type()?;
+        if ty.is_dir() && (SUBDIRS.contains(&name.as_str()) || name == TXN) {
+            for inner in fs::read_dir(e.path())? {
+                let inner = inner?;
+                let n = inner.file_name().to_string_lossy().into_owned();
+                // A journal record of a change a killed call left is kept: the next
+                // session finishes or undoes that change from it.
+                let mine = if name == TXN {
+                    n == "holder"
+                } else {
+                    ours(&n, false)
+                };
+                if inner.file_type()?.is_file() && mine {
+                    fs::remove_file(inner.path())?;
+                } else {
+                    kept.push(format!("{name}/{n}"));
+                }
+            }
+            if !kept.iter().any(|k| k.starts_with(&format!("{name}/"))) {
+                fs::remove_dir(e.path())?;
+            }
+        } else if ty.is_file() && ours(&name, true) {
+            fs::remove_file(e.path())?;
+        } else {
+            kept.push(name);
+        }
+    }
+    kept.sort();
+    let removed = kept.is_empty();
+    if removed {
+        fs::remove_dir(dir)?;
+    }
+    Ok(ResetOutcome {
+        existed: true,
+        removed,
+        kept,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_names_file_tools_makes_are_its_own() {
+        let sha = "a".repeat(64);
+        assert!(ours("index.json", true));
+        assert!(ours(".0123456789abcdef.tmp", true));
+        assert!(ours(&sha, false));
+        assert!(!ours(&sha, true));
+        assert!(!ours("index.json", false));
+        assert!(!ours("notes.txt", true));
+        assert!(!ours(".0123456789abcdefg.tmp", false));
+        assert!(!ours(&"a".repeat(63), false));
+    }
+
+    #[test]
+    fn reset_never_reaches_through_a_link() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (state, elsewhere) = (tmp.path().join("state"), tmp.path().join("elsewhere"));
+        let sha = "b".repeat(64);
+        fs::create_dir_all(state.join("changes")).unwrap();
+        fs::create_dir_all(&elsewhere).unwrap();
+        fs::write(elsewhere.join(&sha), b"not the session's").unwrap();
+        fs::write(elsewhere.join("index.json"), b"{}").unwrap();
+        std::os::unix::fs::symlink(&elsewhere, state.join("blobs")).unwrap();
+        std::os::unix::fs::symlink(elsewhere.join("index.json"), state.join("index.json")).unwrap();
+        fs::write(state.join("changes").join(&sha), b"ours").unwrap();
+        let r = reset(&state).unwrap();
+        assert_eq!(r.kept, vec!["blobs".to_string(), "index.json".to_string()]);
+        assert!(!r.removed);
+        assert!(elsewhere.join(&sha).exists() && elsewhere.join("index.json").exists());
+        // Positive control: the session's own snapshot, in a real directory, is gone.
+        assert!(!state.join("changes").exists());
+    }
+}
