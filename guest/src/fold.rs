@@ -18,7 +18,13 @@
 //! - each name cut at an NTFS stream separator (`.env:x` opens `.env`) and stripped of the
 //!   trailing dots and spaces Windows drops (`.env.` opens `.env`).
 //!
-//! Folding more than a given file system does only makes a guarding rule cover more.
+//! Folding more than a given file system does only makes a guarding rule cover more. A
+//! granting rule must not: `allow = ["strasse/**"]` granting `straße/` (a directory of
+//! its own on NTFS) would open what nobody allowed. Granting rules therefore compare
+//! [`fold_grant`] forms, which only join spellings every folding file system joins: each
+//! letter's one-to-one lower-case form, never a non-ASCII letter into an ASCII one, no
+//! normalisation, nothing dropped or cut. A name that only a wider fold joins is refused,
+//! the stricter answer.
 
 use std::borrow::Cow;
 
@@ -118,6 +124,27 @@ fn fold_name(name: &str, out: &mut String) {
     if kept > 0 {
         out.truncate(start + kept);
     }
+}
+
+/// The narrow folded form granting rules compare where names fold (see the module docs):
+/// each character replaced by its lower-case form when that is one character and ASCII
+/// only for an ASCII letter (the Kelvin sign stays itself, `İ` stays itself). Borrowed
+/// when nothing changes.
+pub fn fold_grant(s: &str) -> Cow<'_, str> {
+    if !s.chars().any(|c| c.is_uppercase()) {
+        return Cow::Borrowed(s);
+    }
+    Cow::Owned(
+        s.chars()
+            .map(|c| {
+                let mut low = c.to_lowercase();
+                match (low.next(), low.next()) {
+                    (Some(l), None) if c.is_ascii() == l.is_ascii() => l,
+                    _ => c,
+                }
+            })
+            .collect(),
+    )
 }
 
 /// The folded form of a path or glob: each `/`-separated name folded as the module docs
@@ -301,5 +328,23 @@ mod tests {
         assert_eq!(CaseMode::parse("maybe"), None);
         assert!(CaseMode::Insensitive.folds_grants());
         assert!(!CaseMode::Unknown.folds_grants());
+    }
+
+    #[test]
+    fn granting_folds_join_only_what_every_folding_file_system_joins() {
+        assert_eq!(fold_grant("SRC/Main.RS"), "src/main.rs");
+        assert_eq!(fold_grant("DONNÉES"), "données");
+        assert_eq!(fold_grant("src"), "src");
+        // Wider folds join these; a granting rule must not.
+        assert_eq!(fold_grant("straße"), "straße");
+        assert_ne!(fold_grant("straße"), fold_grant("strasse"));
+        assert_eq!(fold_grant("ſrc"), "ſrc");
+        assert_eq!(fold_grant("\u{212A}ey"), "\u{212A}ey");
+        assert_eq!(fold_grant("İ"), "İ");
+        assert_eq!(fold_grant("src."), "src.");
+        assert_eq!(fold_grant("s\u{200C}rc"), "s\u{200C}rc");
+        // The guarding fold joins all of them.
+        assert_eq!(fold("ſrc"), "src");
+        assert_eq!(fold("straße"), fold("strasse"));
     }
 }

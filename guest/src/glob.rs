@@ -16,9 +16,28 @@ pub struct Globs {
     pending: Vec<Glob>,
     /// What a lazily built set answers if building it fails.
     fallback: bool,
-    /// Patterns and paths are compared in their folded forms (see `fold`).
-    fold: bool,
+    /// How patterns and paths are folded before they are compared (see `fold`), if at all.
+    fold: Option<Folding>,
     len: usize,
+}
+
+/// Which folded form a set compares (see `fold`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Folding {
+    /// Every spelling any folding file system joins: for rules that refuse or guard.
+    Guard,
+    /// Only what every folding file system joins: for rules that grant.
+    Grant,
+}
+
+impl Folding {
+    /// `s` in this folded form.
+    pub fn apply(self, s: &str) -> std::borrow::Cow<'_, str> {
+        match self {
+            Folding::Guard => crate::fold::fold(s),
+            Folding::Grant => crate::fold::fold_grant(s),
+        }
+    }
 }
 
 impl Globs {
@@ -34,7 +53,7 @@ impl Globs {
             set: OnceLock::from(set),
             pending: Vec::new(),
             fallback: false,
-            fold: false,
+            fold: None,
             len: patterns.len(),
         })
     }
@@ -48,7 +67,7 @@ impl Globs {
     /// # Errors
     /// `INVALID_INPUT` naming the first malformed glob.
     pub fn new_lazy<S: AsRef<str>>(patterns: &[S], fallback: bool) -> ToolResult<Self> {
-        Self::new_lazy_folded(patterns, fallback, false)
+        Self::new_lazy_with(patterns, fallback, None)
     }
 
     /// [`Globs::new_lazy`] whose patterns, and the paths matched against them, are compared
@@ -62,15 +81,26 @@ impl Globs {
         fallback: bool,
         fold: bool,
     ) -> ToolResult<Self> {
-        let pending = if fold {
-            parse(
+        Self::new_lazy_with(patterns, fallback, fold.then_some(Folding::Guard))
+    }
+
+    /// [`Globs::new_lazy`] comparing `fold` forms of patterns and paths, if any.
+    ///
+    /// # Errors
+    /// `INVALID_INPUT` naming the first malformed glob.
+    pub fn new_lazy_with<S: AsRef<str>>(
+        patterns: &[S],
+        fallback: bool,
+        fold: Option<Folding>,
+    ) -> ToolResult<Self> {
+        let pending = match fold {
+            Some(f) => parse(
                 &patterns
                     .iter()
-                    .map(|p| crate::fold::fold(p.as_ref()).into_owned())
+                    .map(|p| f.apply(p.as_ref()).into_owned())
                     .collect::<Vec<_>>(),
-            )
-        } else {
-            parse(patterns)
+            ),
+            None => parse(patterns),
         }?;
         Ok(Globs {
             set: OnceLock::new(),
@@ -84,8 +114,8 @@ impl Globs {
     /// Logical paths are UTF-8 with `/` separators already: matched as bytes, without the
     /// conversion through `Path` that costs a UTF-8 check per call on WASI.
     fn is_match(&self, path: &str) -> bool {
-        if self.fold {
-            return self.is_match_exact(&crate::fold::fold(path));
+        if let Some(f) = self.fold {
+            return self.is_match_exact(&f.apply(path));
         }
         self.is_match_exact(path)
     }
@@ -118,11 +148,12 @@ impl Globs {
             return false;
         }
         let folded;
-        let path = if self.fold {
-            folded = crate::fold::fold(path);
-            &*folded
-        } else {
-            path
+        let path = match self.fold {
+            Some(f) => {
+                folded = f.apply(path);
+                &*folded
+            }
+            None => path,
         };
         if self.is_match_exact(path) {
             return true;

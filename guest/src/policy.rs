@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use crate::approval::{Approval, ApprovalRules};
 use crate::classify::{self, DirMarks, Kind};
 use crate::error::{ErrorCode, ToolError, ToolResult};
-use crate::glob::Globs;
+use crate::glob::{Folding, Globs};
 use crate::path::LogicalPath;
 
 /// Allowed and blocked globs for one kind of access. An empty `allow` allows everything
@@ -231,19 +231,23 @@ impl Policy {
     pub fn new(config: PolicyConfig) -> ToolResult<Self> {
         // Guarding rules always compare folded names; granting ones only where the file
         // system is known to fold (see `fold`).
-        let grants_fold = config.case_mode().folds_grants();
+        let grants_fold = config.case_mode().folds_grants().then_some(Folding::Grant);
         let overrides = config
             .overrides
             .iter()
             .map(|o| {
-                let fold = grants_fold || o.kind.guards();
+                let fold = if o.kind.guards() {
+                    Some(Folding::Guard)
+                } else {
+                    grants_fold
+                };
                 Ok((
-                    Globs::new_lazy_folded(std::slice::from_ref(&o.pattern), false, fold)?,
+                    Globs::new_lazy_with(std::slice::from_ref(&o.pattern), false, fold)?,
                     o.kind,
                 ))
             })
             .collect::<ToolResult<Vec<_>>>()?;
-        let grants = |g: &[String]| Globs::new_lazy_folded(g, false, grants_fold);
+        let grants = |g: &[String]| Globs::new_lazy_with(g, false, grants_fold);
         Ok(Policy {
             // Compiled on first use; a list that cannot be compiled refuses (an allow
             // list matching nothing, a block list matching everything).
@@ -674,8 +678,17 @@ impl Policy {
     /// True when a read allow-glob may match something below `dir`, so that a walk must
     /// enter it even though `dir` itself is not allowed.
     pub fn may_allow_below(&self, dir: &LogicalPath) -> bool {
-        let d = dir.to_string();
+        // Compared as the allow list itself is (see `Policy::new`).
+        let fold = |s: &str| -> String {
+            if self.config.case_mode().folds_grants() {
+                Folding::Grant.apply(s).into_owned()
+            } else {
+                s.to_owned()
+            }
+        };
+        let d = fold(dir.as_str());
         self.config.read.allow.iter().any(|g| {
+            let g = fold(g);
             let g = g.trim_start_matches("./");
             if !g.contains('/') {
                 return true;
@@ -801,6 +814,20 @@ mod tests {
             Policy::from_json(r#"{"write":{"allow":["src/**"]},"case_insensitive":true}"#).unwrap();
         assert!(folding.check_write(&p("SRC/a.rs"), Kind::Source).is_ok());
         assert!(folding.check_write(&p("lib/a.rs"), Kind::Source).is_err());
+        // Only spellings every folding file system joins: `ſrc` and `straße` are names of
+        // their own on NTFS, so a granting rule does not reach them.
+        let wide = Policy::from_json(
+            r#"{"read":{"allow":["src/**","strasse/**"]},"case_insensitive":true}"#,
+        )
+        .unwrap();
+        assert!(!wide.hides(&p("Src/a.rs"), Kind::Source));
+        assert!(!wide.hides(&p("STRASSE/a.rs"), Kind::Source));
+        for other in ["ſrc/a.rs", "s\u{200C}rc/a.rs", "src./a.rs", "straße/a.rs"] {
+            assert!(wide.hides(&p(other), Kind::Source), "{other}");
+        }
+        // A walk descends where the allow list may grant something, in the same spelling.
+        assert!(wide.may_allow_below(&p("SRC")));
+        assert!(!wide.may_allow_below(&p("ſrc")));
     }
 
     #[test]
