@@ -424,11 +424,13 @@ fn git_shaped_listing(children: &[DirItem], case: crate::fold::CaseMode) -> bool
     let mut has = [false; 4];
     for (name, ty) in children {
         let Ok(name) = name else { continue };
-        // Short names only: the four, with room for what folding drops.
-        if !(4..=32).contains(&name.len()) {
+        // No character folds to more ASCII letters than it has bytes, so a shorter name
+        // cannot be one of the four; a plain name must be as long as the one it folds to,
+        // but another may be any length (`HEAD` padded with code points folding drops).
+        let plain = crate::fold::is_plain_ascii(name);
+        if name.len() < 4 || plain && name.len() > "commondir".len() {
             continue;
         }
-        let plain = crate::fold::is_plain_ascii(name);
         let is = |folded: &str| {
             if case == crate::fold::CaseMode::Sensitive {
                 // Git opens exactly these names.
@@ -680,5 +682,35 @@ mod tests {
                 "{n} shards"
             );
         }
+    }
+
+    #[test]
+    fn a_git_shape_is_seen_under_long_spellings_where_names_fold() {
+        use crate::fold::CaseMode;
+        use crate::port::EntryType;
+        let listing = |head: &str| -> Vec<DirItem> {
+            vec![
+                (Ok(head.to_owned()), EntryType::File),
+                (Ok("objects".to_owned()), EntryType::Dir),
+                (Ok("refs".to_owned()), EntryType::Dir),
+            ]
+        };
+        // `HEAD` padded far past any short-name limit with code points folding drops.
+        let padded = format!("HE{}AD", "\u{200C}".repeat(40));
+        let dotted = format!("HEAD{}", ".".repeat(100));
+        for head in ["HEAD", "head", padded.as_str(), dotted.as_str()] {
+            assert!(
+                git_shaped_listing(&listing(head), CaseMode::Unknown),
+                "{head}"
+            );
+        }
+        // Positive controls: git itself opens only `HEAD` where names do not fold, and a
+        // long plain name is never one of the four.
+        assert!(git_shaped_listing(&listing("HEAD"), CaseMode::Sensitive));
+        assert!(!git_shaped_listing(&listing(&padded), CaseMode::Sensitive));
+        assert!(!git_shaped_listing(
+            &listing("HEADQUARTERS"),
+            CaseMode::Unknown
+        ));
     }
 }
