@@ -241,34 +241,69 @@ const AUTOMATION_DIRS: &[&str] = &[
     ".continue",
     ".cursor",
     ".devcontainer",
+    ".fleet",
     ".gemini",
     ".githooks",
+    ".hg",
     ".husky",
     ".idea",
     ".kiro",
     ".lefthook",
     ".roo",
+    ".run",
+    ".theia",
+    ".vs",
     ".vscode",
     ".windsurf",
     ".woodpecker",
     ".zed",
 ];
 
+/// Files that run commands by their directory's name and their own (folded): cargo's
+/// configuration (`build.rustc-wrapper`, a target `runner`) and mise's in its folders.
+const AUTOMATION_PATHS: &[(&str, &str)] = &[
+    (".cargo", "config"),
+    (".cargo", "config.toml"),
+    (".mise", "config.toml"),
+    ("mise", "config.toml"),
+];
+
 /// File names, at any depth, that make another program run commands (folded, sorted).
 const AUTOMATION_NAMES: &[&str] = &[
+    ".aider.conf.yml",
+    ".bazelrc",
     ".devcontainer.json",
     ".drone.yml",
+    ".exrc",
     ".gitattributes",
     ".gitlab-ci.yml",
     ".gitmodules",
+    ".gvimrc",
+    ".huskyrc",
+    ".huskyrc.json",
+    ".lazy.lua",
     ".lefthook-local.yml",
     ".lefthook.yml",
+    ".lintstagedrc",
+    ".lintstagedrc.cjs",
+    ".lintstagedrc.js",
+    ".lintstagedrc.json",
+    ".lintstagedrc.mjs",
+    ".lintstagedrc.yaml",
+    ".lintstagedrc.yml",
     ".mcp.json",
+    ".mise.local.toml",
     ".mise.toml",
+    ".nvim.lua",
+    ".nvimrc",
     ".pnpmfile.cjs",
     ".pre-commit-config.yaml",
     ".pre-commit-hooks.yaml",
+    ".simple-git-hooks.cjs",
+    ".simple-git-hooks.js",
+    ".simple-git-hooks.json",
     ".travis.yml",
+    ".vimrc",
     ".woodpecker.yml",
     ".yarnrc",
     ".yarnrc.yml",
@@ -277,7 +312,14 @@ const AUTOMATION_NAMES: &[&str] = &[
     "jenkinsfile",
     "lefthook-local.yml",
     "lefthook.yml",
+    "lint-staged.config.cjs",
+    "lint-staged.config.js",
+    "lint-staged.config.mjs",
+    "mise.local.toml",
     "mise.toml",
+    "simple-git-hooks.cjs",
+    "simple-git-hooks.js",
+    "simple-git-hooks.json",
 ];
 
 const GENERATED_SUFFIXES: &[&str] = &[
@@ -476,7 +518,7 @@ impl DirMarks {
         if is_dir {
             return Kind::Directory;
         }
-        if self.automation || is_automation_name(&folded) {
+        if self.automation || is_automation_name(&folded) || is_automation_path(path, &folded) {
             return Kind::Automation;
         }
         if listed(LOCKFILES, folded.as_bytes()) {
@@ -549,7 +591,20 @@ fn is_automation_dir(dir: &LogicalPath, name: &str) -> bool {
 
 /// Whether a file whose name folds to `name` makes another program run commands.
 fn is_automation_name(name: &str) -> bool {
-    listed(AUTOMATION_NAMES, name.as_bytes()) || name.ends_with(".code-workspace")
+    listed(AUTOMATION_NAMES, name.as_bytes())
+        || name.ends_with(".code-workspace")
+        || name.ends_with(".sublime-project")
+}
+
+/// Whether the file `path`, whose name folds to `name`, is one of [`AUTOMATION_PATHS`].
+fn is_automation_path(path: &LogicalPath, name: &str) -> bool {
+    if !AUTOMATION_PATHS.iter().any(|(_, n)| name == *n) {
+        return false;
+    }
+    let dir = crate::fold::fold(path.as_str().rsplit('/').nth(1).unwrap_or(""));
+    AUTOMATION_PATHS
+        .iter()
+        .any(|(d, n)| dir == *d && name == *n)
 }
 
 /// Whether `table` (sorted, see the test) holds `key`.
@@ -1025,6 +1080,20 @@ mod tests {
             "Jenkinsfile",
             "app.code-workspace",
             ".idea/runConfigurations/x.xml",
+            ".cargo/config.toml",
+            "tools/.Cargo/config",
+            ".config/mise.toml",
+            ".config/mise/config.toml",
+            ".nvim.lua",
+            ".exrc",
+            ".lintstagedrc.json",
+            ".simple-git-hooks.json",
+            ".aider.conf.yml",
+            ".bazelrc",
+            ".hg/hgrc",
+            ".vs/tasks.vs.json",
+            ".run/app.run.xml",
+            "web.sublime-project",
         ] {
             assert_eq!(kind(p), Kind::Automation, "{p}");
         }
@@ -1034,6 +1103,9 @@ mod tests {
             ("vscode/settings.json", Kind::Config),
             (".gitignore", Kind::Config),
             ("docs/workflows.md", Kind::Doc),
+            ("cargo/config.toml", Kind::Config),
+            (".cargo/registry.toml", Kind::Config),
+            ("config.toml", Kind::Config),
         ] {
             assert_eq!(kind(p), k, "{p}");
         }
