@@ -5,7 +5,10 @@ case-folding file system does it (APFS, NTFS, ext4 `casefold`): an existing entr
 folded name (Unicode case folding of the NFD form) equals the folded name asked for is that
 entry, whatever the spelling; a new entry keeps the spelling it was created with. Inode
 numbers are the backing files' own (`use_ino`), so one file has one identity under every
-spelling, as on the real file systems.
+spelling, as on the real file systems. As NTFS does where 8.3 names are on (the default on
+system drives), an entry whose name is not a valid DOS name also opens under a generated
+short name (`private` as `PRIVAT~1`, `.env` as `ENV~1`), which a directory listing never
+shows.
 
 Only what the tests of file-tools use is offered; it runs single-threaded in the foreground.
 """
@@ -20,6 +23,31 @@ from fuse import FUSE, FuseOSError, Operations
 
 def fold(name: str) -> str:
     return unicodedata.normalize("NFD", unicodedata.normalize("NFD", name).casefold())
+
+
+SHORT_CHARS = set("ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-$!#%&'(){}^@`~")
+
+
+def is_dos_name(name: str) -> bool:
+    stem, dot, ext = name.partition(".")
+    return (1 <= len(stem) <= 8 and len(ext) <= 3 and "." not in ext
+            and all(c in SHORT_CHARS for c in (stem + ext).upper()))
+
+
+def short_names(entries):
+    """NTFS-style generated short names of a directory's entries: {SHORT: entry}."""
+    out, taken = {}, {}
+    for entry in sorted(entries):
+        if is_dos_name(entry):
+            continue
+        bare = entry.lstrip(".")
+        stem, _, ext = bare.rpartition(".") if "." in bare else (bare, "", "")
+        keep = lambda s: "".join(c for c in s.upper() if c in SHORT_CHARS and c != "~")
+        base, ext = keep(stem)[:6], keep(ext)[:3]
+        n = taken.get((base, ext), 0) + 1
+        taken[(base, ext)] = n
+        out[f"{base}~{n}" + (f".{ext}" if ext else "")] = entry
+    return out
 
 
 class CaseFolding(Operations):
@@ -38,10 +66,13 @@ class CaseFolding(Operations):
             wanted = fold(part)
             match = None
             try:
-                for entry in sorted(os.listdir(cur)):
+                entries = sorted(os.listdir(cur))
+                for entry in entries:
                     if fold(entry) == wanted:
                         match = entry
                         break
+                if match is None:
+                    match = short_names(entries).get(part.upper())
             except OSError:
                 pass
             if match is None:

@@ -167,3 +167,49 @@ def test_the_capital_sharp_s_opens_a_secret_and_is_refused(folding_mount):
         assert rc == 1 and v["error"]["code"] == "POLICY_DENIED", (p, v)
     rc, v = cli(mnt, None, "read_file", {"path": "NOTES.txt"})
     assert rc == 0 and v["result"]["content"] == "notes\n", v
+
+
+def test_short_names_open_nothing_the_policy_hides(folding_mount, tmp_path):
+    # Where 8.3 names are on, `CONFID~1` opens `confidential` and `ENV~1` opens `.env`; no
+    # listing shows them, so no rule on the names sees them. The component takes a name
+    # shaped like a short name only where the directory lists it under that very name.
+    backing, mnt = folding_mount
+    backing_tree(backing)
+    (backing / ".env").write_text("TOKEN=" + SECRET + "\n")
+    (backing / "confidential").mkdir()
+    (backing / "confidential/plan.txt").write_text("the plan\n")
+    (backing / "deployment").mkdir()
+    (backing / "deployment/run.sh").write_text("run\n")
+    (backing / "docs").mkdir()
+    (backing / "docs/READ~1.TXT").write_text("a real name\n")
+    policy = tmp_path / "short.toml"
+    policy.write_text('[read]\nblock = ["confidential/**"]\n[write]\nblock = ["deployment/**"]\n')
+    # Positive control: the mount opens the hidden files under their short names.
+    assert (mnt / "CONFID~1/plan.txt").read_text() == "the plan\n"
+    assert (mnt / "ENV~1").read_text() == "TOKEN=" + SECRET + "\n"
+    assert (mnt / "DEPLOY~1/run.sh").read_text() == "run\n"
+    before = digest(backing)
+    for p in ["CONFID~1/plan.txt", "confid~1/PLAN.TXT", "ENV~1"]:
+        rc, v = cli(mnt, policy, "read_file", {"path": p})
+        assert rc == 1 and v["error"]["code"] == "NOT_FOUND", (p, v)
+        assert "the plan" not in json.dumps(v), v
+    rc, v = cli(mnt, policy, "file_info", {"path": "ENV~1"})
+    assert rc == 1 and v["error"]["code"] == "NOT_FOUND", v
+    sha = hashlib.sha256(b"run\n").hexdigest()
+    for p in ["DEPLOY~1/run.sh", "ENV~1", "VSCODE~1/settings.json"]:
+        rc, v = cli(mnt, policy, "write_file",
+                    {"path": p, "content": "changed\n", "expected_sha256": sha})
+        assert rc == 1, (p, v)
+    rc, v = cli(mnt, policy, "delete_file", {"path": "ENV~1"})
+    assert rc == 1, v
+    assert digest(backing) == before
+    # Positive controls: a file whose real name has that shape reads and changes, a new
+    # file of that shape is created under its own name, and the blocked file's own name
+    # is refused by the rule itself.
+    rc, v = cli(mnt, policy, "read_file", {"path": "docs/READ~1.TXT"})
+    assert rc == 0 and v["result"]["content"] == "a real name\n", v
+    rc, v = cli(mnt, policy, "write_file", {"path": "docs/NEW~1.TXT", "content": "new\n"})
+    assert rc == 0, v
+    assert (backing / "docs/NEW~1.TXT").read_text() == "new\n"
+    rc, v = cli(mnt, policy, "read_file", {"path": "Confidential/plan.txt"})
+    assert rc == 1 and v["error"]["code"] == "NOT_FOUND", v

@@ -24,6 +24,7 @@ use serde::{Deserialize, Serialize};
 
 #[cfg(not(target_os = "wasi"))]
 mod native;
+mod short_name;
 #[cfg(target_os = "wasi")]
 mod wasi;
 #[cfg(target_os = "wasi")]
@@ -173,12 +174,42 @@ impl Dir {
         Dir(ops)
     }
 
+    /// Whether `name` opens an entry listed under another name: a Windows short name (see
+    /// `short_name`). Only names of that shape cost a listing.
+    fn is_alias(&self, name: &str) -> io::Result<bool> {
+        if !short_name::looks_short(name) {
+            return Ok(false);
+        }
+        let listed = self
+            .0
+            .entries()?
+            .iter()
+            .any(|(n, _)| n.as_deref() == Ok(name));
+        Ok(!listed && self.0.stat_at(name).is_ok())
+    }
+
+    /// Checks `name` as [`check_name`] does and refuses a short name of another entry as
+    /// absent.
+    fn check_listed(&self, name: &str) -> io::Result<()> {
+        check_name(name)?;
+        if self.is_alias(name)? {
+            return Err(io::Error::new(
+                io::ErrorKind::NotFound,
+                format!("'{name}' is not an entry of this directory"),
+            ));
+        }
+        Ok(())
+    }
+
     /// Looks at the entry `name` without following a symlink; `None` when nothing is there.
     ///
     /// # Errors
     /// When the look fails for another reason than absence.
     pub fn stat_at(&self, name: &str) -> io::Result<Option<Stat>> {
         check_name(name)?;
+        if self.is_alias(name)? {
+            return Ok(None);
+        }
         match self.0.stat_at(name) {
             Ok(s) => Ok(Some(s)),
             Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
@@ -207,7 +238,7 @@ impl Dir {
     /// # Errors
     /// When the entry is missing or the system fails.
     pub fn id_at(&self, name: &str) -> io::Result<FileId> {
-        check_name(name)?;
+        self.check_listed(name)?;
         self.0.id_at(name)
     }
 
@@ -217,7 +248,7 @@ impl Dir {
     /// # Errors
     /// `NotFound`, a type error from [`wrong_type`], or the system's error.
     pub fn open_dir(&self, name: &str) -> io::Result<Dir> {
-        check_name(name)?;
+        self.check_listed(name)?;
         let st = self.0.stat_at(name)?;
         if !st.is_dir() {
             return Err(wrong_type(name, "a directory", st.ty));
@@ -235,7 +266,7 @@ impl Dir {
     /// # Errors
     /// `NotFound`, a type error from [`wrong_type`], or the system's error.
     pub fn open_file(&self, name: &str) -> io::Result<(File, Stat)> {
-        check_name(name)?;
+        self.check_listed(name)?;
         let st = self.0.stat_at(name)?;
         if !st.is_file() {
             return Err(wrong_type(name, "a regular file", st.ty));
@@ -263,7 +294,7 @@ impl Dir {
     /// # Errors
     /// When `name` is not a symlink or the system refuses.
     pub fn read_link(&self, name: &str) -> io::Result<String> {
-        check_name(name)?;
+        self.check_listed(name)?;
         self.0.read_link(name)
     }
 
@@ -294,8 +325,14 @@ impl Dir {
     /// # Errors
     /// The system's error.
     pub fn rename(&self, from: &str, to: &str) -> io::Result<()> {
-        check_name(from)?;
-        check_name(to)?;
+        self.check_listed(from)?;
+        // Replacing `to` must not replace an entry listed under another name.
+        self.check_listed(to).map_err(|_| {
+            io::Error::new(
+                io::ErrorKind::AlreadyExists,
+                format!("'{to}' is the short name of another entry"),
+            )
+        })?;
         self.0.rename(from, to)
     }
 
@@ -304,7 +341,7 @@ impl Dir {
     /// # Errors
     /// The system's error.
     pub fn unlink(&self, name: &str) -> io::Result<()> {
-        check_name(name)?;
+        self.check_listed(name)?;
         self.0.unlink(name)
     }
 
@@ -322,7 +359,7 @@ impl Dir {
     /// # Errors
     /// The system's error (a non-empty directory fails).
     pub fn rmdir(&self, name: &str) -> io::Result<()> {
-        check_name(name)?;
+        self.check_listed(name)?;
         self.0.rmdir(name)
     }
 }
