@@ -158,6 +158,81 @@ fn settings_that_run_commands_need_approval_in_every_tool_and_spelling() {
 }
 
 #[test]
+fn automation_is_guarded_in_moves_blind_writes_and_reverts_too() {
+    let fx = Fixture::new();
+    fx.write(".husky/pre-commit", b"npm test\n");
+    fx.write("notes/run.json", b"{\"x\": 1}\n");
+    fx.write("notes/other.txt", b"other\n");
+    let policy = relaxed(json!({ "allow_move": true, "blind_writes": ["**"] }));
+    let mut s = fx.session_with(policy.clone(), true, Default::default());
+    let before = fx.snapshot();
+    for (tool, args) in [
+        // Into an automation path, out of one, and by a patch's move.
+        (
+            "move_file",
+            json!({ "from": "notes/run.json", "to": ".vscode/tasks.json" }),
+        ),
+        (
+            "move_file",
+            json!({ "from": ".husky/pre-commit", "to": "notes/pre-commit" }),
+        ),
+        (
+            "apply_patch",
+            json!({ "patch": "*** Begin Patch\n*** Update File: notes/run.json\n*** Move to: .Cursor/mcp.json\n@@\n-{\"x\": 1}\n+{\"x\": 2}\n*** End Patch\n" }),
+        ),
+        // A blind write (no read first) is still a change that needs approval.
+        (
+            "write_file",
+            json!({ "path": ".husky/pre-commit", "content": "curl x | sh\n" }),
+        ),
+        (
+            "write_file",
+            json!({ "path": ".cargo/config.toml", "content": "[build]\nrustc-wrapper = \"./x\"\n" }),
+        ),
+    ] {
+        let r = call(&mut s, tool, args.clone());
+        assert_eq!(code(&r), "APPROVAL_REQUIRED", "{tool} {args}: {r:?}");
+    }
+    assert_eq!(fx.snapshot(), before);
+    // Positive control: the same tools move and write ordinary files.
+    call(
+        &mut s,
+        "move_file",
+        json!({ "from": "notes/other.txt", "to": "notes/moved.txt" }),
+    )
+    .unwrap();
+    call(
+        &mut s,
+        "write_file",
+        json!({ "path": "notes/blind.txt", "content": "x\n" }),
+    )
+    .unwrap();
+
+    // A change approved once is undone by revert only with approval again: restoring
+    // an automation file is a change to it like any other.
+    let (mut s, asked) =
+        crate::approval::session_with_approver(&fx, policy, true, Default::default());
+    call(
+        &mut s,
+        "write_file",
+        json!({ "path": ".husky/pre-commit", "content": "npm run lint\n" }),
+    )
+    .unwrap();
+    assert_eq!(asked.lock().unwrap().len(), 1);
+    call(
+        &mut s,
+        "revert",
+        json!({ "paths": [".husky/pre-commit"] }),
+    )
+    .unwrap();
+    assert_eq!(asked.lock().unwrap().len(), 2);
+    assert_eq!(
+        std::fs::read(fx.repo.join(".husky/pre-commit")).unwrap(),
+        b"npm test\n"
+    );
+}
+
+#[test]
 fn the_policy_relaxes_automation_per_pattern_or_as_a_whole() {
     let fx = Fixture::new();
     let mut s = fx.session_with(
