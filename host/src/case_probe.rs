@@ -10,14 +10,20 @@ use std::path::Path;
 /// How many root entries the probe looks at before it gives up.
 const TRIES: usize = 64;
 
+/// How long a directory must have been left alone to prove that names fold.
+const QUIET: std::time::Duration = std::time::Duration::from_secs(1);
+
 /// `Some(true)` when the root opens one of its directories under a case-swapped spelling,
 /// `Some(false)` when that spelling opens nothing, `None` when the root has no directory to
 /// try (none whose name has an ASCII letter) or the directory moved while it was looked at.
 ///
 /// A concurrent process cannot make a case-sensitive root look folding by a hard link:
-/// only directories are tried, and a directory has one name. A rename between the looks
-/// is caught by looking at the original name again and by the listing, which must not
-/// hold the swapped spelling as an entry of its own.
+/// only directories are tried, and a directory has one name. Nor by renames: one rename
+/// between the looks is caught by looking at the original name again and by the listing,
+/// which must not hold the swapped spelling as an entry of its own; a rename there and
+/// back again between the looks is caught by the directory's change time, which every
+/// rename sets to the present and nobody can set back, so a directory changed within the
+/// last [`QUIET`] or between the looks is not taken as proof that names fold.
 pub(crate) fn folds_case(root: &Path) -> Option<bool> {
     let listing: Vec<OsString> = std::fs::read_dir(root)
         .ok()?
@@ -55,11 +61,30 @@ pub(crate) fn folds_case(root: &Path) -> Option<bool> {
                 if !same(&again) {
                     return None;
                 }
-                Some(same(&other))
+                if !same(&other) {
+                    return Some(false);
+                }
+                let changed = |m: &std::fs::Metadata| (m.ctime(), m.ctime_nsec());
+                if changed(&again) != changed(&before) || !quiet(&again) {
+                    continue;
+                }
+                Some(true)
             }
         };
     }
     None
+}
+
+/// Whether `m`'s change time is at least [`QUIET`] old.
+fn quiet(m: &std::fs::Metadata) -> bool {
+    let Ok(now) = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH) else {
+        return false;
+    };
+    let changed = std::time::Duration::new(
+        u64::try_from(m.ctime()).unwrap_or(u64::MAX),
+        u32::try_from(m.ctime_nsec()).unwrap_or(0),
+    );
+    now.checked_sub(changed).is_some_and(|age| age >= QUIET)
 }
 
 #[cfg(test)]
@@ -91,5 +116,40 @@ mod tests {
         assert_eq!(folds_case(t.path()), None);
         std::fs::create_dir(t.path().join("lib")).unwrap();
         assert_eq!(folds_case(t.path()), Some(false));
+    }
+
+    #[test]
+    fn renaming_a_directory_to_its_other_spelling_and_back_never_makes_a_root_look_folding() {
+        // A second process renames `docs` to `DOCS` and back as fast as it can while the
+        // probe looks; on this case-sensitive file system each look that lands between
+        // the two renames sees one directory under both spellings.
+        let t = tempfile::tempdir().unwrap();
+        std::fs::create_dir(t.path().join("docs")).unwrap();
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let flipper = {
+            let (root, stop) = (t.path().to_owned(), stop.clone());
+            std::thread::spawn(move || {
+                let mut flips = 0u64;
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    let _ = std::fs::rename(root.join("docs"), root.join("DOCS"));
+                    let _ = std::fs::rename(root.join("DOCS"), root.join("docs"));
+                    flips += 1;
+                }
+                flips
+            })
+        };
+        let mut answers = std::collections::HashMap::new();
+        for _ in 0..100_000 {
+            *answers.entry(folds_case(t.path())).or_insert(0u32) += 1;
+        }
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        let flips = flipper.join().unwrap();
+        assert!(flips > 100, "the flipper barely ran: {flips}");
+        assert_eq!(answers.get(&Some(true)), None, "{answers:?}");
+        // Positive control: the probe did answer while the flipper ran.
+        assert!(
+            answers.get(&Some(false)).copied().unwrap_or(0) > 0,
+            "{answers:?}"
+        );
     }
 }

@@ -219,12 +219,7 @@ fn automation_is_guarded_in_moves_blind_writes_and_reverts_too() {
     )
     .unwrap();
     assert_eq!(asked.lock().unwrap().len(), 1);
-    call(
-        &mut s,
-        "revert",
-        json!({ "paths": [".husky/pre-commit"] }),
-    )
-    .unwrap();
+    call(&mut s, "revert", json!({ "paths": [".husky/pre-commit"] })).unwrap();
     assert_eq!(asked.lock().unwrap().len(), 2);
     assert_eq!(
         std::fs::read(fx.repo.join(".husky/pre-commit")).unwrap(),

@@ -142,6 +142,9 @@ def test_allow_lists_fold_where_the_host_finds_the_file_system_folds(folding_mou
     policy = tmp_path / "allow.toml"
     policy.write_text('[write]\nallow = ["src/**"]\n')
     sha = hashlib.sha256(b"fn a() {}\n").hexdigest()
+    # The probe takes only a directory left alone for a second as proof that names fold
+    # (a rename there and back would fake it; see host/src/case_probe.rs).
+    time.sleep(1.2)
     # On the folding mount the probe finds names fold: SRC is src.
     rc, v = cli(mnt, policy, "write_file",
                 {"path": "SRC/a.rs", "content": "fn c() {}\n", "expected_sha256": sha})
