@@ -17,7 +17,7 @@ use rustix::fs::{Mode, OFlags, ResolveFlags};
 
 use crate::bindings::agent::file_tools::host_fs::{DirEntry, DirEntryStat, Host};
 use crate::bindings::agent::file_tools::types::EntryType;
-use crate::state::{copy_mode, HostState};
+use crate::state::HostState;
 
 /// A logical path as a relative path with normal components only (`.` for the root).
 fn relative(path: &str) -> Result<&Path, String> {
@@ -79,6 +79,24 @@ fn open_beneath(dir: &Dir, rel: &Path, flags: OFlags) -> std::io::Result<OwnedFd
         Some(n) => Ok(rustix::fs::openat(&cur, n, flags, Mode::empty())?),
         None => Ok(rustix::fs::openat(&cur, ".", flags, Mode::empty())?),
     }
+}
+
+/// Copies the permission bits of the regular file `from` onto the regular file `to`, both
+/// opened beneath `dir` without following a symlink anywhere; the bits are read from and
+/// set on the opened descriptors, so a path swapped for a link between the look and the
+/// change reaches nothing outside.
+fn copy_mode(dir: &Dir, from: &str, to: &str) -> Result<(), String> {
+    let regular = |path: &str, flags: OFlags| -> Result<(OwnedFd, u32), String> {
+        let fd = open_beneath(dir, relative(path)?, flags).map_err(|e| e.to_string())?;
+        let st = rustix::fs::fstat(&fd).map_err(|e| e.to_string())?;
+        if rustix::fs::FileType::from_raw_mode(st.st_mode) != rustix::fs::FileType::RegularFile {
+            return Err(format!("'{path}' is not a regular file"));
+        }
+        Ok((fd, st.st_mode))
+    };
+    let (_, mode) = regular(from, OFlags::RDONLY)?;
+    let (target, _) = regular(to, OFlags::RDONLY)?;
+    rustix::fs::fchmod(&target, Mode::from_raw_mode(mode & 0o7777)).map_err(|e| e.to_string())
 }
 
 fn read_dir(dir: &Dir, path: &str) -> Result<Vec<DirEntry>, String> {
@@ -163,8 +181,10 @@ fn read_file(dir: &Dir, path: &str, max: u64, allow_hardlinks: bool) -> Result<V
 
 impl Host for HostState {
     fn copy_mode(&mut self, from: String, to: String) -> bool {
-        let Some(repo) = &self.repo else { return false };
-        copy_mode(repo, &from, &to).is_some()
+        let Some(dir) = self.repo_dir.as_ref() else {
+            return false;
+        };
+        copy_mode(dir, &from, &to).is_ok()
     }
 
     fn read_dir(&mut self, path: String) -> Option<Result<Vec<DirEntry>, String>> {
@@ -284,5 +304,59 @@ mod tests {
             .unwrap();
         assert!(made.success(), "mkfifo");
         assert!(read_file(&dir, "pipe", 10, false).is_err());
+    }
+
+    #[test]
+    fn copy_mode_changes_only_the_regular_file_inside_even_while_a_link_is_swapped_in() {
+        use std::os::unix::fs::PermissionsExt;
+        let (t, dir) = repo();
+        let mode = |p: &std::path::Path| {
+            std::fs::symlink_metadata(p).unwrap().permissions().mode() & 0o7777
+        };
+        let root = t.path().join("repo");
+        std::fs::write(root.join("src.txt"), "s\n").unwrap();
+        std::fs::set_permissions(root.join("src.txt"), PermissionsExt::from_mode(0o751)).unwrap();
+        std::fs::write(root.join("dst.txt"), "d\n").unwrap();
+        let outside = t.path().join("outside.txt");
+        std::fs::set_permissions(&outside, PermissionsExt::from_mode(0o600)).unwrap();
+        // Positive control: the bits are copied between two files inside.
+        copy_mode(&dir, "src.txt", "dst.txt").unwrap();
+        assert_eq!(mode(&root.join("dst.txt")), 0o751);
+        // A link, as source or target, anywhere on the way, is refused.
+        assert!(copy_mode(&dir, "src.txt", "up").is_err());
+        assert!(copy_mode(&dir, "up", "dst.txt").is_err());
+        assert!(copy_mode(&dir, "src.txt", "../outside.txt").is_err());
+        assert_eq!(mode(&outside), 0o600);
+
+        // A second process swaps the target between a file and a link out, 3,000 times,
+        // while the component copies bits onto it as fast as it can.
+        let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let flipper = {
+            let (root, done) = (root.clone(), done.clone());
+            std::thread::spawn(move || {
+                for _ in 0..3000 {
+                    let _ = std::fs::remove_file(root.join("flip"));
+                    let _ = std::fs::write(root.join("flip"), "f\n");
+                    let _ = std::fs::remove_file(root.join("flip"));
+                    let _ = std::os::unix::fs::symlink("../outside.txt", root.join("flip"));
+                }
+                done.store(true, std::sync::atomic::Ordering::Relaxed);
+            })
+        };
+        let (mut copied, mut tries) = (0, 0);
+        while !done.load(std::sync::atomic::Ordering::Relaxed) {
+            copied += usize::from(copy_mode(&dir, "src.txt", "flip").is_ok());
+            tries += 1;
+        }
+        flipper.join().unwrap();
+        assert!(
+            copied > 0,
+            "the file was never there to change in {tries} tries"
+        );
+        assert_eq!(
+            mode(&outside),
+            0o600,
+            "a file outside the repository was changed"
+        );
     }
 }

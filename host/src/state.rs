@@ -202,26 +202,3 @@ pub(crate) fn trap_error(e: &wasmtime::Error, store: &Store<HostState>) -> ToolE
         None => internal(e),
     }
 }
-
-/// Copies permission bits between two regular files inside `repo`, refusing anything that
-/// could lead outside it (absolute or `..` paths, symlinks anywhere on the way).
-pub(crate) fn copy_mode(repo: &std::path::Path, from: &str, to: &str) -> Option<()> {
-    let inside = |p: &str| -> Option<std::path::PathBuf> {
-        let rel = std::path::Path::new(p);
-        if p.is_empty()
-            || rel.is_absolute()
-            || rel
-                .components()
-                .any(|c| !matches!(c, std::path::Component::Normal(_)))
-        {
-            return None;
-        }
-        let full = repo.join(rel);
-        let real = std::fs::canonicalize(&full).ok()?;
-        let meta = std::fs::symlink_metadata(&full).ok()?;
-        (real == full && meta.is_file()).then_some(full)
-    };
-    let (src, dst) = (inside(from)?, inside(to)?);
-    let perms = std::fs::metadata(src).ok()?.permissions();
-    std::fs::set_permissions(dst, perms).ok()
-}
