@@ -13,8 +13,6 @@ pub(crate) const EPOCH_TICK: std::time::Duration = std::time::Duration::from_mil
 
 /// Per-instance state inside the store.
 pub struct HostState {
-    /// The repository (canonical), for `host-fs`; `None` when no repository is open.
-    pub(crate) repo: Option<std::path::PathBuf>,
     /// The repository as a capability, for the batched `host-fs` reads: every path is
     /// resolved beneath it (`openat2(RESOLVE_BENEATH)` or its emulation).
     pub(crate) repo_dir: Option<std::sync::Arc<cap_std::fs::Dir>>,

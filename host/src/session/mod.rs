@@ -212,7 +212,6 @@ impl Session {
                 .map_err(open_err)?;
         }
         let state = HostState {
-            repo: c.repo.clone(),
             repo_dir: c.repo_dir.clone(),
             read_only: c.read_only,
             allow_hardlinks: c.allow_hardlinks,
