@@ -45,10 +45,20 @@ pub(super) fn pending(state: &Path) -> bool {
 ///
 /// # Errors
 /// When the repository cannot be opened or locked, or the holder file cannot be written.
-pub(super) fn take(repo: &Path, state: Option<(&Path, &str)>) -> std::io::Result<MutationLock> {
+pub(super) fn take(
+    repo: &cap_std::fs::Dir,
+    state: Option<(&Path, &str)>,
+) -> std::io::Result<MutationLock> {
     // flock on the directory itself: every open of it is a separate lock holder, so
     // threads, sessions and processes all serialise, and nothing is created in the repo.
-    let file = File::open(repo)?;
+    // Opened afresh through the held directory, not by path: a repository renamed away and
+    // replaced by another directory keeps its lock with the sessions that hold it.
+    let file = File::from(rustix::fs::openat(
+        repo,
+        ".",
+        rustix::fs::OFlags::RDONLY | rustix::fs::OFlags::DIRECTORY | rustix::fs::OFlags::CLOEXEC,
+        rustix::fs::Mode::empty(),
+    )?);
     file.lock()?;
     let mut lock = MutationLock {
         _file: file,

@@ -265,7 +265,7 @@ impl Session {
     /// Takes the repository's mutation lock when `tool` changes files, or when a killed
     /// call left a change for this call to finish or undo first (see [`lock`]).
     fn lock_for(&self, tool: &str) -> Result<Option<lock::MutationLock>, ToolError> {
-        let Some(repo) = &self.config.repo else {
+        let Some(repo) = &self.config.repo_dir else {
             return Ok(None);
         };
         // A read-only session cannot finish a change: it leaves that to a writable one.
