@@ -93,15 +93,21 @@ impl fmt::Display for ErrorCode {
     }
 }
 
-/// A failed tool call.
+/// A failed call. Every function of the `tools` interface returns this on failure.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ToolError {
+    /// What went wrong, as a stable code.
     pub code: ErrorCode,
+    /// A sentence for the agent that says what happened and what to do next.
     pub message: String,
+    /// The logical path concerned, when there is one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,
+    /// For `POLICY_DENIED`: the rule that refused (`secret`, `git_internal`, `read_only`,
+    /// `generated`, `vendored`, `lockfile`, `blocked`, `not_allowed`, `hardlinked`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    /// Further machine-readable facts (for example `current_sha256`).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub details: BTreeMap<String, String>,
 }
