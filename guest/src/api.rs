@@ -2,6 +2,8 @@
 //! API (snake_case names); their doc comments become the JSON Schemas handed to models. The
 //! WIT records mirror them field for field.
 
+#![deny(missing_docs)]
+
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -72,6 +74,7 @@ pub struct Stop {
 }
 
 impl Stop {
+    /// The cap named `cap` (as the WIT `stop` record lists them), reached at `limit`.
     pub fn new(cap: &str, limit: impl Into<u64>) -> Self {
         Stop {
             cap: cap.to_string(),
@@ -166,8 +169,11 @@ pub struct ChangesSinceArgs {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ChangeKind {
+    /// The file is new since the token's snapshot.
     Created,
+    /// The file's content changed since the token's snapshot.
     Modified,
+    /// The file is gone since the token's snapshot.
     Deleted,
 }
 
@@ -232,9 +238,13 @@ pub struct ReadFileArgs {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum LineEnding {
+    /// Every line break is LF.
     Lf,
+    /// Every line break is CRLF.
     Crlf,
+    /// Both LF and CRLF line breaks occur.
     Mixed,
+    /// The file has no line break at all.
     None,
 }
 

@@ -78,6 +78,27 @@ fn a_changed_doc_or_field_is_named() {
     );
 }
 
+/// The shared table of error-code names is the WIT enum, case for case and in order (both
+/// sides index it by their enum's position).
+#[test]
+fn the_contract_error_codes_are_the_wit_enum_in_order() {
+    let resolve = wit();
+    let cases: Vec<String> = resolve
+        .types
+        .iter()
+        .find_map(|(_, t)| match (&t.kind, t.name.as_deref()) {
+            (TypeDefKind::Enum(e), Some("error-code")) => Some(
+                e.cases
+                    .iter()
+                    .map(|c| snake(&c.name).to_uppercase())
+                    .collect(),
+            ),
+            _ => None,
+        })
+        .expect("error-code is in the WIT");
+    assert_eq!(cases, file_tools_contract::ERROR_CODES);
+}
+
 fn wit() -> Resolve {
     let mut resolve = Resolve::default();
     let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../wit");
