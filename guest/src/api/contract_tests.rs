@@ -100,9 +100,26 @@ fn the_contract_error_codes_are_the_wit_enum_in_order() {
 }
 
 fn wit() -> Resolve {
+    let dir = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../wit"));
+    let mut files: Vec<_> = std::fs::read_dir(dir)
+        .expect("wit/ is readable")
+        .map(|e| e.expect("wit/ lists").path())
+        .filter(|p| p.extension().is_some_and(|x| x == "wit"))
+        .collect();
+    files.sort();
+    let mut sources = wit_parser::SourceMap::new();
+    for path in files {
+        let text = std::fs::read_to_string(&path).expect("a WIT file is readable");
+        sources.push_str(&path.display().to_string(), text);
+    }
+    let group = match sources.parse() {
+        Ok(group) => group,
+        Err((_, e)) => panic!("wit/ does not parse: {e:?}"),
+    };
     let mut resolve = Resolve::default();
-    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../wit");
-    resolve.push_dir(dir).expect("the WIT package parses");
+    if let Err(e) = resolve.push_group(group) {
+        panic!("wit/ does not resolve: {e:?}");
+    }
     resolve
 }
 
