@@ -136,6 +136,8 @@ fn build_from_workspace(root: &Path, out: &Path) {
     for dir in [
         "guest/src",
         "guest/Cargo.toml",
+        "contract/src",
+        "contract/Cargo.toml",
         "wit",
         "Cargo.lock",
         ".cargo/config.toml",

@@ -2,7 +2,8 @@
 # Builds the three packages of file-tools into target/dist (or $1), from the release build
 # of the workspace (built here if missing):
 #   - file-tools-host-VERSION.crate: the host crate, with the components it embeds copied
-#     into host/component/ (not kept in git) since a packaged crate has no ../guest;
+#     into host/component/ (not kept in git) since a packaged crate has no ../guest, and
+#     file-tools-contract-VERSION.crate, the names host and component share, which it needs;
 #   - agent_file_tools-VERSION-py3-none-any.whl: examples/python/file_tools.py as the module
 #     file_tools with the component as package data (packages/python/pyproject.toml,
 #     setuptools from target/venv, as pinned in tests/python/requirements.txt);
@@ -29,8 +30,10 @@ mkdir -p host/component
 # build of Wasmtime. tests/packages/test_packages.py builds the unpacked crate in release,
 # with the workspace's target directory, instead. --allow-dirty: the components in
 # host/component are not in git (cargo counts ignored files it packages as changes).
-cargo package -p file-tools-host --offline --no-verify --allow-dirty --quiet
-cp "target/package/file-tools-host-$VERSION.crate" "$DIST/"
+# Both crates in one call: cargo then resolves the host's dependency on the contract crate
+# against the contract crate it has just packaged, not against the registry.
+cargo package -p file-tools-contract -p file-tools-host --offline --no-verify --allow-dirty --quiet
+cp "target/package/file-tools-contract-$VERSION.crate" "target/package/file-tools-host-$VERSION.crate" "$DIST/"
 
 echo "== package: Python wheel agent-file-tools"
 rm -rf "$STAGE/python"

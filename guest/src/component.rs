@@ -41,19 +41,19 @@ struct Component;
 export!(Component);
 
 /// Where the repository root and the state directory come from.
-const ROOT_ENV: &str = "FILE_TOOLS_ROOT";
-const STATE_ENV: &str = "FILE_TOOLS_STATE";
-const STATE_DEFAULT: &str = "/.file-tools-state";
+const ROOT_ENV: &str = file_tools_contract::env::ROOT;
+const STATE_ENV: &str = file_tools_contract::env::STATE;
+const STATE_DEFAULT: &str = file_tools_contract::STATE_GUEST_PATH;
 /// Set by a host whose directory descriptors are path strings resolved again on every use
 /// (`paths`: the Node host over jco's preview2-shim); `held` (the default) for hosts whose
 /// descriptors are open directories (Wasmtime).
-const DESCRIPTORS_ENV: &str = "FILE_TOOLS_DESCRIPTORS";
+const DESCRIPTORS_ENV: &str = file_tools_contract::env::DESCRIPTORS;
 /// The key that signs continuation cursors (64 hex digits), so that a cursor made by one
 /// instance is taken by the next; without it each instance makes its own.
-const CURSOR_KEY_ENV: &str = "FILE_TOOLS_TOKEN_KEY";
+const CURSOR_KEY_ENV: &str = file_tools_contract::env::TOKEN_KEY;
 /// The token by which the host says it holds the repository's mutation lock (see
 /// `crate::journal`); absent under hosts without that lock.
-const LOCK_TOKEN_ENV: &str = "FILE_TOOLS_LOCK_TOKEN";
+const LOCK_TOKEN_ENV: &str = file_tools_contract::env::LOCK_TOKEN;
 
 /// Whether the host said its descriptors are path strings.
 fn path_descriptors() -> ToolResult<bool> {

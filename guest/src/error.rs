@@ -60,30 +60,10 @@ impl ErrorCode {
         ErrorCode::Cancelled,
     ];
 
-    /// The SCREAMING_SNAKE_CASE name used in JSON.
+    /// The SCREAMING_SNAKE_CASE name used in JSON (the contract's table: the variants
+    /// are in WIT order, which `error_codes_are_in_the_contract_order` checks).
     pub fn as_str(self) -> &'static str {
-        match self {
-            ErrorCode::PathRejected => "PATH_REJECTED",
-            ErrorCode::NotFound => "NOT_FOUND",
-            ErrorCode::AlreadyExists => "ALREADY_EXISTS",
-            ErrorCode::NotAFile => "NOT_A_FILE",
-            ErrorCode::PolicyDenied => "POLICY_DENIED",
-            ErrorCode::FileTooLarge => "FILE_TOO_LARGE",
-            ErrorCode::UnsupportedBinary => "UNSUPPORTED_BINARY",
-            ErrorCode::EncodingError => "ENCODING_ERROR",
-            ErrorCode::WriteConflict => "WRITE_CONFLICT",
-            ErrorCode::EditNoMatch => "EDIT_NO_MATCH",
-            ErrorCode::EditAmbiguous => "EDIT_AMBIGUOUS",
-            ErrorCode::PatchParseError => "PATCH_PARSE_ERROR",
-            ErrorCode::PatchConflict => "PATCH_CONFLICT",
-            ErrorCode::PatchBudgetExceeded => "PATCH_BUDGET_EXCEEDED",
-            ErrorCode::ApprovalRequired => "APPROVAL_REQUIRED",
-            ErrorCode::InvalidInput => "INVALID_INPUT",
-            ErrorCode::LimitExceeded => "LIMIT_EXCEEDED",
-            ErrorCode::IoError => "IO_ERROR",
-            ErrorCode::Internal => "INTERNAL",
-            ErrorCode::Cancelled => "CANCELLED",
-        }
+        file_tools_contract::error_code_name(self as usize)
     }
 }
 
@@ -93,15 +73,21 @@ impl fmt::Display for ErrorCode {
     }
 }
 
-/// A failed tool call.
+/// A failed call. Every function of the `tools` interface returns this on failure.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ToolError {
+    /// What went wrong, as a stable code.
     pub code: ErrorCode,
+    /// A sentence for the agent that says what happened and what to do next.
     pub message: String,
+    /// The logical path concerned, when there is one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,
+    /// For `POLICY_DENIED`: the rule that refused (`secret`, `git_internal`, `read_only`,
+    /// `generated`, `vendored`, `lockfile`, `blocked`, `not_allowed`, `hardlinked`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    /// Further machine-readable facts (for example `current_sha256`).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub details: BTreeMap<String, String>,
 }
@@ -184,6 +170,14 @@ impl std::error::Error for ToolError {}
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn error_codes_are_in_the_contract_order() {
+        assert_eq!(ErrorCode::ALL.len(), file_tools_contract::ERROR_CODES.len());
+        for (i, code) in ErrorCode::ALL.into_iter().enumerate() {
+            assert_eq!(code as usize, i, "{code:?}");
+        }
+    }
 
     #[test]
     fn json_names_match_as_str() {

@@ -7,7 +7,7 @@
 #[inline]
 pub fn point(name: &str) {
     #[cfg(feature = "fault-injection")]
-    if std::env::var("FILE_TOOLS_FAULT").is_ok_and(|v| v == name) {
+    if std::env::var(file_tools_contract::env::FAULT).is_ok_and(|v| v == name) {
         panic!("fault injected at {name}");
     }
     #[cfg(not(feature = "fault-injection"))]

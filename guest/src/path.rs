@@ -19,7 +19,7 @@ pub const MAX_NAME_BYTES: usize = 255;
 /// Marker in the names of file-tools' own temporary files; never visible to tools.
 pub const TEMP_MARKER: &str = ".ft-tmp-";
 /// Top-level name where a host may mount file-tools' private state; never reachable.
-pub const STATE_DIR_NAME: &str = ".file-tools-state";
+pub const STATE_DIR_NAME: &str = file_tools_contract::STATE_DIR_NAME;
 
 /// A normalised path relative to the repository root: its components joined by `/`, the
 /// empty string for the root. Kept as one string because walks build one per entry.

@@ -221,7 +221,7 @@ pub struct Policy {
 }
 
 /// Name of the environment variable the component reads its policy from.
-pub const POLICY_ENV: &str = "FILE_TOOLS_POLICY";
+pub const POLICY_ENV: &str = file_tools_contract::env::POLICY;
 
 impl Policy {
     /// Compiles a policy.

@@ -35,30 +35,10 @@ impl From<wasmtime::Error> for HostError {
     }
 }
 
-/// The SCREAMING_SNAKE_CASE name of a code, as in JSON.
+/// The SCREAMING_SNAKE_CASE name of a code, as in JSON: the contract's table, which lists
+/// the codes in WIT order as the generated enum does.
 pub fn code_name(code: ErrorCode) -> &'static str {
-    match code {
-        ErrorCode::PathRejected => "PATH_REJECTED",
-        ErrorCode::NotFound => "NOT_FOUND",
-        ErrorCode::AlreadyExists => "ALREADY_EXISTS",
-        ErrorCode::NotAFile => "NOT_A_FILE",
-        ErrorCode::PolicyDenied => "POLICY_DENIED",
-        ErrorCode::FileTooLarge => "FILE_TOO_LARGE",
-        ErrorCode::UnsupportedBinary => "UNSUPPORTED_BINARY",
-        ErrorCode::EncodingError => "ENCODING_ERROR",
-        ErrorCode::WriteConflict => "WRITE_CONFLICT",
-        ErrorCode::EditNoMatch => "EDIT_NO_MATCH",
-        ErrorCode::EditAmbiguous => "EDIT_AMBIGUOUS",
-        ErrorCode::PatchParseError => "PATCH_PARSE_ERROR",
-        ErrorCode::PatchConflict => "PATCH_CONFLICT",
-        ErrorCode::PatchBudgetExceeded => "PATCH_BUDGET_EXCEEDED",
-        ErrorCode::ApprovalRequired => "APPROVAL_REQUIRED",
-        ErrorCode::InvalidInput => "INVALID_INPUT",
-        ErrorCode::LimitExceeded => "LIMIT_EXCEEDED",
-        ErrorCode::IoError => "IO_ERROR",
-        ErrorCode::Internal => "INTERNAL",
-        ErrorCode::Cancelled => "CANCELLED",
-    }
+    file_tools_contract::error_code_name(code as usize)
 }
 
 impl ToolError {
@@ -107,5 +87,17 @@ impl ToolError {
 impl fmt::Display for ErrorCode {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(code_name(*self))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn code_names_follow_the_wit_order_of_the_generated_enum() {
+        assert_eq!(code_name(ErrorCode::PathRejected), "PATH_REJECTED");
+        assert_eq!(code_name(ErrorCode::InvalidInput), "INVALID_INPUT");
+        assert_eq!(code_name(ErrorCode::Cancelled), "CANCELLED");
     }
 }

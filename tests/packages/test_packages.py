@@ -182,6 +182,7 @@ def test_cargo_install_puts_file_tools_on_path_as_the_readme_says(tmp_path):
 
 def test_packaged_crate_builds_on_its_own_with_the_workspace_components(tmp_path, repo):
     crate = the_one("file-tools-host-*.crate")
+    contract = the_one("file-tools-contract-*.crate")
     expected = {
         "guest": component(tmp=tmp_path),
         "standalone": component("--standalone", tmp=tmp_path),
@@ -193,10 +194,22 @@ def test_packaged_crate_builds_on_its_own_with_the_workspace_components(tmp_path
     # new mtime.
     check = ROOT / "target" / "package-check"
     unpacked = tmp_path / "unpacked"
-    with tarfile.open(crate) as t:
-        t.extractall(unpacked, filter="data")
+    for packed in (crate, contract):
+        with tarfile.open(packed) as t:
+            t.extractall(unpacked, filter="data")
     src = check / "crate" / crate.name.removesuffix(".crate")
     sync_tree(unpacked / src.name, src)
+    # The host crate depends on file-tools-contract, which a user gets from the Rust package
+    # registry. Here the packaged contract crate stands in for it: a patch on every build
+    # below, and the host's lock entry for it made a patched one (no registry source).
+    contract_src = check / "crate" / contract.name.removesuffix(".crate")
+    sync_tree(unpacked / contract_src.name, contract_src)
+    patch = ["--config", f'patch.crates-io.file-tools-contract.path="{contract_src}"']
+    lock = (src / "Cargo.lock").read_text()
+    patched = re.sub(r'(name = "file-tools-contract"\nversion = "[^"]+"\n)source = "[^"]+"\n'
+                     r'checksum = "[^"]+"\n', r"\1", lock)
+    assert patched != lock, "the host crate's lock file has no registry entry for the contract"
+    write_if_changed(src / "Cargo.lock", patched)
     assert not (src / "guest").exists() and (src / "component" / "file_tools.wasm").exists()
 
     # A program that depends on the packaged crate, as a user of the registry would: the
@@ -238,10 +251,10 @@ path = "components.rs"
     target = ROOT / "target"
     env = cargo_env(tmp_path)
     try:
-        built = run(["cargo", "build", "--release", "--locked", "--manifest-path",
+        built = run(["cargo", "build", "--release", "--locked", *patch, "--manifest-path",
                      src / "Cargo.toml", "--target-dir", target], env, tmp_path)
         assert "Compiling wasmtime" not in built.stderr, built.stderr
-        run(["cargo", "build", "--release", "--manifest-path", consumer / "Cargo.toml",
+        run(["cargo", "build", "--release", *patch, "--manifest-path", consumer / "Cargo.toml",
              "--target-dir", target], env, consumer)
     finally:
         # The packaged crate's `file-tools` replaced the workspace's in target/release.

@@ -32,11 +32,11 @@ use state_dir::StateDir;
 pub use state_dir::{reset as reset_state_dir, ResetOutcome};
 
 /// Name of the environment variable that carries the policy into the component.
-pub const POLICY_ENV: &str = "FILE_TOOLS_POLICY";
+pub const POLICY_ENV: &str = file_tools_contract::env::POLICY;
 /// The environment variable that carries the cursor key into the component.
-pub const CURSOR_KEY_ENV: &str = "FILE_TOOLS_TOKEN_KEY";
+pub const CURSOR_KEY_ENV: &str = file_tools_contract::env::TOKEN_KEY;
 /// The environment variable that names the session while it holds the mutation lock.
-pub const LOCK_TOKEN_ENV: &str = "FILE_TOOLS_LOCK_TOKEN";
+pub const LOCK_TOKEN_ENV: &str = file_tools_contract::env::LOCK_TOKEN;
 
 /// 32 bytes from the system's randomness.
 fn random_key() -> std::io::Result<[u8; 32]> {
@@ -55,7 +55,7 @@ fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 /// Where the component finds its private state directory (a name no tool path reaches).
-pub const STATE_GUEST_PATH: &str = "/.file-tools-state";
+pub const STATE_GUEST_PATH: &str = file_tools_contract::STATE_GUEST_PATH;
 
 struct Config {
     runtime: Runtime,
@@ -194,7 +194,7 @@ impl Session {
             wasi.env(LOCK_TOKEN_ENV, &c.lock_token);
         }
         if let Some(point) = &c.fault {
-            wasi.env("FILE_TOOLS_FAULT", point);
+            wasi.env(file_tools_contract::env::FAULT, point);
         }
         if let Some(repo) = &c.repo {
             let held = self.open_repo(repo)?;

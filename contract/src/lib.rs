@@ -1,0 +1,90 @@
+//! The names the file-tools component and its hosts must spell alike, in one place: the
+//! error codes as JSON writes them, the environment variables a host sets for the
+//! component, and the state directory's name. No dependencies and `no_std`, so that the
+//! guest (wasm32-wasip2) and every native host use the very same constants.
+//!
+//! The types themselves come from `wit/`: this crate only holds the strings that the WIT
+//! cannot carry.
+
+#![no_std]
+
+/// Every `error-code` of the WIT, in WIT order, as JSON spells it (SCREAMING_SNAKE_CASE).
+/// Position `i` is the code whose WIT case is the `i`th: both sides' enums follow the WIT
+/// order, so `code as usize` indexes this table.
+pub const ERROR_CODES: [&str; 20] = [
+    "PATH_REJECTED",
+    "NOT_FOUND",
+    "ALREADY_EXISTS",
+    "NOT_A_FILE",
+    "POLICY_DENIED",
+    "FILE_TOO_LARGE",
+    "UNSUPPORTED_BINARY",
+    "ENCODING_ERROR",
+    "WRITE_CONFLICT",
+    "EDIT_NO_MATCH",
+    "EDIT_AMBIGUOUS",
+    "PATCH_PARSE_ERROR",
+    "PATCH_CONFLICT",
+    "PATCH_BUDGET_EXCEEDED",
+    "APPROVAL_REQUIRED",
+    "INVALID_INPUT",
+    "LIMIT_EXCEEDED",
+    "IO_ERROR",
+    "INTERNAL",
+    "CANCELLED",
+];
+
+/// The JSON name of the error code at WIT position `index`; `INTERNAL` for a position past
+/// the end (a code this table does not know is a defect, never a reason to panic).
+pub fn error_code_name(index: usize) -> &'static str {
+    match ERROR_CODES.get(index) {
+        Some(name) => name,
+        None => "INTERNAL",
+    }
+}
+
+/// Environment variables a host sets in the component's environment.
+pub mod env {
+    /// The session policy, as JSON.
+    pub const POLICY: &str = "FILE_TOOLS_POLICY";
+    /// The name of the preopen that is the repository root (default: the one named `/`).
+    pub const ROOT: &str = "FILE_TOOLS_ROOT";
+    /// The name of the preopen that is the private state directory (default
+    /// [`STATE_GUEST_PATH`](crate::STATE_GUEST_PATH)).
+    pub const STATE: &str = "FILE_TOOLS_STATE";
+    /// `held` (the default) when directory descriptors are open directories, `paths` when
+    /// they are path strings resolved again on every use.
+    pub const DESCRIPTORS: &str = "FILE_TOOLS_DESCRIPTORS";
+    /// The key (64 hex digits) that signs continuation cursors and change tokens, so that
+    /// one instance's cursor is taken by the next.
+    pub const TOKEN_KEY: &str = "FILE_TOOLS_TOKEN_KEY";
+    /// The token by which the host says it holds the repository's mutation lock.
+    pub const LOCK_TOKEN: &str = "FILE_TOOLS_LOCK_TOKEN";
+    /// Test builds only: the name of the point at which the component panics on purpose.
+    pub const FAULT: &str = "FILE_TOOLS_FAULT";
+}
+
+/// The state directory's name: never a path the tools reach in the repository.
+pub const STATE_DIR_NAME: &str = ".file-tools-state";
+
+/// Where hosts mount the state directory in the component's file system.
+pub const STATE_GUEST_PATH: &str = "/.file-tools-state";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_state_path_is_the_state_name_at_the_root() {
+        assert_eq!(STATE_GUEST_PATH.strip_prefix('/'), Some(STATE_DIR_NAME));
+    }
+
+    #[test]
+    fn error_code_names_are_distinct_and_an_unknown_position_is_internal() {
+        for (i, a) in ERROR_CODES.iter().enumerate() {
+            assert!(ERROR_CODES[i + 1..].iter().all(|b| a != b), "{a}");
+            assert_eq!(error_code_name(i), *a);
+        }
+        assert_eq!(error_code_name(ERROR_CODES.len()), "INTERNAL");
+    }
+}
