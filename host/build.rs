@@ -125,7 +125,20 @@ fn use_bundled(manifest: &Path) {
         );
         println!("cargo:rerun-if-changed={}", path.display());
         println!("cargo:rustc-env={var}={}", path.display());
+        emit_sha256(var, &path);
     }
+}
+
+/// Sets `{var}_SHA256` to the hex sha256 of the component at `path`: the runtime keys its
+/// compiled artifacts by it, and hashing megabytes at every start would cost milliseconds.
+fn emit_sha256(var: &str, path: &Path) {
+    use sha2::Digest as _;
+    let bytes = std::fs::read(path).expect("reading the guest component");
+    let hex: String = sha2::Sha256::digest(&bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    println!("cargo:rustc-env={var}_SHA256={hex}");
 }
 
 /// The repository: every variant built from `../guest`.
@@ -164,5 +177,6 @@ fn build_from_workspace(root: &Path, out: &Path) {
         let dest = out.join(name);
         std::fs::copy(&built, &dest).expect("copying the guest component");
         println!("cargo:rustc-env={var}={}", dest.display());
+        emit_sha256(var, &dest);
     }
 }

@@ -166,7 +166,14 @@ pub fn recover(s: &Session, mutating: bool) {
                 .then(|| (e.path(), kind.to_string()))
         })
         .collect();
-    let has_legacy = legacy.exists();
+    let has_legacy = !s.legacy_settled.load(std::sync::atomic::Ordering::Relaxed) && {
+        let there = legacy.exists();
+        if !there {
+            s.legacy_settled
+                .store(true, std::sync::atomic::Ordering::Relaxed);
+        }
+        there
+    };
     // A read-only session cannot change the repository: the next writable one recovers.
     if (records.is_empty() && !has_legacy)
         || s.policy.config.read_only

@@ -27,6 +27,10 @@ pub struct Session {
     /// mutation lock for this session's call (see [`crate::journal`]); `None` when the host
     /// has no such lock.
     pub lock_token: Option<String>,
+    /// Set once the state directory was found without an older version's record of
+    /// unfinished temporary files (see [`crate::journal`]): none can appear later, since
+    /// this version never writes one.
+    pub legacy_settled: std::sync::Arc<std::sync::atomic::AtomicBool>,
 }
 
 /// A path that passed the guard, was resolved, and that the policy lets the agent read.
@@ -62,6 +66,7 @@ impl Session {
             calls: Default::default(),
             cursor_key: random_key(),
             lock_token: None,
+            legacy_settled: Default::default(),
         }
     }
 

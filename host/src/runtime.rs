@@ -17,6 +17,23 @@ use crate::state::{HostState, EPOCH_TICK};
 /// The component, as built from `guest/` by this crate's build script.
 pub const GUEST_WASM: &[u8] = include_bytes!(env!("FILE_TOOLS_GUEST_WASM"));
 
+/// The sha256 of [`GUEST_WASM`], in hex, computed when the crate was built.
+const GUEST_WASM_SHA256: &str = env!("FILE_TOOLS_GUEST_WASM_SHA256");
+
+/// The sha256 of `wasm`: for the built-in component the one computed at build time.
+fn wasm_sha256(wasm: &[u8]) -> [u8; 32] {
+    if std::ptr::eq(wasm, GUEST_WASM) {
+        let mut out = [0u8; 32];
+        let hex = GUEST_WASM_SHA256.as_bytes();
+        let nibble = |c: u8| (c as char).to_digit(16).unwrap_or(0) as u8;
+        for (i, b) in out.iter_mut().enumerate() {
+            *b = nibble(hex[2 * i]) << 4 | nibble(hex[2 * i + 1]);
+        }
+        return out;
+    }
+    Sha256::digest(wasm).into()
+}
+
 /// The standalone variant of the component (world `file-tools-standalone`): its only
 /// imports are WASI, so plain WASI hosts such as the `wasmtime` CLI can run it.
 pub const STANDALONE_WASM: &[u8] = include_bytes!(env!("FILE_TOOLS_GUEST_STANDALONE_WASM"));
@@ -111,7 +128,7 @@ impl RuntimeBuilder {
         }
         let engine = Engine::new(&config)?;
         let wasm: &[u8] = self.component.as_deref().unwrap_or(GUEST_WASM);
-        let wasm_hash: [u8; 32] = Sha256::digest(wasm).into();
+        let wasm_hash = wasm_sha256(wasm);
         let cache_file = self
             .cache_dir
             .as_ref()
@@ -145,6 +162,7 @@ impl RuntimeBuilder {
                 pre,
                 stop,
                 metered: !self.unmetered,
+                tool_sets: Default::default(),
             }),
         })
     }
@@ -168,7 +186,22 @@ struct Inner {
     stop: Arc<AtomicBool>,
     /// Whether the engine meters fuel.
     metered: bool,
+    /// What the component's `describe` said under each policy it accepted (see
+    /// [`ToolSets`]), so that further sessions under the same policy skip asking.
+    tool_sets: std::sync::Mutex<std::collections::HashMap<String, Arc<ToolSets>>>,
 }
+
+/// What a session needs from the component's description of its tools under a policy.
+#[derive(Debug, Default)]
+pub(crate) struct ToolSets {
+    /// The tools that change files.
+    pub(crate) mutating: std::collections::HashSet<String>,
+    /// Every tool's name.
+    pub(crate) known: std::collections::HashSet<String>,
+}
+
+/// Policies whose [`ToolSets`] a runtime keeps (most embedders use one or two).
+const TOOL_SETS_KEPT: usize = 16;
 
 impl Drop for Inner {
     fn drop(&mut self) {
@@ -202,6 +235,21 @@ impl Runtime {
         &self.inner.pre
     }
 
+    /// The tool sets the component described under `policy_json`, when a session asked
+    /// before: the component accepted that very policy then.
+    pub(crate) fn tool_sets(&self, policy_json: &str) -> Option<Arc<ToolSets>> {
+        self.inner.tool_sets.lock().ok()?.get(policy_json).cloned()
+    }
+
+    /// Keeps `sets` for sessions under `policy_json` (up to [`TOOL_SETS_KEPT`] policies).
+    pub(crate) fn keep_tool_sets(&self, policy_json: &str, sets: Arc<ToolSets>) {
+        if let Ok(mut kept) = self.inner.tool_sets.lock() {
+            if kept.len() < TOOL_SETS_KEPT {
+                kept.insert(policy_json.to_owned(), sets);
+            }
+        }
+    }
+
     /// Writes a precompiled artifact of the built-in component for this engine
     /// configuration, for [`RuntimeBuilder::precompiled`].
     ///
@@ -210,7 +258,7 @@ impl Runtime {
     /// cannot be written.
     pub fn precompile(path: &Path) -> Result<(), HostError> {
         let engine = Engine::new(&engine_config())?;
-        let hash: [u8; 32] = Sha256::digest(GUEST_WASM).into();
+        let hash = wasm_sha256(GUEST_WASM);
         write_artifact(&engine, path, GUEST_WASM, &hash)
     }
 }
@@ -286,6 +334,16 @@ fn start_ticker(engine: Engine, stop: Arc<AtomicBool>) -> std::io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_built_in_components_hash_from_the_build_is_its_hash() {
+        let now: [u8; 32] = Sha256::digest(GUEST_WASM).into();
+        assert_eq!(wasm_sha256(GUEST_WASM), now);
+        // Another component (a copy, elsewhere in memory) is hashed as it is.
+        let copy = GUEST_WASM.to_vec();
+        assert_eq!(wasm_sha256(&copy), now);
+        assert_ne!(wasm_sha256(&copy[1..]), now);
+    }
     use wasmtime::component::types::ComponentItem;
 
     /// Reads an unsigned LEB128 at `*at`, moving `*at` past it.

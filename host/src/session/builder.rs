@@ -13,7 +13,7 @@ use super::{hex, random_key, Config, Session};
 use crate::approval::Approver;
 use crate::audit::AuditSink;
 use crate::error::HostError;
-use crate::runtime::Runtime;
+use crate::runtime::{Runtime, ToolSets};
 
 /// Limits applied to every call of a session.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -290,13 +290,31 @@ impl SessionBuilder {
         };
         // Ask the component to parse the policy now rather than fail every call later.
         // This check is set-up, not a tool call: it reaches no sink and takes no number.
-        let tools = session
-            .describe()
-            .map_err(|e| HostError::Policy(e.message))?;
+        // A policy the component accepted before in this runtime needs no second look
+        // (with a fault injected, the component may answer otherwise: always ask).
+        let key = session.config.policy_json.clone();
+        let cacheable = session.config.fault.is_none();
+        let runtime = session.config.runtime.clone();
+        let sets = match runtime.tool_sets(&key).filter(|_| cacheable) {
+            Some(sets) => sets,
+            None => {
+                let tools = session
+                    .describe()
+                    .map_err(|e| HostError::Policy(e.message))?;
+                let sets = Arc::new(ToolSets {
+                    mutating: mutating_tools(&tools),
+                    known: tool_names(&tools),
+                });
+                if cacheable {
+                    runtime.keep_tool_sets(&key, sets.clone());
+                }
+                sets
+            }
+        };
         if let Some(c) = Arc::get_mut(&mut session.config) {
             c.sink = self.sink;
-            c.mutating = mutating_tools(&tools);
-            c.known = tool_names(&tools);
+            c.mutating = sets.mutating.clone();
+            c.known = sets.known.clone();
         }
         session.sequence = 0;
         Ok(session)

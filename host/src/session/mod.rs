@@ -356,8 +356,11 @@ impl Session {
             Ok(()) => f(&bindings, &mut store),
             Err(e) => Err(e),
         };
-        // What the component wrote into the state directory came with WASI's modes.
-        if let Some(state) = &self.config.state {
+        // What the component wrote into the state directory came with WASI's modes. Only
+        // calls that change files (the baseline, the journal), finish a killed change
+        // (they hold the lock) or keep a snapshot (`changes_since`) write there.
+        let wrote_state = _lock.is_some() || tool == "changes_since";
+        if let (Some(state), true) = (&self.config.state, wrote_state) {
             state.tighten();
         }
         let call = std::mem::take(&mut store.data_mut().call);

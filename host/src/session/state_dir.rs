@@ -101,8 +101,13 @@ impl StateDir {
         std::os::unix::fs::DirBuilderExt::mode(&mut fs::DirBuilder::new(), private_dir::DIR_MODE)
             .create(&path)
             .map_err(|e| config(&path, e))?;
-        // Should this fail, the half-made directory goes with the value dropped inside.
-        StateDir::new(path, true)
+        // Made private above, and new: nothing to tighten yet; the component makes the
+        // subdirectories it needs when it first needs them (most sessions never do).
+        Ok(StateDir {
+            path,
+            remove_on_drop: true,
+            seen: Mutex::new([None; 4]),
+        })
     }
 
     fn new(path: PathBuf, remove_on_drop: bool) -> Result<StateDir, HostError> {
