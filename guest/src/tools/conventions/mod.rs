@@ -229,6 +229,3 @@ pub fn new_file_bytes(
     }
     bytes
 }
-
-#[cfg(test)]
-mod tests;

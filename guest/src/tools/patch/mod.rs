@@ -11,8 +11,6 @@ mod hunks;
 pub(crate) mod indent;
 pub(crate) mod locate;
 mod parse;
-#[cfg(test)]
-mod tests_native;
 
 use std::collections::BTreeMap;
 

@@ -125,7 +125,7 @@ fn append_file_and_patch_adds_follow_the_style() {
 
 #[test]
 fn hostile_configuration_never_fails_a_write() {
-    let huge = vec![b'*'; (super::MAX_CONFIG_BYTES + 10) as usize];
+    let huge = vec![b'*'; (crate::tools::conventions::MAX_CONFIG_BYTES + 10) as usize];
     let (dir, s) = tree(
         &[
             (".gitattributes", &huge),
@@ -200,7 +200,7 @@ fn a_deep_tree_of_large_configurations_costs_one_budget() {
         json!({ "path": target, "content": "x\n" }),
     );
     assert!(
-        log.bytes_read <= super::MAX_CONFIG_BYTES,
+        log.bytes_read <= crate::tools::conventions::MAX_CONFIG_BYTES,
         "{} bytes of configuration read",
         log.bytes_read
     );
