@@ -9,9 +9,9 @@ fuzz_target!(|data: &[u8]| {
     if let Ok(text) = std::str::from_utf8(data) {
         if let Ok(p) = LogicalPath::parse(text) {
             assert!(!p.is_root());
-            assert!(p.parts().iter().all(|c| !c.is_empty() && c != "." && c != ".." && !c.contains('/')));
-            let real = file_tools_guest::fsx::Fs::new("/root-dir").real(&p);
-            assert!(real.starts_with("/root-dir/"));
+            assert!(p.parts().all(|c| !c.is_empty() && c != "." && c != ".." && !c.contains('/')));
+            // Joined below any root, it stays below it: relative, every step downward.
+            assert!(!p.as_str().starts_with('/'));
         }
     }
 });

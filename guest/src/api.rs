@@ -7,9 +7,9 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::classify::Kind;
 use crate::error::ToolError;
-use crate::port::EntryType;
+use crate::fs::port::EntryType;
+use crate::rules::classify::Kind;
 
 /// Arguments of `list_dir`.
 #[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]

@@ -8,12 +8,12 @@ use std::sync::OnceLock;
 
 use crate::api;
 use crate::audit::AuditEvent;
-use crate::classify::Kind;
 use crate::error::{ErrorCode, ToolError, ToolResult};
-use crate::fsx::{EntryType, Fs};
-use crate::policy::{Policy, POLICY_ENV};
-use crate::port::Dir;
-use crate::session::Session;
+use crate::fs::port::Dir;
+use crate::rules::classify::Kind;
+use crate::rules::fsx::{EntryType, Fs};
+use crate::rules::policy::{Policy, POLICY_ENV};
+use crate::tools::session::Session;
 use crate::tools::{self, run_call};
 
 #[cfg(not(feature = "standalone"))]
@@ -52,7 +52,7 @@ const DESCRIPTORS_ENV: &str = file_tools_contract::env::DESCRIPTORS;
 /// instance is taken by the next; without it each instance makes its own.
 const CURSOR_KEY_ENV: &str = file_tools_contract::env::TOKEN_KEY;
 /// The token by which the host says it holds the repository's mutation lock (see
-/// `crate::journal`); absent under hosts without that lock.
+/// `crate::tools::journal`); absent under hosts without that lock.
 const LOCK_TOKEN_ENV: &str = file_tools_contract::env::LOCK_TOKEN;
 
 /// Whether the host said its descriptors are path strings.
@@ -132,7 +132,7 @@ fn session() -> &'static ToolResult<Session> {
         let mut s = Session::new(Fs::new(root).with_services(services), policy);
         match std::env::var(CURSOR_KEY_ENV) {
             Ok(hex) if !hex.is_empty() => {
-                let key = crate::cursor::CursorKey::from_hex(&hex).map_err(|e| {
+                let key = crate::tools::cursor::CursorKey::from_hex(&hex).map_err(|e| {
                     ToolError::new(ErrorCode::InvalidInput, format!("{CURSOR_KEY_ENV}: {e}"))
                 })?;
                 s = s.with_cursor_key(key);
@@ -175,69 +175,73 @@ where
 
 impl wx::Guest for Component {
     fn list_dir(args: wx::ListDirArgs) -> Result<wx::ListDirResult, wt::ToolError> {
-        typed("list_dir", args, crate::list::list_dir)
+        typed("list_dir", args, crate::tools::list::list_dir)
     }
 
     fn find_files(args: wx::FindFilesArgs) -> Result<wx::FindFilesResult, wt::ToolError> {
-        typed("find_files", args, crate::list::find_files)
+        typed("find_files", args, crate::tools::list::find_files)
     }
 
     fn changes_since(args: wx::ChangesSinceArgs) -> Result<wx::ChangesSinceResult, wt::ToolError> {
-        typed("changes_since", args, crate::changes::changes_since)
+        typed("changes_since", args, crate::tools::changes::changes_since)
     }
 
     fn read_file(args: wx::ReadFileArgs) -> Result<wx::ReadFileResult, wt::ToolError> {
-        typed("read_file", args, crate::read::read_file)
+        typed("read_file", args, crate::tools::read::read_file)
     }
 
     fn read_many(args: wx::ReadManyArgs) -> Result<wx::ReadManyResult, wt::ToolError> {
-        typed("read_many", args, crate::read::read_many)
+        typed("read_many", args, crate::tools::read::read_many)
     }
 
     fn search_text(args: wx::SearchTextArgs) -> Result<wx::SearchTextResult, wt::ToolError> {
-        typed("search_text", args, crate::search::search_text)
+        typed("search_text", args, crate::tools::search::search_text)
     }
 
     fn file_info(path: String) -> Result<wx::FileInfoResult, wt::ToolError> {
         typed(
             "file_info",
             api::FileInfoArgs { path },
-            crate::list::file_info,
+            crate::tools::list::file_info,
         )
     }
 
     fn write_file(args: wx::WriteFileArgs) -> Result<wx::MutationResult, wt::ToolError> {
-        typed("write_file", args, crate::mutate::write_file)
+        typed("write_file", args, crate::tools::mutate::write_file)
     }
 
     fn edit_file(args: wx::EditFileArgs) -> Result<wx::MutationResult, wt::ToolError> {
-        typed("edit_file", args, crate::edit::edit_file)
+        typed("edit_file", args, crate::tools::edit::edit_file)
     }
 
     fn apply_patch(args: wx::ApplyPatchArgs) -> Result<wx::MutationResult, wt::ToolError> {
-        typed("apply_patch", args, crate::patch::apply_patch)
+        typed("apply_patch", args, crate::tools::patch::apply_patch)
     }
 
     fn append_file(args: wx::AppendFileArgs) -> Result<wx::MutationResult, wt::ToolError> {
-        typed("append_file", args, crate::mutate::append_file)
+        typed("append_file", args, crate::tools::mutate::append_file)
     }
 
     fn delete_file(args: wx::DeleteFileArgs) -> Result<wx::MutationResult, wt::ToolError> {
-        typed("delete_file", args, crate::mutate::delete_file)
+        typed("delete_file", args, crate::tools::mutate::delete_file)
     }
 
     fn move_file(args: wx::MoveFileArgs) -> Result<wx::MutationResult, wt::ToolError> {
-        typed("move_file", args, crate::mutate::move_file)
+        typed("move_file", args, crate::tools::mutate::move_file)
     }
 
     fn diff_workspace(
         args: wx::DiffWorkspaceArgs,
     ) -> Result<wx::DiffWorkspaceResult, wt::ToolError> {
-        typed("diff_workspace", args, crate::workspace::diff_workspace)
+        typed(
+            "diff_workspace",
+            args,
+            crate::tools::workspace::diff_workspace,
+        )
     }
 
     fn revert(args: wx::RevertArgs) -> Result<wx::MutationResult, wt::ToolError> {
-        typed("revert", args, crate::workspace::revert)
+        typed("revert", args, crate::tools::workspace::revert)
     }
 
     fn describe() -> Result<String, wt::ToolError> {
@@ -456,7 +460,7 @@ record!(api::DiffWorkspaceResult => wx::DiffWorkspaceResult {
     files, insertions, deletions, diff, diff_sha256, truncated, summary,
 });
 record!(crate::audit::AuditFile => wt::AuditFile { path, action, sha256_before, sha256_after });
-record!(crate::approval::ApprovalRequest => wt::ApprovalRequest {
+record!(crate::rules::approval::ApprovalRequest => wt::ApprovalRequest {
     tool, reasons, files, insertions, deletions, diff, escaped,
 });
 record!(AuditEvent => wt::AuditEvent {

@@ -7,7 +7,7 @@ use std::time::{Duration, UNIX_EPOCH};
 
 use super::agent::file_tools::host_fs::{self as h, EntryStat, FsError};
 use super::Conv;
-use crate::port::{DirItem, DirOps, FileId, FileOps, Stat};
+use crate::fs::port::{DirItem, DirOps, FileId, FileOps, Stat};
 
 /// A directory the host holds open.
 #[derive(Debug)]

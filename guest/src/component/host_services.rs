@@ -7,14 +7,14 @@ use std::io;
 #[cfg(not(feature = "standalone"))]
 use std::sync::atomic::{AtomicBool, Ordering};
 
-#[cfg(not(feature = "standalone"))]
-use crate::approval::ApprovalRequest;
 use crate::audit::AuditEvent;
 #[cfg(not(feature = "standalone"))]
-use crate::path::LogicalPath;
+use crate::fs::port::DirItem;
 #[cfg(not(feature = "standalone"))]
-use crate::port::DirItem;
-use crate::services::Services;
+use crate::rules::approval::ApprovalRequest;
+#[cfg(not(feature = "standalone"))]
+use crate::rules::path::LogicalPath;
+use crate::rules::services::Services;
 
 #[cfg(not(feature = "standalone"))]
 use super::{agent, Conv};
@@ -78,7 +78,7 @@ impl Services for HostServices {
     fn read_dir_stat(
         &self,
         dir: &LogicalPath,
-    ) -> Option<io::Result<Vec<crate::services::StatItem>>> {
+    ) -> Option<io::Result<Vec<crate::rules::services::StatItem>>> {
         offered(&self.no_read_dir_stat, || {
             agent::file_tools::host_fs::read_dir_stat(dir.as_str())
         })

@@ -1,0 +1,95 @@
+//! sha256 in lowercase hex, the form every tool reports and accepts.
+
+use sha2::{Digest, Sha256};
+
+/// The sha256 of `data` as 64 lowercase hex digits, computed in the component (see
+/// [`crate::rules::services::Services::sha256_hex`] for the host's faster hashing).
+pub fn sha256_hex(data: &[u8]) -> String {
+    hex(&Sha256::digest(data))
+}
+
+/// The sha256 and size of an opened file: read whole when it is under 1 MiB, else
+/// streamed in 1 MiB chunks, each of which is also shown to `each`.
+///
+/// # Errors
+/// Any error of reading the file.
+pub fn sha256_file(
+    f: &crate::fs::port::File,
+    mut each: impl FnMut(&[u8]),
+) -> std::io::Result<(String, u64)> {
+    const CHUNK: usize = 1 << 20;
+    let first = f.read_at(0, CHUNK)?;
+    each(&first);
+    if first.len() < CHUNK {
+        return Ok((sha256_hex(&first), first.len() as u64));
+    }
+    let mut h = Sha256::new_with_prefix(&first);
+    let mut total = first.len() as u64;
+    loop {
+        let chunk = f.read_at(total, CHUNK)?;
+        if chunk.is_empty() {
+            break;
+        }
+        each(&chunk);
+        h.update(&chunk);
+        total += chunk.len() as u64;
+    }
+    Ok((hex(&h.finalize()), total))
+}
+
+/// Lowercase hex of bytes.
+pub fn hex(bytes: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut s = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        s.push(DIGITS[(b >> 4) as usize] as char);
+        s.push(DIGITS[(b & 15) as usize] as char);
+    }
+    s
+}
+
+/// True when `s` has the form of a sha256 (64 hex digits, any case).
+pub fn is_sha256(s: &str) -> bool {
+    s.len() == 64 && s.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn known_digest() {
+        assert_eq!(
+            sha256_hex(b"abc"),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        );
+        assert!(is_sha256(&sha256_hex(b"")));
+        assert!(!is_sha256("abc"));
+    }
+
+    #[test]
+    fn files_small_and_large_hash_like_their_bytes() {
+        let dir = tempfile::tempdir().unwrap();
+        for size in [
+            0usize,
+            1,
+            4095,
+            70_000,
+            (1 << 20) - 1,
+            1 << 20,
+            (1 << 20) + 17,
+            3 << 20,
+        ] {
+            let data: Vec<u8> = (0..size).map(|i| (i % 253) as u8).collect();
+            let name = format!("f{size}");
+            std::fs::write(dir.path().join(&name), &data).unwrap();
+            let root = crate::fs::port::Dir::open_ambient(dir.path()).unwrap();
+            let (file, _) = root.open_file(&name).unwrap();
+            assert_eq!(
+                sha256_file(&file, |_| {}).unwrap(),
+                (sha256_hex(&data), size as u64),
+                "{size}"
+            );
+        }
+    }
+}

@@ -1,0 +1,717 @@
+//! Directory walks shared by `list_dir`, `find_files` and `search_text`.
+//!
+//! A walk visits entries in path order (each directory's entries sorted by name, a
+//! directory's subtree right after it), never follows a symlinked directory, never enters
+//! `.git`, and honours `.gitignore` and `.ignore` files (including those of the start
+//! directory's ancestors) when asked to. Everything passed over is counted by reason.
+
+use std::collections::BTreeMap;
+use std::rc::Rc;
+use std::sync::Arc;
+
+use crate::error::{ToolError, ToolResult};
+use crate::fs::port::{Dir, DirItem};
+use crate::rules::classify::Kind;
+use crate::rules::fsx::{EntryType, Fs};
+use crate::rules::ignore_rules::{IgnoreRules, Verdict};
+use crate::rules::path::{is_temp_name, LogicalPath};
+use crate::rules::policy::{DirScope, Policy};
+
+/// How a walk behaves.
+#[derive(Debug, Clone)]
+pub struct WalkOptions {
+    /// Visit names starting with a dot.
+    pub include_hidden: bool,
+    /// Honour ignore files and skip generated directories.
+    pub respect_ignore: bool,
+    /// Deepest level visited: 1 is the start directory's own entries.
+    pub max_depth: usize,
+    /// Visit only the entries of one shard, `(index, count)`: an entry belongs to shard
+    /// `shard_of(path) % count`. Directories of other shards are still entered (their
+    /// entries may belong here) but not visited; files of other shards are passed over
+    /// before any other work; each skipped entry is counted by its own shard only, so
+    /// the shards' counts add up to the whole walk's.
+    pub shard: Option<(u32, u32)>,
+}
+
+/// Which shard a path belongs to (FNV-1a of the logical path).
+pub fn shard_of(path: &str, count: u32) -> u32 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in path.bytes() {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    (h % u64::from(count.max(1))) as u32
+}
+
+/// One visited entry.
+#[derive(Debug)]
+pub struct WalkEntry {
+    pub path: LogicalPath,
+    pub ty: EntryType,
+    /// 1 for the start directory's own entries.
+    pub depth: usize,
+    pub kind: Kind,
+    /// The held directory that holds the entry, when the walk lists through the port
+    /// (without the host's batched reads): read the entry through it.
+    pub dir: Option<Arc<Dir>>,
+}
+
+/// What the visitor wants next.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Flow {
+    Continue,
+    /// End the walk now; it reports truncation.
+    Stop,
+}
+
+/// Counts of what a walk or tool passed over, by reason.
+#[derive(Debug, Default, Clone)]
+pub struct Skips(BTreeMap<&'static str, u32>);
+
+impl Skips {
+    pub fn add(&mut self, reason: &'static str) {
+        *self.0.entry(reason).or_insert(0) += 1;
+    }
+
+    #[cfg(test)]
+    pub fn get(&self, reason: &str) -> u32 {
+        self.0.get(reason).copied().unwrap_or(0)
+    }
+
+    pub fn merge(&mut self, other: &Skips) {
+        for (k, v) in &other.0 {
+            *self.0.entry(k).or_insert(0) += v;
+        }
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = (&'static str, u32)> + '_ {
+        self.0.iter().map(|(k, v)| (*k, *v))
+    }
+
+    /// The counts as result records.
+    pub fn counts(&self) -> Vec<crate::api::SkipCount> {
+        self.iter()
+            .map(|(reason, count)| crate::api::SkipCount {
+                reason: reason.to_string(),
+                count,
+            })
+            .collect()
+    }
+
+    /// "3 ignored, 1 secret" or "" when nothing was skipped.
+    pub fn describe(&self) -> String {
+        self.0
+            .iter()
+            .map(|(k, v)| format!("{v} {k}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+/// Ignore rules of a directory and its ancestors, innermost first.
+struct IgnoreChain {
+    rules: IgnoreRules,
+    /// Length of the directory's logical path, so an entry's path relative to it is a
+    /// slice of the entry's own path.
+    dir_len: usize,
+    parent: Option<Rc<IgnoreChain>>,
+}
+
+fn is_ignored(chain: &Option<Rc<IgnoreChain>>, path: &str, is_dir: bool) -> bool {
+    let mut cur = chain.as_ref();
+    while let Some(node) = cur {
+        let rel = if node.dir_len == 0 {
+            path
+        } else {
+            path.get(node.dir_len + 1..).unwrap_or("")
+        };
+        match node.rules.matched(rel, is_dir) {
+            Verdict::Ignore => return true,
+            Verdict::Keep => return false,
+            Verdict::None => {}
+        }
+        cur = node.parent.as_ref();
+    }
+    false
+}
+
+/// Extends `parent` with the ignore files of `dir` named in `names`, when they hold rules.
+fn load_ignores(
+    fsx: &Fs,
+    dir: &LogicalPath,
+    names: &[&str],
+    parent: Option<Rc<IgnoreChain>>,
+) -> Option<Rc<IgnoreChain>> {
+    if names.is_empty() {
+        return parent;
+    }
+    let mut texts = Vec::new();
+    // `.ignore` is read after `.gitignore`, so its rules win.
+    for name in [".gitignore", ".ignore"] {
+        if names.contains(&name) {
+            let path = dir.join(name);
+            let text = match fsx.services().read_file(&path, MAX_IGNORE_FILE_BYTES) {
+                Some(r) => r.ok(),
+                None => fsx
+                    .open_dir(dir)
+                    .and_then(|d| d.read_file(name, MAX_IGNORE_FILE_BYTES))
+                    .ok()
+                    .map(|(data, _)| data),
+            };
+            // An unreadable ignore file is passed over; the others still apply.
+            if let Some(t) = text {
+                texts.push(t);
+            }
+        }
+    }
+    let refs: Vec<&[u8]> = texts.iter().map(Vec::as_slice).collect();
+    match IgnoreRules::parse(&refs) {
+        Some(rules) => Some(Rc::new(IgnoreChain {
+            rules,
+            dir_len: dir.as_str().len(),
+            parent,
+        })),
+        None => parent,
+    }
+}
+
+/// Ignore files larger than this are read only this far.
+const MAX_IGNORE_FILE_BYTES: u64 = 4 << 20;
+
+struct Pending {
+    path: LogicalPath,
+    ty: EntryType,
+    depth: usize,
+    kind: Kind,
+    /// The entry belongs to this walk's shard (always, without sharding).
+    mine: bool,
+    /// Scope of the directory holding the entry.
+    scope: Rc<DirScope>,
+    ignores: Option<Rc<IgnoreChain>>,
+    /// The held directory holding the entry (walks through the port only).
+    dir: Option<Arc<Dir>>,
+}
+
+/// The cap a walk stopped at when [`walk`] answers that it stopped without being asked.
+pub fn walk_budget(policy: &Policy) -> crate::api::Stop {
+    crate::api::Stop::new("max_walk_entries", policy.limits().max_walk_entries)
+}
+
+/// Walks below `start` (a directory, already resolved and checked), calling `visit` for
+/// every entry that survives the filters. Returns true when the walk stopped early
+/// (the visitor said stop, or the policy's walk limit was reached).
+///
+/// # Errors
+/// `IO_ERROR` when the start directory cannot be read; unreadable directories deeper down
+/// are counted as `unreadable` instead.
+pub fn walk(
+    fsx: &Fs,
+    policy: &Policy,
+    start: &LogicalPath,
+    opts: &WalkOptions,
+    skips: &mut Skips,
+    mut visit: impl FnMut(&WalkEntry) -> Flow,
+) -> ToolResult<bool> {
+    let mut ignores = None;
+    if opts.respect_ignore {
+        // Rules of the start directory's ancestors apply below it too.
+        let mut anc = LogicalPath::root();
+        for part in start.parts() {
+            let names = present_ignore_files(fsx, &anc);
+            ignores = load_ignores(fsx, &anc, &names, ignores);
+            anc = anc.join(part);
+        }
+    }
+    let budget = policy.limits().max_walk_entries;
+    let mut seen: u64 = 0;
+    let mut stack: Vec<Pending> = Vec::new();
+    let (first, held) =
+        read_sorted(fsx, start, None).map_err(|e| ToolError::io(start.as_str(), &e))?;
+    let scope = Rc::new(policy.scope_of(start));
+    push_children(
+        fsx, policy, start, &scope, first, held, 1, opts, ignores, skips, &mut stack,
+    );
+    while let Some(item) = stack.pop() {
+        seen += 1;
+        if seen > budget {
+            return Ok(true);
+        }
+        let entry = WalkEntry {
+            path: item.path,
+            ty: item.ty,
+            depth: item.depth,
+            kind: item.kind,
+            dir: item.dir,
+        };
+        if item.mine && visit(&entry) == Flow::Stop {
+            return Ok(true);
+        }
+        if entry.ty == EntryType::Dir && entry.depth < opts.max_depth {
+            match read_sorted(fsx, &entry.path, entry.dir.as_ref()) {
+                Ok((children, held)) => {
+                    let scope = Rc::new(policy.enter(&item.scope, &entry.path));
+                    push_children(
+                        fsx,
+                        policy,
+                        &entry.path,
+                        &scope,
+                        children,
+                        held,
+                        entry.depth + 1,
+                        opts,
+                        item.ignores,
+                        skips,
+                        &mut stack,
+                    );
+                }
+                Err(_) => skips.add("unreadable"),
+            }
+        }
+    }
+    Ok(false)
+}
+
+fn present_ignore_files(fsx: &Fs, dir: &LogicalPath) -> Vec<&'static str> {
+    [".gitignore", ".ignore"]
+        .into_iter()
+        .filter(|n| fsx.stat_nofollow(&dir.join(n)).is_some_and(|m| m.is_file()))
+        .collect()
+}
+
+/// A directory's entries as (name, type), sorted by name, and the directory's held handle
+/// when they were read through the port (opened from `parent`, the held directory that
+/// holds it, or from the root when there is none).
+fn read_sorted(
+    fsx: &Fs,
+    dir: &LogicalPath,
+    parent: Option<&Arc<Dir>>,
+) -> std::io::Result<(Vec<DirItem>, Option<Arc<Dir>>)> {
+    let (mut out, held) = match fsx.services().read_dir(dir) {
+        Some(listing) => (listing?, None),
+        None => {
+            let handle = match parent {
+                Some(p) if !dir.is_root() => {
+                    let d = p.open_dir(dir.name())?;
+                    if fsx.swapped_git(dir.name(), &d) {
+                        return Err(std::io::ErrorKind::PermissionDenied.into());
+                    }
+                    Arc::new(d)
+                }
+                _ => fsx.open_dir(dir)?,
+            };
+            (handle.entries()?, Some(handle))
+        }
+    };
+    out.sort_unstable_by(|a, b| match (&a.0, &b.0) {
+        (Ok(x), Ok(y)) => x.cmp(y),
+        (Ok(_), Err(_)) => std::cmp::Ordering::Less,
+        (Err(_), Ok(_)) => std::cmp::Ordering::Greater,
+        (Err(_), Err(_)) => std::cmp::Ordering::Equal,
+    });
+    Ok((out, held))
+}
+
+#[allow(clippy::too_many_arguments)]
+fn push_children(
+    fsx: &Fs,
+    policy: &Policy,
+    dir: &LogicalPath,
+    scope: &Rc<DirScope>,
+    children: Vec<DirItem>,
+    held: Option<Arc<Dir>>,
+    depth: usize,
+    opts: &WalkOptions,
+    parent_ignores: Option<Rc<IgnoreChain>>,
+    skips: &mut Skips,
+    stack: &mut Vec<Pending>,
+) {
+    let ignores = if opts.respect_ignore {
+        let names: Vec<&str> = children
+            .iter()
+            .filter_map(|(n, t)| match n {
+                Ok(n) if *t == EntryType::File && (n == ".gitignore" || n == ".ignore") => {
+                    Some(n.as_str())
+                }
+                _ => None,
+            })
+            .collect();
+        load_ignores(fsx, dir, &names, parent_ignores)
+    } else {
+        None
+    };
+    // A directory git would take for a repository is git internals, known from its listing
+    // (no look per directory): passed over whole, like `.git`.
+    if git_shaped_listing(&children, policy.config.case_mode()) {
+        if opts
+            .shard
+            .is_none_or(|(i, n)| shard_of(dir.as_str(), n) == i)
+        {
+            skips.add("git_internal");
+        }
+        return;
+    }
+    let mark = stack.len();
+    let owns = |path: &str| opts.shard.is_none_or(|(i, n)| shard_of(path, n) == i);
+    for (name, ty) in children {
+        let Ok(name) = name else {
+            // Unnamed entries have no path to shard by: the first shard counts them.
+            if opts.shard.is_none_or(|(i, _)| i == 0) {
+                skips.add("encoding");
+            }
+            continue;
+        };
+        if is_temp_name(&name) || (dir.is_root() && crate::rules::path::is_state_name(&name)) {
+            continue;
+        }
+        let path = dir.join(&name);
+        let mine = owns(path.as_str());
+        let is_dir = ty == EntryType::Dir;
+        let skip = if crate::rules::classify::is_git_name(&name) {
+            Some("git_internal")
+        } else if !opts.include_hidden && name.starts_with('.') {
+            Some("hidden")
+        } else {
+            None
+        };
+        if let Some(reason) = skip {
+            if mine {
+                skips.add(reason);
+            }
+            continue;
+        }
+        if !mine && !is_dir {
+            continue;
+        }
+        if opts.respect_ignore && is_ignored(&ignores, path.as_str(), is_dir) {
+            if mine {
+                skips.add("ignored");
+            }
+            continue;
+        }
+        let kind = policy.kind_in(scope, &path, is_dir);
+        if opts.respect_ignore && is_dir && kind == Kind::Generated {
+            if mine {
+                skips.add("generated");
+            }
+            continue;
+        }
+        if matches!(
+            policy.read_denial_in(scope, &path, kind),
+            Some("blocked" | "not_allowed")
+        ) && !allow_dir_for_descent(policy, &path, is_dir)
+        {
+            // Invisible: not even counted, so no answer tells that something is there.
+            continue;
+        }
+        stack.push(Pending {
+            path,
+            ty,
+            depth,
+            kind,
+            mine,
+            scope: scope.clone(),
+            ignores: ignores.clone(),
+            dir: held.clone(),
+        });
+    }
+    stack[mark..].reverse();
+}
+
+/// Whether a directory with these entries has the shape git takes for a repository (see
+/// [`crate::rules::classify::GIT_SHAPE`]): names compared folded unless the file system is known
+/// to compare them exactly.
+fn git_shaped_listing(children: &[DirItem], case: crate::rules::fold::CaseMode) -> bool {
+    let mut has = [false; 4];
+    for (name, ty) in children {
+        let Ok(name) = name else { continue };
+        // No character folds to more ASCII letters than it has bytes, so a shorter name
+        // cannot be one of the four; a plain name must be as long as the one it folds to,
+        // but another may be any length (`HEAD` padded with code points folding drops).
+        let plain = crate::rules::fold::is_plain_ascii(name);
+        if name.len() < 4 || plain && name.len() > "commondir".len() {
+            continue;
+        }
+        let is = |folded: &str| {
+            if case == crate::rules::fold::CaseMode::Sensitive {
+                // Git opens exactly these names.
+                name == if folded == "head" { "HEAD" } else { folded }
+            } else if plain {
+                name.len() == folded.len() && name.eq_ignore_ascii_case(folded)
+            } else {
+                crate::rules::fold::folds_to(name, folded)
+            }
+        };
+        if let Some(i) = crate::rules::classify::GIT_SHAPE
+            .iter()
+            .position(|(n, is_dir)| crate::rules::classify::fills_git_slot(*is_dir, *ty) && is(n))
+        {
+            has[i] = true;
+        }
+    }
+    crate::rules::classify::is_git_shape(has)
+}
+
+/// A directory outside the read allow-list is still entered when something below it may be
+/// allowed (`allow = ["src/**"]` must let a walk of the root reach `src`).
+fn allow_dir_for_descent(policy: &Policy, path: &LogicalPath, is_dir: bool) -> bool {
+    is_dir
+        && policy.read_denial_in(&policy.scope_of(&path.parent()), path, Kind::Directory)
+            == Some("not_allowed")
+        && policy.may_allow_below(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::fs;
+
+    fn setup() -> (tempfile::TempDir, Fs) {
+        let tmp = tempfile::tempdir().unwrap();
+        let r = tmp.path();
+        for (p, c) in [
+            ("src/main.rs", "fn main() {}"),
+            ("src/gen/out.rs", "x"),
+            ("README.md", "hi"),
+            (".gitignore", "*.log\nsrc/gen/\n"),
+            ("debug.log", "log"),
+            (".hidden/x", "x"),
+            ("target/debug/app", "bin"),
+            ("sub/.gitignore", "!keep.log\n"),
+            ("sub/keep.log", "k"),
+            ("sub/drop.tmp", "d"),
+        ] {
+            let full = r.join(p);
+            fs::create_dir_all(full.parent().unwrap()).unwrap();
+            fs::write(full, c).unwrap();
+        }
+        fs::create_dir_all(r.join(".git")).unwrap();
+        let fsx = Fs::open(r).unwrap();
+        (tmp, fsx)
+    }
+
+    fn names(fsx: &Fs, start: &str, opts: WalkOptions) -> (Vec<String>, Skips) {
+        let pol = Policy::from_json("").unwrap();
+        let mut skips = Skips::default();
+        let mut out = Vec::new();
+        walk(
+            fsx,
+            &pol,
+            &LogicalPath::parse_dir(start).unwrap(),
+            &opts,
+            &mut skips,
+            |e| {
+                out.push(e.path.to_string());
+                Flow::Continue
+            },
+        )
+        .unwrap();
+        (out, skips)
+    }
+
+    fn opts() -> WalkOptions {
+        WalkOptions {
+            include_hidden: false,
+            respect_ignore: true,
+            max_depth: usize::MAX,
+            shard: None,
+        }
+    }
+
+    #[test]
+    fn honours_ignore_files_hidden_and_generated() {
+        let (_t, fsx) = setup();
+        let (got, skips) = names(&fsx, "", opts());
+        assert_eq!(
+            got,
+            [
+                "README.md",
+                "src",
+                "src/main.rs",
+                "sub",
+                "sub/drop.tmp",
+                "sub/keep.log"
+            ]
+        );
+        assert_eq!(skips.get("ignored"), 2);
+        assert_eq!(skips.get("generated"), 1);
+        assert_eq!(skips.get("git_internal"), 1);
+        assert!(skips.get("hidden") >= 2);
+    }
+
+    #[test]
+    fn ancestors_ignore_rules_apply_to_a_subdirectory_walk() {
+        let (_t, fsx) = setup();
+        let (got, _) = names(&fsx, "src", opts());
+        assert_eq!(got, ["src/main.rs"]);
+    }
+
+    #[test]
+    fn without_ignore_rules_everything_but_git_shows() {
+        let (_t, fsx) = setup();
+        let o = WalkOptions {
+            include_hidden: true,
+            respect_ignore: false,
+            max_depth: usize::MAX,
+            shard: None,
+        };
+        let (got, skips) = names(&fsx, "", o);
+        assert!(got.contains(&"debug.log".to_string()));
+        assert!(got.contains(&"target/debug/app".to_string()));
+        assert!(got.contains(&".hidden/x".to_string()));
+        assert!(!got.iter().any(|p| p.starts_with(".git/") || p == ".git"));
+        assert_eq!(skips.get("git_internal"), 1);
+    }
+
+    #[test]
+    fn depth_limit_lists_only_own_entries() {
+        let (_t, fsx) = setup();
+        let o = WalkOptions {
+            max_depth: 1,
+            ..opts()
+        };
+        let (got, _) = names(&fsx, "", o);
+        assert_eq!(got, ["README.md", "src", "sub"]);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn symlinked_directories_are_not_followed() {
+        let (t, fsx) = setup();
+        std::os::unix::fs::symlink("src", t.path().join("srclink")).unwrap();
+        let (got, _) = names(&fsx, "", opts());
+        assert!(got.contains(&"srclink".to_string()));
+        assert!(!got.iter().any(|p| p.starts_with("srclink/")));
+    }
+
+    /// The walk classifies and checks each entry from its directory's scope; the answers
+    /// must be those of classifying and checking the entry's whole path.
+    #[test]
+    fn scoped_classification_matches_whole_path_classification() {
+        let tmp = tempfile::tempdir().unwrap();
+        let r = tmp.path();
+        for p in [
+            "app/Cargo.toml",
+            "app/target/debug/x.rs",
+            "app/src/target/y.rs",
+            "web/node_modules/m/index.js",
+            "lib/vendor/dep/a.go",
+            "lib/vendor/dep/.env",
+            "docs/build/out.html",
+            "docs/notes/keep.md",
+            "cfg/private/key.txt",
+            "cfg/public/readme.txt",
+            "gen/proto/a.pb.go",
+            "x/y/z/Cargo.lock",
+        ] {
+            let full = r.join(p);
+            fs::create_dir_all(full.parent().unwrap()).unwrap();
+            fs::write(full, "x").unwrap();
+        }
+        let pol = Policy::from_json(
+            r#"{"overrides":[{"pattern":"docs/build","kind":"source"},{"pattern":"*.md","kind":"secret"},{"pattern":"gen/**","kind":"generated"}],
+                "read":{"block":["cfg/private"]}}"#,
+        )
+        .unwrap()
+        ;
+        let fsx = Fs::open(r).unwrap();
+        let pol = pol.with_fs(&fsx);
+        let o = WalkOptions {
+            include_hidden: true,
+            respect_ignore: false,
+            max_depth: usize::MAX,
+            shard: None,
+        };
+        let mut skips = Skips::default();
+        let mut seen = Vec::new();
+        walk(&fsx, &pol, &LogicalPath::root(), &o, &mut skips, |e| {
+            let is_dir = e.ty == EntryType::Dir;
+            assert_eq!(e.kind, pol.kind_of(&e.path, is_dir), "{}", e.path);
+            assert!(!pol.hides(&e.path, e.kind), "{}", e.path);
+            seen.push((e.path.to_string(), e.kind));
+            Flow::Continue
+        })
+        .unwrap();
+        let kind = |p: &str| seen.iter().find(|(q, _)| q == p).map(|(_, k)| *k);
+        assert_eq!(kind("app/target/debug/x.rs"), Some(Kind::Generated));
+        assert_eq!(kind("app/src/target/y.rs"), Some(Kind::Source));
+        assert_eq!(kind("lib/vendor/dep/.env"), Some(Kind::Secret));
+        assert_eq!(kind("lib/vendor/dep/a.go"), Some(Kind::Vendored));
+        assert_eq!(kind("docs/build/out.html"), Some(Kind::Source));
+        assert_eq!(kind("docs/notes/keep.md"), Some(Kind::Secret));
+        assert_eq!(kind("gen/proto/a.pb.go"), Some(Kind::Generated));
+        assert_eq!(kind("x/y/z/Cargo.lock"), Some(Kind::Lockfile));
+        assert_eq!(kind("cfg/private"), None);
+        assert_eq!(kind("cfg/public/readme.txt"), Some(Kind::Doc));
+        assert_eq!(skips.get("policy"), 0, "hidden paths are not even counted");
+    }
+
+    /// Sharded walks visit disjoint sets of entries whose union is the whole walk, and
+    /// their skip counts add up to the whole walk's.
+    #[test]
+    fn shards_partition_entries_and_skip_counts() {
+        let (_t, fsx) = setup();
+        let pol = Policy::from_json("").unwrap();
+        let run = |shard| {
+            let mut skips = Skips::default();
+            let mut out = Vec::new();
+            let o = WalkOptions { shard, ..opts() };
+            walk(&fsx, &pol, &LogicalPath::root(), &o, &mut skips, |e| {
+                out.push(e.path.to_string());
+                Flow::Continue
+            })
+            .unwrap();
+            (out, skips)
+        };
+        let (all, all_skips) = run(None);
+        for n in [2u32, 3, 5] {
+            let mut union = Vec::new();
+            let mut skips = Skips::default();
+            for i in 0..n {
+                let (got, sk) = run(Some((i, n)));
+                assert!(got.iter().all(|p| shard_of(p, n) == i), "{got:?}");
+                union.extend(got);
+                skips.merge(&sk);
+            }
+            union.sort();
+            let mut want = all.clone();
+            want.sort();
+            assert_eq!(union, want, "{n} shards");
+            assert_eq!(
+                skips.iter().collect::<Vec<_>>(),
+                all_skips.iter().collect::<Vec<_>>(),
+                "{n} shards"
+            );
+        }
+    }
+
+    #[test]
+    fn a_git_shape_is_seen_under_long_spellings_where_names_fold() {
+        use crate::rules::fold::CaseMode;
+        use crate::fs::port::EntryType;
+        let listing = |head: &str| -> Vec<DirItem> {
+            vec![
+                (Ok(head.to_owned()), EntryType::File),
+                (Ok("objects".to_owned()), EntryType::Dir),
+                (Ok("refs".to_owned()), EntryType::Dir),
+            ]
+        };
+        // `HEAD` padded far past any short-name limit with code points folding drops.
+        let padded = format!("HE{}AD", "\u{200C}".repeat(40));
+        let dotted = format!("HEAD{}", ".".repeat(100));
+        for head in ["HEAD", "head", padded.as_str(), dotted.as_str()] {
+            assert!(
+                git_shaped_listing(&listing(head), CaseMode::Unknown),
+                "{head}"
+            );
+        }
+        // Positive controls: git itself opens only `HEAD` where names do not fold, and a
+        // long plain name is never one of the four.
+        assert!(git_shaped_listing(&listing("HEAD"), CaseMode::Sensitive));
+        assert!(!git_shaped_listing(&listing(&padded), CaseMode::Sensitive));
+        assert!(!git_shaped_listing(
+            &listing("HEADQUARTERS"),
+            CaseMode::Unknown
+        ));
+    }
+}

@@ -1,0 +1,236 @@
+//! `changes_since`: what changed in the visible tree since a token.
+//!
+//! A call without a token takes a snapshot of the tree ([`scan`]) and returns a token for
+//! it. A call with a token takes a new snapshot, reusing the old one's hashes for files
+//! whose metadata did not move, and returns the difference ([`snapshot::diff`]) and a token
+//! for the new snapshot. A token is signed like a continuation cursor (the session's
+//! [`crate::tools::cursor::CursorKey`]) and bound to the tool, the repository root, the policy and
+//! the walk's arguments (`path`, `include_hidden`, `respect_ignore`); it names the
+//! snapshot, which lives in the host's state directory ([`store`]). The difference is
+//! paged: the pages after the first compare the same two stored snapshots, so they never
+//! mix two states of the tree.
+
+pub mod scan;
+pub mod snapshot;
+pub mod store;
+
+use serde::{Deserialize, Serialize};
+
+use crate::api::{Change, ChangeKind, ChangesSinceArgs, ChangesSinceResult, Stop};
+use crate::audit::CallLog;
+use crate::error::{ToolError, ToolResult};
+use crate::rules::policy::Policy;
+use crate::rules::walk::WalkOptions;
+use crate::tools::cursor::Binding;
+use crate::tools::list::{root_id, start_dir};
+use crate::tools::session::Session;
+use snapshot::Snapshot;
+use store::Store;
+
+const TOOL: &str = "changes_since";
+
+/// What a token binds besides the tool, root and policy.
+#[derive(Serialize)]
+struct Scope<'a> {
+    path: &'a str,
+    include_hidden: bool,
+    respect_ignore: bool,
+}
+
+/// A token's payload: the snapshot's name.
+#[derive(Serialize, Deserialize)]
+struct TokenAt {
+    snap: String,
+}
+
+/// A continuation cursor's payload: the two snapshots compared and where the page ended.
+#[derive(Serialize, Deserialize)]
+struct PageAt {
+    from: String,
+    to: String,
+    count: u64,
+    last: String,
+}
+
+/// Reports what changed since `token`, or returns a token for the tree as it is.
+///
+/// # Errors
+/// `INVALID_INPUT` (reason `token` for a token that was altered, forged, or made for
+/// another repository, policy or scope; `token_expired` when its snapshot is no longer
+/// kept or was altered; `cursor` for a bad cursor), `PATH_REJECTED`, `NOT_FOUND`,
+/// `NOT_A_FILE`, `POLICY_DENIED`, `LIMIT_EXCEEDED` (more entries than one walk may visit),
+/// `IO_ERROR` (the state directory cannot be written).
+pub fn changes_since(
+    s: &Session,
+    log: &mut CallLog,
+    a: &ChangesSinceArgs,
+) -> ToolResult<ChangesSinceResult> {
+    let start = start_dir(s, a.path.as_deref())?;
+    let opts = WalkOptions {
+        include_hidden: a.include_hidden.unwrap_or(false),
+        respect_ignore: a.respect_ignore.unwrap_or(true),
+        max_depth: usize::MAX,
+        shard: None,
+    };
+    let scope = Scope {
+        path: start.as_str(),
+        include_hidden: opts.include_hidden,
+        respect_ignore: opts.respect_ignore,
+    };
+    let ids = (root_id(s)?, s.policy.fingerprint());
+    let token_binding = Binding::new(TOOL, &scope, "", ids.0, &ids.1);
+    let page_binding = Binding::new(TOOL, a, "max_changes", ids.0, &ids.1);
+    let store = Store::new(s.state_dir.as_deref(), &s.changes_memory, s.fs.services());
+    log.paths_read.push(start.to_string());
+    let from = match &a.token {
+        None if a.cursor.is_some() => {
+            return Err(ToolError::invalid(
+                "a cursor continues the changes since a token: pass the same token with it",
+            ))
+        }
+        None => None,
+        Some(t) => Some(
+            token_binding
+                .decode_with::<TokenAt>(
+                    &s.cursor_key,
+                    t,
+                    "token",
+                    "call changes_since without a token for a new one",
+                )
+                .map_err(|mut e| {
+                    if !store.persistent() {
+                        // The likely cause: another instance made it, with its own key.
+                        e.message.push_str(" (this host mounts no state directory, so a token lasts only as long as the component instance that made it)");
+                    }
+                    e
+                })?
+                .snap,
+        ),
+    };
+    // The two snapshots compared, when this call has both at hand (no need to load them).
+    let mut pair = None;
+    let (from, to, skip, hashed) = match (&from, &a.cursor) {
+        (Some(from), Some(c)) => {
+            let at: PageAt = page_binding.decode_with(
+                &s.cursor_key,
+                c,
+                "cursor",
+                "call again without a cursor",
+            )?;
+            if at.from != *from {
+                return Err(ToolError::invalid("the cursor belongs to another token"));
+            }
+            (Some(from.clone()), at.to, Some((at.count, at.last)), 0)
+        }
+        _ => {
+            let old = from.as_deref().map(|n| load(&store, n)).transpose()?;
+            let (new, stats) = scan::scan(s, &start, &opts, old.as_ref())?;
+            log.bytes_read += stats.bytes;
+            let to = match (&old, &from) {
+                // Nothing visible moved and nothing was racy: the old snapshot still holds
+                // (and the same token comes back).
+                (Some(o), Some(name)) if stats.hashed == 0 && o.same_visible(&new) => name.clone(),
+                _ => store.put(new.encode())?,
+            };
+            pair = old.map(|o| (o, new));
+            (from, to, None, stats.hashed)
+        }
+    };
+    let token = token_binding.encode_with(&s.cursor_key, TokenAt { snap: to.clone() });
+    let Some(from) = from else {
+        let summary = format!(
+            "token for the tree below '{}' as it is now; pass it as token to see what changes{}",
+            if start.is_root() { "." } else { start.as_str() },
+            if store.persistent() {
+                ""
+            } else {
+                " (this host mounts no state directory: the token lasts as long as this component instance)"
+            }
+        );
+        return Ok(ChangesSinceResult {
+            changes: Vec::new(),
+            token,
+            created: 0,
+            modified: 0,
+            deleted: 0,
+            rehashed: hashed,
+            truncated: false,
+            stopped_by: None,
+            next_cursor: None,
+            summary,
+        });
+    };
+    let all = match pair {
+        _ if from == to => Vec::new(),
+        Some((old, new)) => snapshot::diff(&old, &new),
+        None => snapshot::diff(&load(&store, &from)?, &load(&store, &to)?),
+    };
+    let count = |k: ChangeKind| all.iter().filter(|c| c.change == k).count() as u32;
+    let (created, modified, deleted) = (
+        count(ChangeKind::Created),
+        count(ChangeKind::Modified),
+        count(ChangeKind::Deleted),
+    );
+    let before = match &skip {
+        None => 0,
+        Some((n, last)) => {
+            let n = usize::try_from(*n).unwrap_or(usize::MAX);
+            let matches = n > 0 && all.get(n - 1).is_some_and(|c| c.path == *last);
+            if !matches {
+                return Err(crate::tools::cursor::tree_changed());
+            }
+            n
+        }
+    };
+    let limits = s.policy.limits();
+    let max = Policy::clamp(
+        a.max_changes,
+        limits.max_find_results,
+        limits.max_find_results,
+    ) as usize;
+    let changes: Vec<Change> = all.iter().skip(before).take(max).cloned().collect();
+    let end = before + changes.len();
+    let stopped_by = (end < all.len()).then(|| Stop::new("max_changes", max as u64));
+    let next_cursor = stopped_by.as_ref().map(|_| {
+        page_binding.encode_with(
+            &s.cursor_key,
+            PageAt {
+                from: from.clone(),
+                to: to.clone(),
+                count: end as u64,
+                last: changes.last().map(|c| c.path.clone()).unwrap_or_default(),
+            },
+        )
+    });
+    let mut summary =
+        format!("{created} created, {modified} modified, {deleted} deleted since the token");
+    if let Some(stop) = &stopped_by {
+        summary.push_str(&stop.note(
+            "more changes follow; pass next_cursor as cursor with the same token for the next page",
+        ));
+    }
+    if before > 0 {
+        summary.push_str(&format!("; this page follows {before} earlier"));
+    }
+    summary.push_str("; token is the tree as it is now");
+    Ok(ChangesSinceResult {
+        changes,
+        token,
+        created,
+        modified,
+        deleted,
+        rehashed: hashed,
+        truncated: stopped_by.is_some(),
+        stopped_by,
+        next_cursor,
+        summary,
+    })
+}
+
+/// The stored snapshot `name`, parsed.
+fn load(store: &Store, name: &str) -> ToolResult<Snapshot> {
+    Snapshot::decode(&store.get(name)?).ok_or_else(|| store::expired("is damaged"))
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,335 @@
+//! A snapshot: what every visible file of a tree was at one moment (metadata, and the
+//! sha256 of the content where the policy lets it be read), in a compact line form, and
+//! the difference between two snapshots.
+//!
+//! The text form is `ftsnap1 <taken_ns>` on the first line, then one line per file:
+//! `<type> <size> <mtime_ns> <ctime_ns> <inode> <shown> <sha256> <path>`, where an unknown
+//! number or a missing sha256 is `-`, and the path (a logical path: no control characters,
+//! so no line break) runs to the end of the line. Files are in path order.
+
+use std::collections::BTreeMap;
+
+use crate::api::{Change, ChangeKind};
+
+/// What of a file's change may be reported.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shown {
+    /// Size and sha256: a regular file the policy lets be read, hashed.
+    Content,
+    /// Size only: a regular file too large to hash.
+    Size,
+    /// Nothing but the name's appearing and going: a secret (by name or by content) or a
+    /// file with several hard links. Its modifications are never reported.
+    Name,
+    /// A symlink: appearing, going and being replaced (no size, no hash).
+    Link,
+}
+
+impl Shown {
+    fn letter(self) -> char {
+        match self {
+            Shown::Content => 'c',
+            Shown::Size => 's',
+            Shown::Name => 'n',
+            Shown::Link => 'l',
+        }
+    }
+
+    fn from_letter(c: &str) -> Option<Self> {
+        Some(match c {
+            "c" => Shown::Content,
+            "s" => Shown::Size,
+            "n" => Shown::Name,
+            "l" => Shown::Link,
+            _ => return None,
+        })
+    }
+}
+
+/// One file of a snapshot.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rec {
+    pub size: u64,
+    /// Modification time, nanoseconds since the Unix epoch.
+    pub mtime: Option<u64>,
+    /// Status change time, nanoseconds since the Unix epoch.
+    pub ctime: Option<u64>,
+    pub inode: Option<u64>,
+    pub shown: Shown,
+    /// The content's sha256 (lowercase hex), for [`Shown::Content`] only.
+    pub sha256: Option<String>,
+}
+
+impl Rec {
+    /// True when the metadata that "unchanged" is judged by is the same: size,
+    /// modification time, status change time and inode.
+    pub fn same_metadata(&self, other: &Rec) -> bool {
+        self.size == other.size
+            && self.mtime == other.mtime
+            && self.ctime == other.ctime
+            && self.inode == other.inode
+            && (self.shown == Shown::Link) == (other.shown == Shown::Link)
+    }
+}
+
+/// Every visible file of a tree at `taken` (nanoseconds since the Unix epoch, read before
+/// the first file was looked at).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Snapshot {
+    pub taken: u64,
+    pub files: BTreeMap<String, Rec>,
+}
+
+const MAGIC: &str = "ftsnap1";
+
+fn num(v: Option<u64>) -> String {
+    v.map_or_else(|| "-".to_string(), |n| n.to_string())
+}
+
+fn parse_num(s: &str) -> Result<Option<u64>, ()> {
+    if s == "-" {
+        return Ok(None);
+    }
+    s.parse().map(Some).map_err(|_| ())
+}
+
+impl Snapshot {
+    /// The text form (see the module docs).
+    pub fn encode(&self) -> Vec<u8> {
+        let mut out = format!("{MAGIC} {}\n", self.taken);
+        for (path, r) in &self.files {
+            out.push_str(&format!(
+                "f {} {} {} {} {} {} {path}\n",
+                r.size,
+                num(r.mtime),
+                num(r.ctime),
+                num(r.inode),
+                r.shown.letter(),
+                r.sha256.as_deref().unwrap_or("-"),
+            ));
+        }
+        out.into_bytes()
+    }
+
+    /// Parses the text form; `None` for anything else.
+    pub fn decode(bytes: &[u8]) -> Option<Snapshot> {
+        let text = std::str::from_utf8(bytes).ok()?;
+        let mut lines = text.split_terminator('\n');
+        let head = lines.next()?;
+        let taken = head.strip_prefix(MAGIC)?.strip_prefix(' ')?.parse().ok()?;
+        // Collected first, then built at once: the lines are in path order, which makes
+        // the build a single pass (inserting one by one cost more than reading the lines).
+        let mut files = Vec::new();
+        for line in lines {
+            let mut it = line.splitn(8, ' ');
+            let (
+                Some("f"),
+                Some(size),
+                Some(m),
+                Some(c),
+                Some(i),
+                Some(shown),
+                Some(sha),
+                Some(path),
+            ) = (
+                it.next(),
+                it.next(),
+                it.next(),
+                it.next(),
+                it.next(),
+                it.next(),
+                it.next(),
+                it.next(),
+            )
+            else {
+                return None;
+            };
+            let sha256 = match sha {
+                "-" => None,
+                s if crate::fs::hash::is_sha256(s) => Some(s.to_string()),
+                _ => return None,
+            };
+            let rec = Rec {
+                size: size.parse().ok()?,
+                mtime: parse_num(m).ok()?,
+                ctime: parse_num(c).ok()?,
+                inode: parse_num(i).ok()?,
+                shown: Shown::from_letter(shown)?,
+                sha256,
+            };
+            if path.is_empty() || path.chars().any(char::is_control) {
+                return None;
+            }
+            files.push((path.to_string(), rec));
+        }
+        Some(Snapshot {
+            taken,
+            files: files.into_iter().collect(),
+        })
+    }
+}
+
+impl Snapshot {
+    /// True when `other` tells the same as this snapshot: the same files, equal records,
+    /// except that a name-only file's metadata is not compared (a new token for a tree
+    /// whose only change is a secret's would tell that it moved).
+    pub fn same_visible(&self, other: &Snapshot) -> bool {
+        self.files.len() == other.files.len()
+            && self
+                .files
+                .iter()
+                .zip(&other.files)
+                .all(|((pa, a), (pb, b))| {
+                    pa == pb && (a == b || (a.shown == Shown::Name && b.shown == Shown::Name))
+                })
+    }
+}
+
+/// What may be told of a file that appeared.
+fn created(path: &str, r: &Rec) -> Change {
+    let content = r.shown == Shown::Content;
+    Change {
+        path: path.to_string(),
+        change: ChangeKind::Created,
+        size: matches!(r.shown, Shown::Content | Shown::Size).then_some(r.size),
+        sha256: if content { r.sha256.clone() } else { None },
+    }
+}
+
+/// Whether a file present in both snapshots changed, as far as may be told.
+fn modified(old: &Rec, new: &Rec) -> bool {
+    match (old.shown, new.shown) {
+        // A secret stays a secret: what it holds, and whether that moved, is never told.
+        (Shown::Name, Shown::Name) => false,
+        (a, b) if a != b => true,
+        (Shown::Content, Shown::Content) => old.sha256 != new.sha256,
+        _ => !old.same_metadata(new),
+    }
+}
+
+/// The changes from `old` to `new`, in path order. A rename is a deletion of the old path
+/// and a creation of the new one.
+pub fn diff(old: &Snapshot, new: &Snapshot) -> Vec<Change> {
+    let mut out = Vec::new();
+    let mut a = old.files.iter().peekable();
+    let mut b = new.files.iter().peekable();
+    loop {
+        match (a.peek(), b.peek()) {
+            (None, None) => break,
+            (Some((pa, _)), Some((pb, rb))) if pb < pa => {
+                out.push(created(pb, rb));
+                b.next();
+            }
+            (None, Some((pb, rb))) => {
+                out.push(created(pb, rb));
+                b.next();
+            }
+            (Some((pa, ra)), Some((pb, rb))) if pa == pb => {
+                if modified(ra, rb) {
+                    let mut c = created(pb, rb);
+                    c.change = ChangeKind::Modified;
+                    out.push(c);
+                }
+                a.next();
+                b.next();
+            }
+            (Some((pa, _)), _) => {
+                out.push(Change {
+                    path: pa.to_string(),
+                    change: ChangeKind::Deleted,
+                    size: None,
+                    sha256: None,
+                });
+                a.next();
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    fn rec(size: u64, mtime: u64, shown: Shown, sha: Option<&str>) -> Rec {
+        Rec {
+            size,
+            mtime: Some(mtime),
+            ctime: Some(mtime),
+            inode: Some(7),
+            shown,
+            sha256: sha.map(str::to_string),
+        }
+    }
+
+    const A: &str = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
+    const B: &str = "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb";
+
+    #[test]
+    fn the_text_form_round_trips_and_refuses_junk() {
+        let mut s = Snapshot {
+            taken: 42,
+            ..Default::default()
+        };
+        s.files
+            .insert("a b/c d.txt".into(), rec(3, 1, Shown::Content, Some(A)));
+        s.files.insert(
+            "x".into(),
+            Rec {
+                mtime: None,
+                ctime: None,
+                inode: None,
+                ..rec(0, 0, Shown::Link, None)
+            },
+        );
+        assert_eq!(Snapshot::decode(&s.encode()).unwrap(), s);
+        for junk in [
+            &b""[..],
+            b"ftsnap2 1\n",
+            b"ftsnap1 x\n",
+            b"ftsnap1 1\nf 1 - - - c zz p\n",
+            b"ftsnap1 1\nf 1 - - - q - p\n",
+            b"ftsnap1 1\nf 1 - - - c -\n",
+        ] {
+            assert!(Snapshot::decode(junk).is_none(), "{junk:?}");
+        }
+    }
+
+    #[test]
+    fn the_diff_tells_only_what_may_be_told() {
+        let mut old = Snapshot::default();
+        let mut new = Snapshot::default();
+        old.files
+            .insert("same".into(), rec(1, 1, Shown::Content, Some(A)));
+        new.files
+            .insert("same".into(), rec(1, 9, Shown::Content, Some(A)));
+        old.files
+            .insert("edit".into(), rec(1, 1, Shown::Content, Some(A)));
+        new.files
+            .insert("edit".into(), rec(1, 1, Shown::Content, Some(B)));
+        old.files
+            .insert("secret".into(), rec(1, 1, Shown::Name, None));
+        new.files
+            .insert("secret".into(), rec(5, 9, Shown::Name, None));
+        old.files.insert("big".into(), rec(1, 1, Shown::Size, None));
+        new.files.insert("big".into(), rec(2, 2, Shown::Size, None));
+        old.files
+            .insert("gone".into(), rec(1, 1, Shown::Content, Some(A)));
+        new.files.insert("new".into(), rec(4, 1, Shown::Name, None));
+        let d = diff(&old, &new);
+        let got: Vec<(&str, ChangeKind, Option<u64>, Option<&str>)> = d
+            .iter()
+            .map(|c| (c.path.as_str(), c.change, c.size, c.sha256.as_deref()))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                ("big", ChangeKind::Modified, Some(2), None),
+                ("edit", ChangeKind::Modified, Some(1), Some(B)),
+                ("gone", ChangeKind::Deleted, None, None),
+                ("new", ChangeKind::Created, None, None),
+            ]
+        );
+    }
+}

@@ -1,0 +1,193 @@
+//! Where the snapshots behind `changes_since` tokens live: `changes/<sha256>` in the host's
+//! private state directory (mounted apart from the repository, so no tool path reaches
+//! it), or, when the host mounts none, in the component instance's memory, where they end
+//! with the instance. A snapshot is named by the sha256 of its bytes and the signed token
+//! carries that name, so a snapshot altered in the state directory no longer matches its
+//! name and is refused. The newest [`KEEP`] snapshots are kept; an older token expires.
+
+use std::collections::VecDeque;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use crate::error::{ErrorCode, ToolError, ToolResult};
+use crate::rules::services::Services;
+
+/// Snapshots kept per state directory (or per instance without one).
+pub const KEEP: usize = 8;
+
+/// Snapshots kept in memory, newest last: (name, bytes).
+pub type Memory = Arc<Mutex<VecDeque<(String, Arc<Vec<u8>>)>>>;
+
+/// The snapshots of one session.
+#[derive(Debug)]
+pub struct Store<'a> {
+    dir: Option<PathBuf>,
+    memory: &'a Memory,
+    /// Hashes snapshots (the host's hashing where it offers it: they run to megabytes).
+    services: &'a dyn Services,
+}
+
+fn state_err(what: &str, e: impl std::fmt::Display) -> ToolError {
+    ToolError::new(
+        ErrorCode::IoError,
+        format!("the changes_since snapshot could not be {what} in the state directory: {e}"),
+    )
+}
+
+/// The refusal of a token whose snapshot is gone or damaged.
+pub fn expired(why: &str) -> ToolError {
+    let mut e = ToolError::invalid(format!(
+        "the token's snapshot {why}; call changes_since without a token for a new one"
+    ));
+    e.reason = Some("token_expired".into());
+    e
+}
+
+impl<'a> Store<'a> {
+    /// The store in `state_dir`'s `changes/`, or in `memory` when there is no state
+    /// directory, hashing through `services`.
+    pub fn new(state_dir: Option<&Path>, memory: &'a Memory, services: &'a dyn Services) -> Self {
+        Store {
+            dir: state_dir.map(|d| d.join("changes")),
+            memory,
+            services,
+        }
+    }
+
+    /// True when snapshots outlive the component instance.
+    pub fn persistent(&self) -> bool {
+        self.dir.is_some()
+    }
+
+    /// Keeps `bytes`; returns its name.
+    ///
+    /// # Errors
+    /// `IO_ERROR` when the state directory cannot be written.
+    pub fn put(&self, bytes: Vec<u8>) -> ToolResult<String> {
+        let name = self.services.sha256_hex(&bytes);
+        match &self.dir {
+            None => {
+                let mut mem = self.memory.lock().map_err(|e| state_err("kept", e))?;
+                mem.retain(|(n, _)| *n != name);
+                mem.push_back((name.clone(), Arc::new(bytes)));
+                while mem.len() > KEEP {
+                    mem.pop_front();
+                }
+            }
+            Some(d) => {
+                let path = d.join(&name);
+                if !path.is_file() {
+                    crate::tools::baseline::write_atomic(&path, &bytes)
+                        .map_err(|e| state_err("written", e.message))?;
+                }
+                prune(d, &name);
+            }
+        }
+        Ok(name)
+    }
+
+    /// The snapshot named `name`, checked against its name.
+    ///
+    /// # Errors
+    /// `INVALID_INPUT` (reason `token_expired`) when it is gone or altered; `IO_ERROR` when
+    /// the state directory cannot be read.
+    pub fn get(&self, name: &str) -> ToolResult<Vec<u8>> {
+        if !crate::fs::hash::is_sha256(name) {
+            return Err(expired("is not one this host kept"));
+        }
+        let bytes = match &self.dir {
+            None => {
+                let mem = self.memory.lock().map_err(|e| state_err("read", e))?;
+                let found = mem.iter().find(|(n, _)| n == name).map(|(_, b)| b.clone());
+                match found {
+                    Some(b) => b.as_ref().clone(),
+                    None => {
+                        return Err(expired(
+                            "is no longer kept: this host mounts no state directory, so snapshots live only as long as the component instance (and the newest 8 of them)",
+                        ))
+                    }
+                }
+            }
+            Some(d) => match std::fs::read(d.join(name)) {
+                Ok(b) => b,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                    return Err(expired(
+                        "is no longer kept (the state directory keeps the newest 8, and none from another state directory)",
+                    ))
+                }
+                Err(e) => return Err(state_err("read", e)),
+            },
+        };
+        if self.services.sha256_hex(&bytes) != name {
+            return Err(expired("was altered in the state directory"));
+        }
+        Ok(bytes)
+    }
+}
+
+/// Removes all but the newest [`KEEP`] snapshots (and stray temporary files) in `dir`.
+/// Best effort: a failure leaves more snapshots than needed, never fewer.
+fn prune(dir: &Path, newest: &str) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut snaps: Vec<(std::time::SystemTime, PathBuf)> = entries
+        .flatten()
+        .filter(|e| {
+            e.file_name()
+                .to_str()
+                .is_some_and(|n| crate::fs::hash::is_sha256(n) && n != newest)
+        })
+        .filter_map(|e| Some((e.metadata().ok()?.modified().ok()?, e.path())))
+        .collect();
+    // The one just kept counts among the newest without being looked at.
+    if snaps.len() < KEEP {
+        return;
+    }
+    snaps.sort();
+    for (_, p) in &snaps[..=snaps.len() - KEEP] {
+        let _ = std::fs::remove_file(p);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use crate::fs::hash::sha256_hex;
+    use crate::rules::services::NoServices;
+
+    #[test]
+    fn a_snapshot_comes_back_whole_or_not_at_all() {
+        let tmp = tempfile::tempdir().unwrap();
+        let memory = Memory::default();
+        for dir in [Some(tmp.path()), None] {
+            let store = Store::new(dir, &memory, &NoServices);
+            let name = store.put(b"ftsnap1 1\n".to_vec()).unwrap();
+            assert_eq!(store.get(&name).unwrap(), b"ftsnap1 1\n");
+            let other = sha256_hex(b"never kept");
+            let e = store.get(&other).unwrap_err();
+            assert_eq!(e.reason.as_deref(), Some("token_expired"));
+            assert!(store.get("../../etc/passwd").is_err());
+        }
+        // Altered on disk: refused, though the file is there.
+        let store = Store::new(Some(tmp.path()), &memory, &NoServices);
+        let name = store.put(b"ftsnap1 2\n".to_vec()).unwrap();
+        std::fs::write(tmp.path().join("changes").join(&name), b"ftsnap1 3\n").unwrap();
+        let e = store.get(&name).unwrap_err();
+        assert!(e.message.contains("altered"), "{}", e.message);
+    }
+
+    #[test]
+    fn only_the_newest_snapshots_are_kept() {
+        let memory = Memory::default();
+        let store = Store::new(None, &memory, &NoServices);
+        let names: Vec<String> = (0..KEEP + 2)
+            .map(|i| store.put(format!("ftsnap1 {i}\n").into_bytes()).unwrap())
+            .collect();
+        assert!(store.get(&names[0]).is_err());
+        assert!(store.get(&names[1]).is_err());
+        assert!(store.get(&names[2]).is_ok());
+        assert!(store.get(&names[KEEP + 1]).is_ok());
+    }
+}

@@ -1,0 +1,326 @@
+#![allow(clippy::unwrap_used)]
+
+use std::fs;
+use std::path::Path;
+use std::time::{Duration, SystemTime};
+
+use super::scan::{scan, RACY_NS};
+use super::*;
+use crate::rules::fsx::Fs;
+
+fn session(root: &Path, policy: &str) -> Session {
+    Session::new(Fs::open(root).unwrap(), Policy::from_json(policy).unwrap())
+}
+
+/// Sets a file's modification time an hour back, so that it is not racily clean.
+fn age(path: &Path) {
+    let f = fs::File::options().write(true).open(path).unwrap();
+    f.set_modified(SystemTime::now() - Duration::from_secs(3600))
+        .unwrap();
+}
+
+fn call(s: &Session, token: Option<&str>) -> ChangesSinceResult {
+    changes_since(
+        s,
+        &mut CallLog::default(),
+        &ChangesSinceArgs {
+            token: token.map(str::to_string),
+            ..Default::default()
+        },
+    )
+    .unwrap()
+}
+
+fn seen(r: &ChangesSinceResult) -> Vec<(String, ChangeKind)> {
+    r.changes
+        .iter()
+        .map(|c| (c.path.clone(), c.change))
+        .collect()
+}
+
+#[test]
+fn only_visible_changes_are_reported() {
+    let t = tempfile::tempdir().unwrap();
+    let root = t.path();
+    for d in ["src", "private", "build"] {
+        fs::create_dir(root.join(d)).unwrap();
+    }
+    fs::write(root.join(".gitignore"), "build/\n").unwrap();
+    for f in [
+        "src/a.rs",
+        "src/b.rs",
+        "src/gone.rs",
+        "src/old.rs",
+        "private/p.txt",
+        "build/o.txt",
+        ".env",
+    ] {
+        fs::write(root.join(f), format!("{f}\n")).unwrap();
+    }
+    let s = session(root, r#"{"read": {"block": ["private/**"]}}"#);
+    let first = call(&s, None);
+    assert!(first.changes.is_empty());
+    fs::write(root.join("src/a.rs"), "changed\n").unwrap();
+    fs::remove_file(root.join("src/gone.rs")).unwrap();
+    fs::rename(root.join("src/old.rs"), root.join("src/new.rs")).unwrap();
+    fs::write(root.join("src/c.rs"), "new\n").unwrap();
+    // Beside each visible change, one under a blocked, an ignored and a secret path.
+    fs::write(root.join("private/p.txt"), "changed\n").unwrap();
+    fs::write(root.join("private/q.txt"), "new\n").unwrap();
+    fs::write(root.join("build/o.txt"), "changed\n").unwrap();
+    fs::write(root.join(".env"), "TOKEN=changed\n").unwrap();
+    let r = call(&s, Some(&first.token));
+    assert_eq!(
+        seen(&r),
+        vec![
+            ("src/a.rs".to_string(), ChangeKind::Modified),
+            ("src/c.rs".to_string(), ChangeKind::Created),
+            ("src/gone.rs".to_string(), ChangeKind::Deleted),
+            ("src/new.rs".to_string(), ChangeKind::Created),
+            ("src/old.rs".to_string(), ChangeKind::Deleted),
+        ]
+    );
+    let a = &r.changes[0];
+    assert_eq!(a.size, Some(8));
+    assert_eq!(
+        a.sha256.as_deref(),
+        Some(crate::fs::hash::sha256_hex(b"changed\n").as_str())
+    );
+    assert_eq!((r.created, r.modified, r.deleted), (2, 1, 2));
+    let text = serde_json::to_string(&r).unwrap();
+    assert!(
+        !text.contains("private") && !text.contains("o.txt"),
+        "{text}"
+    );
+    // The new token sees nothing more.
+    assert!(call(&s, Some(&r.token)).changes.is_empty());
+}
+
+#[test]
+fn a_secret_shows_its_name_coming_and_going_but_never_a_modification() {
+    let t = tempfile::tempdir().unwrap();
+    let root = t.path();
+    fs::write(root.join("id_rsa"), "key one\n").unwrap();
+    fs::write(root.join("notes.txt"), "plain\n").unwrap();
+    let s = session(root, "{}");
+    let first = call(&s, None);
+    fs::write(root.join("id_rsa"), "key two, longer\n").unwrap();
+    // Content that looks like a secret, in a file whose name does not say so.
+    fs::write(
+        root.join("notes.txt"),
+        "-----BEGIN OPENSSH PRIVATE KEY-----\nabc\n-----END OPENSSH PRIVATE KEY-----\n",
+    )
+    .unwrap();
+    fs::write(root.join("server.pem"), "new secret\n").unwrap();
+    let r = call(&s, Some(&first.token));
+    // notes.txt turned into a secret: modified, with neither size nor hash.
+    let notes = r.changes.iter().find(|c| c.path == "notes.txt").unwrap();
+    assert_eq!((notes.size, &notes.sha256), (None, &None));
+    assert!(
+        !r.changes.iter().any(|c| c.path == "id_rsa"),
+        "{:?}",
+        r.changes
+    );
+    let pem = r.changes.iter().find(|c| c.path == "server.pem").unwrap();
+    assert_eq!(
+        (pem.change, pem.size, &pem.sha256),
+        (ChangeKind::Created, None, &None)
+    );
+    // Modified again while still a secret: not told.
+    fs::write(
+        root.join("notes.txt"),
+        "-----BEGIN OPENSSH PRIVATE KEY-----\nabcdef\n-----END OPENSSH PRIVATE KEY-----\n",
+    )
+    .unwrap();
+    let quiet = call(&s, Some(&r.token));
+    assert!(quiet.changes.is_empty());
+    // Not even the count of files read, or a new token, tells that it moved.
+    assert_eq!(quiet.rehashed, 0);
+    assert_eq!(quiet.token, r.token);
+}
+
+#[test]
+fn an_unchanged_tree_hashes_nothing_and_keeps_its_token() {
+    let t = tempfile::tempdir().unwrap();
+    for i in 0..20 {
+        let p = t.path().join(format!("f{i}.txt"));
+        fs::write(&p, format!("{i}\n")).unwrap();
+        age(&p);
+    }
+    let s = session(t.path(), "{}");
+    let first = call(&s, None);
+    assert_eq!(first.rehashed, 20);
+    let again = call(&s, Some(&first.token));
+    assert_eq!((again.rehashed, again.changes.len()), (0, 0));
+    assert_eq!(again.token, first.token);
+    // A touch moves the time, not the content: hashed again, not reported.
+    fs::File::options()
+        .write(true)
+        .open(t.path().join("f3.txt"))
+        .unwrap()
+        .set_modified(SystemTime::now() - Duration::from_secs(60))
+        .unwrap();
+    let touched = call(&s, Some(&first.token));
+    assert_eq!((touched.rehashed, touched.changes.len()), (1, 0));
+}
+
+#[test]
+fn a_racily_clean_file_is_hashed_again() {
+    let t = tempfile::tempdir().unwrap();
+    let p = t.path().join("f.txt");
+    fs::write(&p, "one\n").unwrap();
+    let s = session(t.path(), "{}");
+    let opts = WalkOptions {
+        include_hidden: false,
+        respect_ignore: true,
+        max_depth: usize::MAX,
+        shard: None,
+    };
+    let root = crate::rules::path::LogicalPath::root();
+    let (mut snap, _) = scan(&s, &root, &opts, None).unwrap();
+    // The same metadata with other content, as a write in the snapshot's own timestamp
+    // tick would leave it.
+    let rec = snap.files.get_mut("f.txt").unwrap();
+    rec.sha256 = Some(crate::fs::hash::sha256_hex(b"two\n"));
+    let mtime = rec.mtime.unwrap();
+    snap.taken = mtime + RACY_NS / 2;
+    let (new, stats) = scan(&s, &root, &opts, Some(&snap)).unwrap();
+    assert_eq!(stats.hashed, 1);
+    assert_eq!(snapshot::diff(&snap, &new).len(), 1);
+    // Taken well after the file's time: its metadata is trusted.
+    snap.taken = mtime + 3 * RACY_NS;
+    let (_, stats) = scan(&s, &root, &opts, Some(&snap)).unwrap();
+    assert_eq!(stats.hashed, 0);
+}
+
+#[test]
+fn tokens_from_elsewhere_are_refused() {
+    let t = tempfile::tempdir().unwrap();
+    let u = tempfile::tempdir().unwrap();
+    fs::write(t.path().join("a.txt"), "a\n").unwrap();
+    let key = crate::tools::cursor::CursorKey::new([5; 32]);
+    let s = session(t.path(), "{}").with_cursor_key(key.clone());
+    let other_repo = session(u.path(), "{}").with_cursor_key(key.clone());
+    let other_policy = session(t.path(), r#"{"allow_hardlinks": true}"#).with_cursor_key(key);
+    let token = call(&s, None).token;
+    let refuse = |s: &Session, tok: &str, a: ChangesSinceArgs| {
+        changes_since(
+            s,
+            &mut CallLog::default(),
+            &ChangesSinceArgs {
+                token: Some(tok.into()),
+                ..a
+            },
+        )
+        .unwrap_err()
+    };
+    let e = refuse(&other_repo, &token, Default::default());
+    assert_eq!(e.reason.as_deref(), Some("token"));
+    assert!(e.message.contains("another repository"), "{}", e.message);
+    let e = refuse(&other_policy, &token, Default::default());
+    assert_eq!(e.reason.as_deref(), Some("token"));
+    let hidden = ChangesSinceArgs {
+        include_hidden: Some(true),
+        ..Default::default()
+    };
+    assert_eq!(refuse(&s, &token, hidden).reason.as_deref(), Some("token"));
+    let mut forged = token.clone();
+    forged.replace_range(10..12, "00");
+    assert_eq!(
+        refuse(&s, &forged, Default::default()).reason.as_deref(),
+        Some("token")
+    );
+    // The positive control: the token itself works in its own session.
+    assert!(call(&s, Some(&token)).changes.is_empty());
+    // Without a state directory the refusal says why a token may not last.
+    assert!(e_no_state(&other_repo, &token).contains("no state directory"));
+    let state = tempfile::tempdir().unwrap();
+    let kept = session(u.path(), "{}").with_state_dir(state.path());
+    assert!(!e_no_state(&kept, &token).contains("no state directory"));
+}
+
+fn e_no_state(s: &Session, token: &str) -> String {
+    changes_since(
+        s,
+        &mut CallLog::default(),
+        &ChangesSinceArgs {
+            token: Some(token.into()),
+            ..Default::default()
+        },
+    )
+    .unwrap_err()
+    .message
+}
+
+#[test]
+fn pages_add_up_to_the_whole_difference() {
+    let t = tempfile::tempdir().unwrap();
+    let s = session(t.path(), "{}");
+    let first = call(&s, None);
+    for i in 0..23 {
+        fs::write(t.path().join(format!("f{i:02}.txt")), "x\n").unwrap();
+    }
+    let page = |cursor: Option<String>| {
+        changes_since(
+            &s,
+            &mut CallLog::default(),
+            &ChangesSinceArgs {
+                token: Some(first.token.clone()),
+                max_changes: Some(5),
+                cursor,
+                ..Default::default()
+            },
+        )
+        .unwrap()
+    };
+    let mut all = Vec::new();
+    let mut cursor = None;
+    let mut pages = 0;
+    loop {
+        let r = page(cursor);
+        pages += 1;
+        assert_eq!(r.created, 23);
+        all.extend(r.changes.iter().map(|c| c.path.clone()));
+        match r.next_cursor {
+            Some(c) => cursor = Some(c),
+            None => break,
+        }
+    }
+    assert_eq!(pages, 5);
+    let want: Vec<String> = (0..23).map(|i| format!("f{i:02}.txt")).collect();
+    assert_eq!(all, want);
+}
+
+#[test]
+fn a_hard_link_or_a_fifo_tells_nothing_of_what_it_leads_to() {
+    let t = tempfile::tempdir().unwrap();
+    let repo = t.path().join("repo");
+    fs::create_dir(&repo).unwrap();
+    let outside = t.path().join("outside.txt");
+    fs::write(&outside, "outside one\n").unwrap();
+    fs::write(repo.join("plain.txt"), "plain\n").unwrap();
+    let s = session(&repo, "{}");
+    let first = call(&s, None);
+    fs::hard_link(&outside, repo.join("link.txt")).unwrap();
+    let made = std::process::Command::new("mkfifo")
+        .arg(repo.join("pipe"))
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let r = call(&s, Some(&first.token));
+    // The hard link appears by name only; the FIFO not at all (and is never opened).
+    assert_eq!(
+        seen(&r),
+        vec![("link.txt".to_string(), ChangeKind::Created)]
+    );
+    assert_eq!((r.changes[0].size, &r.changes[0].sha256), (None, &None));
+    // The outside file changes through its other name: not told. The plain file beside
+    // it, changed too, is (the positive control).
+    fs::write(&outside, "outside two, longer\n").unwrap();
+    fs::write(repo.join("plain.txt"), "plain, changed\n").unwrap();
+    let again = call(&s, Some(&r.token));
+    assert_eq!(
+        seen(&again),
+        vec![("plain.txt".to_string(), ChangeKind::Modified)]
+    );
+}

@@ -1,0 +1,468 @@
+//! `read_file` and `read_many`: bounded, line-ranged reads with the whole file's sha256.
+//!
+//! A file within the policy's whole-read limit is read in one go; a larger one may only be
+//! read by range and is streamed in 1 MiB chunks, so it is never held in memory whole. Either
+//! way one pass computes the sha256, the line count, the line-ending style and the lines
+//! asked for.
+
+use sha2::{Digest, Sha256};
+
+use crate::api::{
+    LineEnding, ReadFileArgs, ReadFileResult, ReadManyArgs, ReadManyItem, ReadManyResult,
+};
+use crate::audit::CallLog;
+use crate::error::{ErrorCode, ToolError, ToolResult};
+use crate::fs::hash::hex;
+use crate::rules::classify::{looks_binary, Kind};
+use crate::rules::policy::Policy;
+use crate::tools::session::Session;
+
+const CHUNK: usize = 1 << 20;
+const BOM: &[u8] = b"\xEF\xBB\xBF";
+
+/// Reads a text file or a range of its lines.
+///
+/// # Errors
+/// `PATH_REJECTED`, `NOT_FOUND`, `NOT_A_FILE`, `POLICY_DENIED`, `UNSUPPORTED_BINARY`,
+/// `FILE_TOO_LARGE` (a read without a range of a file over the whole-read limit), `IO_ERROR`.
+pub fn read_file(s: &Session, log: &mut CallLog, a: &ReadFileArgs) -> ToolResult<ReadFileResult> {
+    let r = s.readable(&a.path)?;
+    let meta = r.resolved.require_file()?;
+    let shown = r.resolved.requested.to_string();
+    if r.kind == Kind::Binary {
+        return Err(binary_error(&shown));
+    }
+    let limits = s.policy.limits();
+    let size = meta.size;
+    let ranged = a.start_line.is_some() || a.max_lines.is_some();
+    if !ranged && size > limits.max_whole_read_bytes {
+        return Err(ToolError::new(
+            ErrorCode::FileTooLarge,
+            format!(
+                "'{shown}' is {size} bytes, over the {} byte limit for reading a whole file; read it by range with start_line and max_lines",
+                limits.max_whole_read_bytes
+            ),
+        )
+        .with_path(shown)
+        .with_detail("size", size.to_string()));
+    }
+    let start = a.start_line.unwrap_or(1).max(1);
+    let mut col = Collector::new(
+        start,
+        Policy::clamp(a.max_lines, limits.max_read_lines, limits.max_read_lines),
+        Policy::clamp(a.max_bytes, limits.max_read_bytes, limits.max_read_bytes) as usize,
+    );
+    let target = &r.resolved.target;
+    if size <= limits.max_whole_read_bytes {
+        // Room past the size seen, so a file that grew meanwhile is not silently cut.
+        let (buf, _) = r.resolved.read(size.saturating_add(1 << 16))?;
+        Policy::content_denial(&shown, s.policy.sniff(target, &buf))?;
+        col.feed_whole(&buf, &shown, s.fs.services())?;
+    } else {
+        let mut sniffer = crate::rules::sniff::Sniffer::default();
+        let (file, _) = r.resolved.open()?;
+        let mut offset = 0u64;
+        loop {
+            let chunk = file
+                .read_at(offset, CHUNK)
+                .map_err(|e| ToolError::io(&shown, &e))?;
+            if chunk.is_empty() {
+                break;
+            }
+            offset += chunk.len() as u64;
+            if s.policy.sniffs(target) {
+                sniffer.feed(&chunk);
+            }
+            col.feed(&chunk, &shown)?;
+        }
+        Policy::content_denial(&shown, sniffer.found())?;
+    }
+    log.read(&shown, col.size);
+    if r.resolved.via_link {
+        log.read(&r.resolved.target.to_string(), 0);
+    }
+    Ok(col.finish(shown, r.kind, a.line_numbers.unwrap_or(false)))
+}
+
+/// Reads several files; each gets its own result or error.
+///
+/// # Errors
+/// `INVALID_INPUT` for an empty list, `LIMIT_EXCEEDED` for more paths than the policy allows.
+pub fn read_many(s: &Session, log: &mut CallLog, a: &ReadManyArgs) -> ToolResult<ReadManyResult> {
+    if a.paths.is_empty() {
+        return Err(ToolError::invalid(
+            "paths is empty; give at least one file to read",
+        ));
+    }
+    let cap = s.policy.limits().max_read_many as usize;
+    if a.paths.len() > cap {
+        return Err(ToolError::new(
+            ErrorCode::LimitExceeded,
+            format!(
+                "{} paths asked for, at most {cap} per call; split the request",
+                a.paths.len()
+            ),
+        ));
+    }
+    let mut files = Vec::with_capacity(a.paths.len());
+    let mut ok = 0;
+    for p in &a.paths {
+        let args = ReadFileArgs {
+            path: p.clone(),
+            start_line: None,
+            max_lines: a.max_lines,
+            max_bytes: a.max_bytes,
+            line_numbers: a.line_numbers,
+        };
+        match read_file(s, log, &args) {
+            Ok(res) => {
+                ok += 1;
+                files.push(ReadManyItem {
+                    path: res.path.clone(),
+                    ok: true,
+                    result: Some(res),
+                    error: None,
+                });
+            }
+            Err(e) => files.push(ReadManyItem {
+                path: p.clone(),
+                ok: false,
+                result: None,
+                error: Some(e),
+            }),
+        }
+    }
+    let summary = format!("read {ok} of {} files", files.len());
+    Ok(ReadManyResult { files, summary })
+}
+
+fn binary_error(shown: &str) -> ToolError {
+    ToolError::new(
+        ErrorCode::UnsupportedBinary,
+        format!("'{shown}' holds binary data; file-tools only reads text (use file_info for its size and sha256)"),
+    )
+    .with_path(shown)
+}
+
+/// One pass over a file's bytes.
+struct Collector {
+    start: u32,
+    max_lines: u32,
+    max_bytes: usize,
+    hasher: Sha256,
+    /// The digest of a file fed whole (hashed in one call, by the host when it offers).
+    digest: Option<String>,
+    size: u64,
+    /// Line that the next byte belongs to (from 1).
+    line: u32,
+    at_line_start: bool,
+    taking: bool,
+    stopped: bool,
+    cut: bool,
+    taken: u32,
+    line_start_len: usize,
+    out: Vec<u8>,
+    crlf: u64,
+    lf: u64,
+    prev: u8,
+    last: Option<u8>,
+    bom: bool,
+}
+
+impl Collector {
+    fn new(start: u32, max_lines: u32, max_bytes: usize) -> Self {
+        Collector {
+            start,
+            max_lines,
+            max_bytes,
+            hasher: Sha256::new(),
+            digest: None,
+            size: 0,
+            line: 1,
+            at_line_start: true,
+            taking: false,
+            stopped: false,
+            cut: false,
+            taken: 0,
+            line_start_len: 0,
+            out: Vec::new(),
+            crlf: 0,
+            lf: 0,
+            prev: 0,
+            last: None,
+            bom: false,
+        }
+    }
+
+    /// Feeds a whole file in one chunk.
+    fn feed_whole(
+        &mut self,
+        data: &[u8],
+        shown: &str,
+        services: &dyn crate::rules::services::Services,
+    ) -> ToolResult<()> {
+        if self.size == 0 && !looks_binary(data) {
+            self.digest = Some(services.sha256_hex(data));
+        }
+        self.feed(data, shown)
+    }
+
+    fn feed(&mut self, mut chunk: &[u8], shown: &str) -> ToolResult<()> {
+        if self.size == 0 {
+            if looks_binary(chunk) {
+                return Err(binary_error(shown));
+            }
+            if chunk.starts_with(BOM) {
+                self.bom = true;
+            }
+        }
+        if self.digest.is_none() {
+            self.hasher.update(chunk);
+        }
+        let first = self.size == 0;
+        self.size += chunk.len() as u64;
+        if chunk.is_empty() {
+            return Ok(());
+        }
+        self.last = chunk.last().copied();
+        for nl in memchr::memchr_iter(b'\n', chunk) {
+            let before = if nl > 0 { chunk[nl - 1] } else { self.prev };
+            if before == b'\r' {
+                self.crlf += 1;
+            } else {
+                self.lf += 1;
+            }
+        }
+        self.prev = *chunk.last().unwrap_or(&0);
+        if first && self.bom {
+            // The BOM is reported, never returned as content.
+            chunk = &chunk[BOM.len()..];
+        }
+        while !chunk.is_empty() {
+            if self.stopped {
+                // Nothing more is taken: only the lines are counted, in one SIMD pass.
+                self.line += memchr::memchr_iter(b'\n', chunk).count() as u32;
+                self.at_line_start = chunk.last() == Some(&b'\n');
+                break;
+            }
+            if self.at_line_start {
+                self.at_line_start = false;
+                self.taking =
+                    !self.stopped && self.line >= self.start && self.taken < self.max_lines;
+                if self.taking {
+                    self.taken += 1;
+                    self.line_start_len = self.out.len();
+                }
+            }
+            let (seg, ends_line) = match memchr::memchr(b'\n', chunk) {
+                Some(i) => (&chunk[..=i], true),
+                None => (chunk, false),
+            };
+            if self.taking {
+                self.take(seg);
+            }
+            chunk = &chunk[seg.len()..];
+            if ends_line {
+                self.line += 1;
+                self.at_line_start = true;
+                if !self.stopped && self.taken >= self.max_lines && self.line >= self.start {
+                    self.stopped = true;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn take(&mut self, seg: &[u8]) {
+        if self.out.len() + seg.len() <= self.max_bytes {
+            self.out.extend_from_slice(seg);
+            return;
+        }
+        self.stopped = true;
+        self.taking = false;
+        if self.taken == 1 {
+            // A single line longer than the byte budget: return its head.
+            let room = self.max_bytes.saturating_sub(self.out.len());
+            let mut end = room.min(seg.len());
+            while end > 0 && end < seg.len() && (seg[end] & 0xC0) == 0x80 {
+                end -= 1;
+            }
+            self.out.extend_from_slice(&seg[..end]);
+            self.cut = true;
+        } else {
+            self.out.truncate(self.line_start_len);
+            self.taken -= 1;
+        }
+    }
+
+    fn finish(self, path: String, kind: Kind, numbered: bool) -> ReadFileResult {
+        let total_lines = match self.last {
+            None => 0,
+            Some(b'\n') => self.line - 1,
+            Some(_) => self.line,
+        };
+        let end_line = self.start + self.taken - 1;
+        let truncated = self.cut || end_line < total_lines;
+        let valid_utf8 = std::str::from_utf8(&self.out).is_ok();
+        let text = String::from_utf8_lossy(&self.out).into_owned();
+        let content = if numbered {
+            number_lines(&text, self.start)
+        } else {
+            text
+        };
+        let line_ending = match (self.crlf > 0, self.lf > 0) {
+            (true, false) => LineEnding::Crlf,
+            (false, true) => LineEnding::Lf,
+            (true, true) => LineEnding::Mixed,
+            (false, false) => LineEnding::None,
+        };
+        let summary =
+            if self.taken == 0 {
+                if total_lines == 0 {
+                    format!("{path} is empty")
+                } else {
+                    format!(
+                        "{path} has {total_lines} lines; nothing at line {}",
+                        self.start
+                    )
+                }
+            } else if truncated {
+                let next = if self.cut { end_line } else { end_line + 1 };
+                format!(
+                "{path}: lines {}-{end_line} of {total_lines}{}; continue with start_line={next}",
+                self.start,
+                if self.cut { " (line cut at the byte limit)" } else { "" }
+            )
+            } else {
+                format!("{path}: lines {}-{end_line} of {total_lines}", self.start)
+            };
+        ReadFileResult {
+            path,
+            content,
+            start_line: self.start,
+            end_line,
+            total_lines,
+            size: self.size,
+            sha256: self.digest.unwrap_or_else(|| hex(&self.hasher.finalize())),
+            truncated,
+            line_ending,
+            bom: self.bom,
+            valid_utf8,
+            kind,
+            summary,
+        }
+    }
+}
+
+fn number_lines(text: &str, start: u32) -> String {
+    let mut out = String::with_capacity(text.len() + text.len() / 8);
+    for (i, line) in text.split_inclusive('\n').enumerate() {
+        out.push_str(&format!("{:>6}\t{line}", start as usize + i));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(content: &[u8], start: u32, max_lines: u32, max_bytes: usize) -> ReadFileResult {
+        let mut c = Collector::new(start, max_lines, max_bytes);
+        // Feed in small pieces to exercise chunk boundaries.
+        for piece in content.chunks(3) {
+            c.feed(piece, "f").unwrap();
+        }
+        c.finish("f".into(), Kind::Text, false)
+    }
+
+    /// Fed whole or in pieces of any size, a file gives the same result, hash included.
+    #[test]
+    fn whole_and_chunked_feeds_agree_for_every_range() {
+        let content = b"one\r\ntwo\n\nfour has more\nfive\nsix";
+        for start in 1..8 {
+            for max_lines in 1..7 {
+                for max_bytes in [3, 9, 1000] {
+                    let mut whole = Collector::new(start, max_lines, max_bytes);
+                    whole
+                        .feed_whole(content, "f", &crate::rules::services::NoServices)
+                        .unwrap();
+                    let whole = whole.finish("f".into(), Kind::Text, false);
+                    for size in [1, 2, 5, 64] {
+                        let mut c = Collector::new(start, max_lines, max_bytes);
+                        for piece in content.chunks(size) {
+                            c.feed(piece, "f").unwrap();
+                        }
+                        let r = c.finish("f".into(), Kind::Text, false);
+                        assert_eq!(
+                            (&r.content, r.end_line, r.total_lines, r.truncated, &r.sha256),
+                            (&whole.content, whole.end_line, whole.total_lines, whole.truncated, &whole.sha256),
+                            "start {start} max_lines {max_lines} max_bytes {max_bytes} pieces {size}"
+                        );
+                    }
+                    assert_eq!(whole.total_lines, 6);
+                    assert_eq!(whole.sha256, crate::fs::hash::sha256_hex(content));
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn whole_file_with_counts_and_hash() {
+        let r = run(b"a\nb\nc\n", 1, 100, 1000);
+        assert_eq!(r.content, "a\nb\nc\n");
+        assert_eq!((r.start_line, r.end_line, r.total_lines), (1, 3, 3));
+        assert!(!r.truncated);
+        assert_eq!(r.sha256, crate::fs::hash::sha256_hex(b"a\nb\nc\n"));
+        assert_eq!(r.line_ending, LineEnding::Lf);
+    }
+
+    #[test]
+    fn ranges_and_truncation() {
+        let r = run(b"1\n2\n3\n4\n5", 2, 2, 1000);
+        assert_eq!(r.content, "2\n3\n");
+        assert_eq!((r.end_line, r.total_lines), (3, 5));
+        assert!(r.truncated);
+        let r = run(b"1\n2\n3\n4\n5", 4, 10, 1000);
+        assert_eq!(r.content, "4\n5");
+        assert!(!r.truncated);
+        let r = run(b"1\n2\n", 9, 10, 1000);
+        assert_eq!((r.content.as_str(), r.end_line), ("", 8));
+    }
+
+    #[test]
+    fn byte_budget_stops_at_a_line_boundary_or_cuts_one_long_line() {
+        let r = run(b"aaaa\nbbbb\ncccc\n", 1, 10, 12);
+        assert_eq!(r.content, "aaaa\nbbbb\n");
+        assert!(r.truncated);
+        let r = run("ééééé\n".as_bytes(), 1, 10, 5);
+        assert_eq!(r.content, "éé");
+        assert!(r.truncated && r.valid_utf8);
+    }
+
+    #[test]
+    fn crlf_mixed_bom_and_none() {
+        let r = run(b"\xEF\xBB\xBFa\r\nb\r\n", 1, 10, 100);
+        assert!(r.bom);
+        assert_eq!(r.content, "a\r\nb\r\n");
+        assert_eq!(r.line_ending, LineEnding::Crlf);
+        assert_eq!(run(b"a\r\nb\n", 1, 10, 100).line_ending, LineEnding::Mixed);
+        assert_eq!(run(b"abc", 1, 10, 100).line_ending, LineEnding::None);
+        assert_eq!(run(b"", 1, 10, 100).total_lines, 0);
+    }
+
+    #[test]
+    fn invalid_utf8_is_flagged_and_binary_refused() {
+        let r = run(b"caf\xE9\n", 1, 10, 100);
+        assert!(!r.valid_utf8);
+        let mut c = Collector::new(1, 10, 100);
+        assert_eq!(
+            c.feed(b"ab\0cd", "f").unwrap_err().code,
+            ErrorCode::UnsupportedBinary
+        );
+    }
+
+    #[test]
+    fn numbering() {
+        assert_eq!(number_lines("a\nb", 9), "     9\ta\n    10\tb");
+    }
+}

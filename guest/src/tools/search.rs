@@ -1,0 +1,841 @@
+//! `search_text`: literal and regex search over the tree, line oriented like grep.
+//!
+//! Each file is read whole (bounded by the policy's per-file limit) and searched as one
+//! buffer; a match is reported on the line where it starts, and a line counts once however
+//! many matches it holds. `^` and `$` match at line boundaries (also before `\r\n`). A match
+//! that would run past the end of its line is checked again against that line alone, so
+//! results are the same as a line-by-line search.
+
+use crate::tools::progress::Meter;
+use regex::bytes::{Regex, RegexBuilder};
+
+use crate::api::{FileCount, SearchMatch, SearchOutput, SearchTextArgs, SearchTextResult, Stop};
+use crate::audit::CallLog;
+use crate::error::{ToolError, ToolResult};
+use crate::rules::classify::{looks_binary, Kind};
+use crate::rules::fsx::EntryType;
+use crate::rules::glob::Globs;
+use crate::rules::path::LogicalPath;
+use crate::rules::policy::Policy;
+use crate::rules::walk::{walk, walk_budget, Flow, Skips, WalkOptions};
+use crate::text::literal::Literal;
+use crate::tools::cursor::{Page, Skipper};
+use crate::tools::session::Session;
+
+const MAX_CONTEXT: u32 = 10;
+
+/// Compiles the query of a search.
+///
+/// # Errors
+/// `INVALID_INPUT` for an empty query, a malformed regex, or one over the policy's size or
+/// nesting limit.
+pub fn compile(a: &SearchTextArgs, policy: &Policy) -> ToolResult<Matcher> {
+    if a.query.is_empty() {
+        return Err(ToolError::invalid(
+            "query is empty; give the text or pattern to find",
+        ));
+    }
+    let is_regex = a.regex.unwrap_or(false);
+    let pattern = if is_regex {
+        a.query.clone()
+    } else {
+        regex::escape(&a.query)
+    };
+    let limits = policy.limits();
+    let case_insensitive = a.case_insensitive.unwrap_or(false);
+    // Literals are found by our own substring search (`literal.rs`); a case-insensitive one
+    // only when ASCII, and the regex answers for files where Unicode folding differs.
+    let literal = if is_regex {
+        None
+    } else {
+        Literal::new(a.query.as_bytes(), case_insensitive)
+    };
+    let re = RegexBuilder::new(&pattern)
+        .case_insensitive(case_insensitive)
+        .multi_line(true)
+        .crlf(true)
+        .size_limit(limits.max_regex_bytes as usize)
+        .dfa_size_limit(limits.max_regex_bytes as usize * 2)
+        .nest_limit(limits.max_regex_nesting)
+        .build()
+        .map_err(|e| match e {
+            regex::Error::CompiledTooBig(n) => ToolError::invalid(format!(
+                "the regex compiles to more than {n} bytes; simplify it (fewer repetitions or alternatives)"
+            )),
+            other => ToolError::invalid(format!("the regex is malformed: {other}")),
+        })?;
+    let required = if is_regex && !case_insensitive {
+        required_literals(&pattern, limits.max_regex_nesting)
+    } else {
+        Vec::new()
+    };
+    Ok(Matcher {
+        re,
+        literal,
+        required,
+    })
+}
+
+/// At most this many required literals are checked per file.
+const MAX_REQUIRED: usize = 8;
+
+/// Literals that every match of a (case-sensitive) regex contains: those of its top-level
+/// sequence, looking into groups and repetitions of at least one. A file without one of
+/// them holds no match, and is passed over without running the regex; the common ones
+/// are found near the start of a file, so checking them costs little.
+fn required_literals(pattern: &str, nest_limit: u32) -> Vec<Literal> {
+    use regex_syntax::hir::{Hir, HirKind};
+    fn walk(h: &Hir, out: &mut Vec<Literal>) {
+        match h.kind() {
+            HirKind::Literal(l) => out.extend(Literal::new(&l.0, false)),
+            HirKind::Concat(subs) => subs.iter().for_each(|s| walk(s, out)),
+            HirKind::Capture(c) => walk(&c.sub, out),
+            HirKind::Repetition(r) if r.min >= 1 => walk(&r.sub, out),
+            _ => {}
+        }
+    }
+    // The same syntax settings as the regex itself (`regex::bytes` allows non-UTF-8).
+    let parsed = regex_syntax::ParserBuilder::new()
+        .multi_line(true)
+        .crlf(true)
+        .utf8(false)
+        .nest_limit(nest_limit)
+        .build()
+        .parse(pattern);
+    let mut out = Vec::new();
+    if let Ok(h) = parsed {
+        walk(&h, &mut out);
+    }
+    // Longest first: the longer a literal, the likelier it is to be rare.
+    out.sort_by_key(|l| std::cmp::Reverse(l.len()));
+    out.truncate(MAX_REQUIRED);
+    out
+}
+
+/// A compiled query.
+#[derive(Debug)]
+pub struct Matcher {
+    re: Regex,
+    /// The query when it is a literal (and ASCII, if case-insensitive).
+    literal: Option<Literal>,
+    /// For a regex, literals every match contains.
+    required: Vec<Literal>,
+}
+
+impl Matcher {
+    /// The same matcher without the required-literal check (for differential tests).
+    #[cfg(test)]
+    pub(crate) fn without_required(mut self) -> Self {
+        self.required.clear();
+        self
+    }
+}
+
+/// What finds matches in one buffer: the regex, or the literal.
+enum Finder<'a> {
+    Regex(&'a Regex),
+    Literal(&'a Literal),
+}
+
+impl Finder<'_> {
+    fn find_at(&self, buf: &[u8], pos: usize) -> Option<(usize, usize)> {
+        match self {
+            Finder::Regex(re) => re.find_at(buf, pos).map(|m| (m.start(), m.end())),
+            Finder::Literal(l) => l
+                .find(buf.get(pos..)?)
+                .map(|i| (pos + i, pos + i + l.len())),
+        }
+    }
+
+    /// The first match inside `line`.
+    fn find_in(&self, line: &[u8]) -> Option<(usize, usize)> {
+        match self {
+            Finder::Regex(re) => re.find(line).map(|m| (m.start(), m.end())),
+            Finder::Literal(l) => l.find(line).map(|i| (i, i + l.len())),
+        }
+    }
+}
+
+/// Lines of one file that match, with their context.
+#[derive(Debug)]
+pub struct FileMatches {
+    pub count: u32,
+    pub lines: Vec<SearchMatch>,
+}
+
+/// Searches one buffer. `want` is how many match records to build (0 for counting only).
+pub fn search_buffer(
+    m: &Matcher,
+    path: &str,
+    buf: &[u8],
+    context: u32,
+    want: usize,
+) -> FileMatches {
+    if m.required.iter().any(|l| l.find(buf).is_none()) {
+        return FileMatches {
+            count: 0,
+            lines: Vec::new(),
+        };
+    }
+    let hay = match &m.literal {
+        Some(l) if l.answers_for(buf) => Finder::Literal(l),
+        _ => Finder::Regex(&m.re),
+    };
+    let mut count = 0u32;
+    let mut lines = Vec::new();
+    let mut pos = 0usize;
+    let mut line_no = 1u32;
+    let mut counted_to = 0usize;
+    while pos <= buf.len() {
+        let Some((start, end)) = hay.find_at(buf, pos) else {
+            break;
+        };
+        if start == buf.len() && buf.last().is_none_or(|&b| b == b'\n') {
+            // An empty match after the final line break is not a line.
+            break;
+        }
+        let ls = memchr::memrchr(b'\n', &buf[..start]).map_or(0, |i| i + 1);
+        let le = memchr::memchr(b'\n', &buf[start..]).map_or(buf.len(), |i| start + i);
+        let found = if end <= le {
+            Some((start - ls, end - ls))
+        } else {
+            hay.find_in(&buf[ls..le])
+        };
+        if let Some((col, col_end)) = found {
+            count += 1;
+            if lines.len() < want {
+                line_no += memchr::memchr_iter(b'\n', &buf[counted_to..ls]).count() as u32;
+                counted_to = ls;
+                let shown = crate::text::snippet::around(&buf[ls..le], col, col_end);
+                lines.push(SearchMatch {
+                    path: path.to_string(),
+                    line: line_no,
+                    column: col as u32 + 1,
+                    text: shown.text,
+                    cut_before: shown.cut_before,
+                    cut_after: shown.cut_after,
+                    match_start: shown.match_start,
+                    match_len: shown.match_len,
+                    before: context_before(buf, ls, context),
+                    after: context_after(buf, le, context),
+                });
+            }
+        }
+        pos = le + 1;
+    }
+    FileMatches { count, lines }
+}
+
+fn context_before(buf: &[u8], line_start: usize, n: u32) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut end = line_start;
+    for _ in 0..n {
+        if end == 0 {
+            break;
+        }
+        let prev_end = end - 1;
+        let start = memchr::memrchr(b'\n', &buf[..prev_end]).map_or(0, |i| i + 1);
+        out.push(crate::text::snippet::head(&buf[start..prev_end]));
+        end = start;
+    }
+    out.reverse();
+    out
+}
+
+fn context_after(buf: &[u8], line_end: usize, n: u32) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut start = line_end + 1;
+    for _ in 0..n {
+        if start >= buf.len() {
+            break;
+        }
+        let end = memchr::memchr(b'\n', &buf[start..]).map_or(buf.len(), |i| start + i);
+        out.push(crate::text::snippet::head(&buf[start..end]));
+        start = end + 1;
+    }
+    out
+}
+
+/// Searches the tree, or one file.
+///
+/// # Errors
+/// `INVALID_INPUT` (query, regex, globs, shard), `PATH_REJECTED`, `NOT_FOUND`,
+/// `POLICY_DENIED` for the start path.
+pub fn search_text(
+    s: &Session,
+    log: &mut CallLog,
+    a: &SearchTextArgs,
+) -> ToolResult<SearchTextResult> {
+    let re = compile(a, &s.policy)?;
+    let include = Globs::new(&a.include)?;
+    let exclude = Globs::new(&a.exclude)?;
+    if let Some(sh) = a.shard {
+        if sh.count == 0 || sh.index >= sh.count {
+            return Err(ToolError::invalid(
+                "shard.index must be below shard.count, and count above 0",
+            ));
+        }
+    }
+    let limits = s.policy.limits();
+    let max_matches = Policy::clamp(
+        a.max_matches,
+        limits.max_search_matches,
+        limits.max_search_matches,
+    ) as usize;
+    let max_files = limits.max_search_files as usize;
+    let context = a.context_lines.unwrap_or(0).min(MAX_CONTEXT);
+    let output = a.output.unwrap_or_default();
+    let start = LogicalPath::parse_dir(a.path.as_deref().unwrap_or(""))?;
+    if a.cursor.is_some() && (a.shard.is_some() || output == SearchOutput::Count) {
+        return Err(ToolError::invalid(
+            "a cursor continues a list of matches or files: not with output \"count\" or a shard",
+        ));
+    }
+    let page = Page::open(
+        &s.cursor_key,
+        (crate::tools::list::root_id(s)?, &s.policy.fingerprint()),
+        "search_text",
+        a,
+        "max_matches",
+        a.cursor.as_deref(),
+    )?;
+    let mut st = State {
+        skipper: page.skipper(),
+        page,
+        re: &re,
+        s,
+        max_file_bytes: limits.max_search_file_bytes,
+        context,
+        want: if output == SearchOutput::Matches {
+            max_matches
+        } else {
+            0
+        },
+        matches: Vec::new(),
+        files: Vec::new(),
+        total: 0,
+        searched: 0,
+        stopped_by: None,
+        walk_stop: None,
+        skips: Skips::default(),
+        bytes: 0,
+        buf: Vec::new(),
+        meter: Meter::default(),
+    };
+    if !start.is_root() {
+        let r = s.readable_path(&start)?;
+        match r.resolved.entry_type() {
+            Some(EntryType::File) => {
+                // `readable_path` has applied the read policy, as the walk does below.
+                let held = r.resolved.parent.as_ref();
+                st.search_file(&r.resolved.target, &start.to_string(), r.kind, held);
+                return st.finish(log, output, max_files);
+            }
+            Some(EntryType::Dir) => {}
+            _ => return Err(r.resolved.not_a_file_error()),
+        }
+        if r.resolved.via_link {
+            return Err(ToolError::invalid(format!(
+                "'{start}' is a symlink to a directory; search '{}' instead",
+                r.resolved.target
+            )));
+        }
+    }
+    let opts = WalkOptions {
+        include_hidden: a.include_hidden.unwrap_or(false),
+        respect_ignore: a.respect_ignore.unwrap_or(true),
+        max_depth: usize::MAX,
+        shard: a.shard.map(|sh| (sh.index, sh.count)),
+    };
+    let mut walk_skips = Skips::default();
+    let stopped = walk(&s.fs, &s.policy, &start, &opts, &mut walk_skips, |e| {
+        let p = e.path.as_str();
+        if e.ty != EntryType::File {
+            if e.ty == EntryType::Symlink {
+                st.skips.add("symlink");
+            } else if e.ty == EntryType::Other {
+                st.skips.add("special");
+            }
+            return Flow::Continue;
+        }
+        if !include.is_empty() && !include.matches(p) || exclude.matches(p) {
+            return Flow::Continue;
+        }
+        st.search_file(&e.path, p, e.kind, e.dir.as_ref());
+        if st.stopped_by.is_some() {
+            Flow::Stop
+        } else {
+            Flow::Continue
+        }
+    })?;
+    // Each shard's walk counts only its own entries, so shards' counts add up.
+    st.skips.merge(&walk_skips);
+    if stopped && st.stopped_by.is_none() {
+        st.walk_stop = Some(walk_budget(&s.policy));
+    }
+    st.finish(log, output, max_files)
+}
+
+struct State<'a> {
+    re: &'a Matcher,
+    s: &'a Session,
+    max_file_bytes: u64,
+    context: u32,
+    want: usize,
+    matches: Vec<SearchMatch>,
+    files: Vec<FileCount>,
+    total: u64,
+    searched: u64,
+    /// The cap that stopped the search (or, at the end, cut its list of files).
+    stopped_by: Option<Stop>,
+    /// The walk's budget, when it ran out.
+    walk_stop: Option<Stop>,
+    /// The page asked for, and what passes over the earlier pages' matches or files.
+    page: Page<'a>,
+    skipper: Skipper,
+    skips: Skips,
+    bytes: u64,
+    buf: Vec<u8>,
+    meter: Meter,
+}
+
+impl State<'_> {
+    /// Reads up to `max` bytes of `path` into the buffer through its held parent directory
+    /// (the walk's, or one opened from the root when there is none).
+    fn read_through_port(
+        &mut self,
+        path: &LogicalPath,
+        held: Option<&std::sync::Arc<crate::fs::port::Dir>>,
+        max: u64,
+    ) -> std::io::Result<usize> {
+        let opened;
+        let dir = match held {
+            Some(d) => d,
+            None => {
+                opened = self.s.fs.open_dir(&path.parent())?;
+                &opened
+            }
+        };
+        let (data, st) = dir.read_file(path.name(), max)?;
+        if !self.s.policy.links_allowed(st.nlink) {
+            return Err(std::io::Error::other("several hard links"));
+        }
+        self.buf = data;
+        Ok(self.buf.len())
+    }
+
+    /// Searches one file and counts it for the progress reports.
+    fn search_file(
+        &mut self,
+        real_path: &LogicalPath,
+        shown: &str,
+        kind: Kind,
+        held: Option<&std::sync::Arc<crate::fs::port::Dir>>,
+    ) {
+        let (bytes, total) = (self.bytes, self.total);
+        self.search_one(real_path, shown, kind, held);
+        let services = self.s.fs.services();
+        self.meter
+            .file(services, self.bytes - bytes, self.total - total);
+    }
+
+    fn search_one(
+        &mut self,
+        real_path: &LogicalPath,
+        shown: &str,
+        kind: Kind,
+        held: Option<&std::sync::Arc<crate::fs::port::Dir>>,
+    ) {
+        match kind {
+            Kind::Secret => return self.skips.add("secret"),
+            Kind::GitInternal => return self.skips.add("git_internal"),
+            Kind::Binary => return self.skips.add("binary"),
+            _ => {}
+        }
+        let limit = self.max_file_bytes;
+        let read = match self.s.fs.services().read_file(real_path, limit + 1) {
+            Some(Ok(bytes)) => {
+                self.buf = bytes;
+                Ok(self.buf.len())
+            }
+            Some(Err(e)) => Err(e),
+            None => self.read_through_port(real_path, held, limit + 1),
+        };
+        match read {
+            Ok(n) if n as u64 > limit => return self.skips.add("too_large"),
+            Ok(_) => {}
+            Err(_) => return self.skips.add("unreadable"),
+        }
+        if looks_binary(&self.buf) {
+            return self.skips.add("binary");
+        }
+        self.searched += 1;
+        self.bytes += self.buf.len() as u64;
+        let room = self.want.saturating_sub(self.matches.len());
+        // Lines earlier pages returned are collected to be passed over (they still count).
+        let skip = if self.want > 0 {
+            self.skipper.left() as usize
+        } else {
+            0
+        };
+        let mut fm = search_buffer(self.re, shown, &self.buf, self.context, room + skip);
+        if fm.count == 0 {
+            return;
+        }
+        // A file holding a secret counts for nothing and is not named, whatever matched in
+        // it: any answer that differed with the query (a count, a skip reason, a line)
+        // would let queries spell the secret out, prefix by prefix. A file without a match
+        // answers the same (nothing), so whether the query met the secret stays unknown.
+        if self.s.policy.sniffs(real_path) && crate::rules::sniff::secret_in(&self.buf).is_some() {
+            return;
+        }
+        if skip > 0 {
+            let skipper = &mut self.skipper;
+            let passed = fm
+                .lines
+                .iter()
+                .take_while(|m| skipper.skip(&format!("{}:{}", m.path, m.line)))
+                .count();
+            fm.lines.drain(..passed);
+        }
+        self.total += u64::from(fm.count);
+        if self.want > 0 && fm.count as usize > room + skip {
+            self.stopped_by = Some(Stop::new("max_matches", self.want as u64));
+        }
+        self.matches.extend(fm.lines);
+        self.files.push(FileCount {
+            path: shown.to_string(),
+            count: fm.count,
+        });
+    }
+
+    fn finish(
+        mut self,
+        log: &mut CallLog,
+        output: SearchOutput,
+        max_files: usize,
+    ) -> ToolResult<SearchTextResult> {
+        log.bytes_read += self.bytes;
+        for f in &self.files {
+            log.paths_read.push(f.path.clone());
+        }
+        self.files.sort_by(|a, b| a.path.cmp(&b.path));
+        let files_matched = self.files.len() as u64;
+        if self.want == 0 && output == SearchOutput::Files {
+            // Files pages: the earlier pages' files are the first by path.
+            let skipper = &mut self.skipper;
+            let passed = self
+                .files
+                .iter()
+                .take_while(|f| skipper.skip(&f.path))
+                .count();
+            self.files.drain(..passed);
+        }
+        if output != SearchOutput::Count && self.files.len() > max_files {
+            self.files.truncate(max_files);
+            self.stopped_by
+                .get_or_insert_with(|| Stop::new("max_search_files", max_files as u64));
+        }
+        self.stopped_by =
+            self.page
+                .finish(&self.skipper, self.stopped_by.take(), self.walk_stop.take())?;
+        let next_cursor = match output {
+            SearchOutput::Matches => {
+                self.page
+                    .next(&self.stopped_by, "max_matches", self.matches.len(), || {
+                        self.matches
+                            .last()
+                            .map(|m| format!("{}:{}", m.path, m.line))
+                    })
+            }
+            _ => self.page.next(
+                &self.stopped_by,
+                "max_search_files",
+                self.files.len(),
+                || self.files.last().map(|f| f.path.clone()),
+            ),
+        };
+        if output == SearchOutput::Count {
+            self.files.clear();
+        }
+        let skipped = self.skips.counts();
+        let mut summary = format!(
+            "{} matching lines in {files_matched} files ({} files searched",
+            self.total, self.searched
+        );
+        if output == SearchOutput::Matches && (self.matches.len() as u64) < self.total {
+            summary.push_str(&format!("; {} lines shown", self.matches.len()));
+        }
+        summary.push(')');
+        if let Some(stop) = &self.stopped_by {
+            summary.push_str(&stop.note(match stop.cap.as_str() {
+                "max_matches" => {
+                    "the counts cover the files searched until then; pass next_cursor as cursor for the next page, or narrow the query"
+                }
+                "max_search_files" => {
+                    "the counts cover every file searched; pass next_cursor as cursor for the next files"
+                }
+                _ => "the walk visited no more entries, so more files may match; search a subdirectory",
+            }));
+        }
+        let skipped_text = self.skips.describe();
+        if !skipped_text.is_empty() {
+            summary.push_str(&format!("; skipped {skipped_text}"));
+        }
+        summary.push_str(&self.page.note());
+        Ok(SearchTextResult {
+            matches: self.matches,
+            files: self.files,
+            total_matches: self.total,
+            files_matched,
+            files_searched: self.searched,
+            truncated: self.stopped_by.is_some(),
+            stopped_by: self.stopped_by,
+            skipped,
+            next_cursor,
+            summary,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn re(q: &str, regex: bool, ci: bool) -> Matcher {
+        let a = SearchTextArgs {
+            query: q.into(),
+            regex: Some(regex),
+            case_insensitive: Some(ci),
+            ..Default::default()
+        };
+        compile(&a, &Policy::from_json("").unwrap()).unwrap()
+    }
+
+    #[test]
+    fn one_record_per_line_with_columns_and_numbers() {
+        let buf = b"foo foo\nbar\nxfoo\n";
+        let m = search_buffer(&re("foo", false, false), "f", buf, 0, 10);
+        assert_eq!(m.count, 2);
+        assert_eq!((m.lines[0].line, m.lines[0].column), (1, 1));
+        assert_eq!(
+            (m.lines[1].line, m.lines[1].column, m.lines[1].text.as_str()),
+            (3, 2, "xfoo")
+        );
+    }
+
+    #[test]
+    fn anchors_work_per_line_and_before_crlf() {
+        let buf = b"a1\r\nb2\r\na3\r\n";
+        let m = search_buffer(&re("^a\\d$", true, false), "f", buf, 0, 10);
+        assert_eq!(m.count, 2);
+        assert_eq!(m.lines[1].line, 3);
+        assert_eq!(m.lines[1].text, "a3");
+    }
+
+    #[test]
+    fn matches_never_span_lines() {
+        let buf = b"foo\nbar\n";
+        assert_eq!(
+            search_buffer(&re("foo\\s+bar", true, false), "f", buf, 0, 10).count,
+            0
+        );
+        let buf = b"x foo\nfoo  bar\n";
+        let m = search_buffer(&re("foo\\s+bar", true, false), "f", buf, 0, 10);
+        assert_eq!((m.count, m.lines[0].line), (1, 2));
+    }
+
+    #[test]
+    fn context_and_case() {
+        let buf = b"l1\nl2\nHIT\nl4\n";
+        let m = search_buffer(&re("hit", false, true), "f", buf, 2, 10);
+        assert_eq!(m.lines[0].before, ["l1", "l2"]);
+        assert_eq!(m.lines[0].after, ["l4"]);
+        assert_eq!(
+            search_buffer(&re("hit", false, false), "f", buf, 0, 10).count,
+            0
+        );
+    }
+
+    #[test]
+    fn counting_without_records() {
+        let m = search_buffer(&re("a", false, false), "f", b"a\na\na", 0, 0);
+        assert_eq!((m.count, m.lines.len()), (3, 0));
+    }
+
+    #[test]
+    fn literal_metacharacters_are_literal() {
+        let m = search_buffer(&re("a.b(", false, false), "f", b"axb(\na.b(\n", 0, 10);
+        assert_eq!((m.count, m.lines[0].line), (1, 2));
+    }
+
+    #[test]
+    fn oversized_and_malformed_regexes_are_invalid_input() {
+        let pol = Policy::from_json(r#"{"limits":{"max_regex_bytes":1000}}"#).unwrap();
+        let a = SearchTextArgs {
+            query: "(a{1,100}){1,100}".into(),
+            regex: Some(true),
+            ..Default::default()
+        };
+        assert_eq!(
+            compile(&a, &pol).unwrap_err().code,
+            crate::error::ErrorCode::InvalidInput
+        );
+        let a = SearchTextArgs {
+            query: "(".into(),
+            regex: Some(true),
+            ..Default::default()
+        };
+        assert!(compile(&a, &pol).is_err());
+        let deep = format!("{}a{}", "(".repeat(200), ")".repeat(200));
+        let a = SearchTextArgs {
+            query: deep,
+            regex: Some(true),
+            ..Default::default()
+        };
+        assert!(compile(&a, &Policy::from_json("").unwrap()).is_err());
+    }
+
+    #[test]
+    fn case_insensitive_literals_fold_ascii_and_still_see_unicode_forms() {
+        let m = re("Mutex_Lock", false, true);
+        assert!(m.literal.as_ref().is_some_and(Literal::folds));
+        let buf = b"mutex_lock(a);\nMUTEX_LOCK\nmutex-lock\nx MuTeX_lOcK y mutex_lock\n";
+        let got = search_buffer(&m, "f", buf, 0, 10);
+        assert_eq!(got.count, 3);
+        assert_eq!(
+            got.lines
+                .iter()
+                .map(|l| (l.line, l.column))
+                .collect::<Vec<_>>(),
+            [(1, 1), (2, 1), (4, 3)]
+        );
+        // The Kelvin sign folds to 'k': a file with it is searched by the regex.
+        let kelvin = "mutex_loc\u{212A}\n".as_bytes();
+        assert_eq!(search_buffer(&m, "f", kelvin, 0, 10).count, 1);
+        // Regexes and non-ASCII case-insensitive literals go to the regex.
+        assert!(re("a.b", true, true).literal.is_none());
+        assert!(re("é", false, true).literal.is_none());
+        assert!(re("é", false, false).literal.is_some());
+    }
+
+    #[test]
+    fn required_literals_come_from_the_top_level_sequence() {
+        let lits = |p: &str| -> Vec<String> {
+            required_literals(p, 50)
+                .iter()
+                .map(|l| String::from_utf8_lossy(l.needle()).into_owned())
+                .collect()
+        };
+        assert_eq!(
+            lits(r"static\s+int\s+\w+_probe"),
+            ["static", "_probe", "int"]
+        );
+        assert_eq!(lits(r"(foo)+bar"), ["foo", "bar"]);
+        assert_eq!(lits(r"(?:foo){2}x?bar"), ["foo", "bar"]);
+        assert_eq!(lits(r"(foo)*bar"), ["bar"]);
+        assert_eq!(lits(r"foo|bar"), Vec::<String>::new());
+        assert_eq!(lits(r"[A-Z]{4}_[0-9]{3}"), ["_"]);
+        assert_eq!(lits(r"(?i)static"), Vec::<String>::new());
+        assert_eq!(lits(r"^caf\u{e9}$"), ["caf\u{e9}"]);
+    }
+
+    #[test]
+    fn only_two_non_ascii_characters_fold_to_ascii_letters() {
+        // The folding literal relies on this for files that are not all ASCII.
+        let mut found = Vec::new();
+        for letter in b'a'..=b'z' {
+            let re = Regex::new(&format!("(?i)^{}$", letter as char)).unwrap();
+            for c in (0x80u32..0x11_0000).filter_map(char::from_u32) {
+                if re.is_match(c.to_string().as_bytes()) {
+                    found.push((letter as char, c));
+                }
+            }
+        }
+        assert_eq!(found, [('k', '\u{212A}'), ('s', '\u{17F}')]);
+    }
+
+    #[test]
+    fn a_match_far_into_a_long_line_is_shown_with_its_context_and_the_cuts_marked() {
+        // Regression: the line's first 500 bytes came back, without the match at column 5001
+        // and without a word about the cut.
+        let mut line = "é".repeat(2500); // 5000 bytes of two-byte characters
+        line.push_str("NEEDLE");
+        line.push_str(&"ü".repeat(3000));
+        line.push('\n');
+        let m = search_buffer(&re("NEEDLE", false, false), "f", line.as_bytes(), 0, 10);
+        let hit = &m.lines[0];
+        assert_eq!(hit.column, 5001);
+        assert!(hit.text.contains("NEEDLE"), "{}", hit.text);
+        assert!(hit.cut_before > 0 && hit.cut_after > 0, "{hit:?}");
+        assert!(hit.text.len() < 700, "{}", hit.text.len());
+        assert!(
+            hit.text
+                .starts_with(&format!("[…{} bytes cut]", hit.cut_before)),
+            "{}",
+            hit.text
+        );
+        assert!(
+            hit.text
+                .ends_with(&format!("[{} bytes cut…]", hit.cut_after)),
+            "{}",
+            hit.text
+        );
+        // What is kept plus what was cut is the whole line; no character was split.
+        let kept = hit
+            .text
+            .split_once(']')
+            .and_then(|(_, r)| r.rsplit_once('['))
+            .map(|(k, _)| k)
+            .unwrap();
+        assert!(!kept.contains('\u{fffd}'));
+        assert_eq!(
+            hit.cut_before as usize + kept.len() + hit.cut_after as usize,
+            line.len() - 1
+        );
+        let at = hit.match_start as usize;
+        assert_eq!(&hit.text[at..at + hit.match_len as usize], "NEEDLE");
+        // A short line is whole and unmarked.
+        let m = search_buffer(&re("b", false, false), "f", b"abc\n", 0, 10);
+        assert_eq!(
+            (
+                m.lines[0].text.as_str(),
+                m.lines[0].cut_before,
+                m.lines[0].cut_after
+            ),
+            ("abc", 0, 0)
+        );
+    }
+
+    #[test]
+    fn a_match_longer_than_the_window_keeps_its_start() {
+        let line = format!("{}{}\n", "x".repeat(100), "y".repeat(5000));
+        let m = search_buffer(&re("y+", true, false), "f", line.as_bytes(), 0, 10);
+        let hit = &m.lines[0];
+        assert!(hit.text.contains("xyyy"), "{}", hit.text);
+        assert!(
+            hit.cut_after > 0 && hit.text.len() < 1600,
+            "{}",
+            hit.text.len()
+        );
+    }
+
+    #[test]
+    fn long_context_lines_are_cut_with_a_marker() {
+        let buf = format!("{}\nHIT\n", "c".repeat(2000));
+        let m = search_buffer(&re("HIT", false, false), "f", buf.as_bytes(), 1, 10);
+        assert!(
+            m.lines[0].before[0].ends_with("bytes cut…]"),
+            "{}",
+            m.lines[0].before[0]
+        );
+    }
+
+    #[test]
+    fn shards_partition_paths() {
+        let n = (0..1000)
+            .filter(|i| crate::rules::walk::shard_of(&format!("f{i}"), 4) == 0)
+            .count();
+        assert!(n > 150 && n < 350, "{n}");
+    }
+}
