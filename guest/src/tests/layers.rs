@@ -193,7 +193,10 @@ fn sources(dir: &Path, rel: &str, out: &mut Vec<(String, String)>) {
 /// Test files and the crate root are not production code of any layer.
 fn is_production(rel: &str) -> bool {
     let file = rel.rsplit('/').next().unwrap_or(rel);
-    rel != "lib.rs" && !rel.starts_with("tests/") && !file.starts_with("tests")
+    rel != "lib.rs"
+        && !rel.starts_with("tests/")
+        && !file.starts_with("tests")
+        && !file.ends_with("_tests.rs")
 }
 
 #[test]
