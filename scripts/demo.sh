@@ -5,8 +5,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 FILE_TOOLS_SETUP_RUST_ONLY=1 bash scripts/setup.sh
-# Built exactly as the test command builds it, so Wasmtime is compiled once for both.
-cargo test --release --workspace --no-run
+# Only the `file-tools` binary (crate file-tools-cli) and what it needs: none of the tests,
+# their dev-dependencies or the fault-injection component. The features it resolves are the
+# ones the test command resolves, so a later `scripts/test.sh` compiles no dependency again.
+cargo build --release -p file-tools-cli --bin file-tools
 bin="$PWD/target/release/file-tools"
 src="${1:-examples/demo-repo}"
 work="$(mktemp -d)"

@@ -190,27 +190,24 @@ fn percentile(sorted: &[u64], p: usize) -> u64 {
     sorted[((sorted.len() - 1) * p) / 100]
 }
 
-/// Calls per tool and outcome, p50/p99 durations, bytes read and written.
-///
-/// # Errors
-/// When the log cannot be read or a line is not JSON.
-/// The metrics of the calls an audit log records (`file-tools metrics FILE`): calls by
-/// tool and outcome, durations, bytes read and written. A log holds no fuel figures and
-/// tells no trap from another error with the same code, so those count as their code.
-/// A tool name not in `offered` (the tools the session offers) counts as `unknown`, as
-/// the live metrics do: a log full of made-up names makes one label, not one each.
+/// The calls an audit log records, as a [`crate::CallObserver`] would have heard them (for
+/// `file-tools metrics FILE`): tool, outcome, duration, bytes read and written. A log holds
+/// no fuel figures and tells no trap from another error with the same code, so those count
+/// as their code. A tool name not in `offered` (the tools the session offers) is
+/// `unknown`, as for a live observer: a log full of made-up names makes one label, not
+/// one each.
 ///
 /// # Errors
 /// When the log cannot be read or a line is not a JSON object.
-pub fn metrics(
+pub fn call_records(
     log: &Path,
     offered: &std::collections::HashSet<String>,
-) -> Result<crate::Metrics, VerifyError> {
+) -> Result<Vec<crate::CallRecord>, VerifyError> {
     let text = std::fs::read_to_string(log).map_err(|e| VerifyError {
         line: 0,
         message: format!("cannot read the log: {e}"),
     })?;
-    let m = crate::Metrics::new();
+    let mut records = Vec::new();
     for (i, line) in text.lines().enumerate() {
         let v: Value = serde_json::from_str(line).map_err(|e| VerifyError {
             line: i as u64 + 1,
@@ -219,9 +216,9 @@ pub fn metrics(
         let outcome = if v["ok"] == Value::Bool(true) {
             "ok".to_string()
         } else {
-            crate::metrics::outcome_of(v["error_code"].as_str().unwrap_or("error"))
+            crate::observe::outcome_of(v["error_code"].as_str().unwrap_or("error"))
         };
-        m.record(&crate::metrics::CallRecord {
+        records.push(crate::CallRecord {
             tool: v["tool"]
                 .as_str()
                 .filter(|t| offered.contains(*t))
@@ -234,9 +231,13 @@ pub fn metrics(
             fuel: 0,
         });
     }
-    Ok(m)
+    Ok(records)
 }
 
+/// Calls per tool and outcome, p50/p99 durations, bytes read and written.
+///
+/// # Errors
+/// When the log cannot be read or a line is not JSON.
 pub fn stats(log: &Path) -> Result<Value, VerifyError> {
     let text = std::fs::read_to_string(log).map_err(|e| VerifyError {
         line: 0,

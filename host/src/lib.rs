@@ -21,33 +21,30 @@ pub mod approval;
 pub mod audit;
 pub mod audit_key;
 pub mod audit_log;
-pub mod bindings;
 pub mod call;
 mod case_probe;
 pub mod error;
-mod handles;
-mod host_dir;
-mod host_fs;
-pub mod mcp;
-pub mod mcp_http;
-pub mod metrics;
-pub mod policy_file;
+mod imports;
+pub mod observe;
 mod private_dir;
 pub mod runtime;
 pub mod session;
 pub mod sharded;
-mod state;
+#[cfg(feature = "watch")]
 pub mod watch;
+
+pub use imports::bindings;
 
 pub use approval::{notice as approval_notice, ApprovalRequest, Approver};
 pub use audit::{event_json, AuditSink, JsonLinesSink};
 pub use bindings::agent::file_tools::types::{AuditEvent, ErrorCode, FileKind, ToolError};
 pub use call::{CallOptions, CancelToken, Progress, ProgressUpdate};
 pub use error::{code_name, HostError};
-pub use metrics::Metrics;
+pub use observe::{CallObserver, CallRecord};
 pub use runtime::{Runtime, RuntimeBuilder};
 pub use session::{describe_tools, Limits, Session, SessionBuilder};
 pub use sharded::ShardedSearch;
+#[cfg(feature = "watch")]
 pub use watch::{watch, Watch, WatchEvent, WatchOptions};
 
 /// The typed argument and result records of every tool.

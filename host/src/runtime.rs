@@ -12,7 +12,7 @@ use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConf
 
 use crate::bindings::{FileTools, FileToolsPre};
 use crate::error::HostError;
-use crate::state::{HostState, EPOCH_TICK};
+use crate::imports::state::{HostState, EPOCH_TICK};
 
 /// The component, as built from `guest/` by this crate's build script.
 pub const GUEST_WASM: &[u8] = include_bytes!(env!("FILE_TOOLS_GUEST_WASM"));

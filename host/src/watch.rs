@@ -163,7 +163,7 @@ fn hear(root: &Path, res: notify::Result<notify::Event>) -> Heard {
 }
 
 /// Where a watch's `changes_since` calls run: a session behind a lock of its own, or the
-/// session an MCP server works in ([`crate::mcp::McpServer`]).
+/// session an MCP server works in (the `file-tools-mcp` crate's `McpServer`).
 pub trait WatchedSession: Send + Sync + 'static {
     /// The repository's directory, when there is one.
     fn repo_dir(&self) -> Option<std::path::PathBuf>;

@@ -302,7 +302,7 @@ fn a_watch_stays_silent_on_what_the_tool_does_not_show() {
 #[test]
 fn a_watch_runs_in_the_mcp_servers_own_session() {
     let fx = Fixture::new();
-    let server = file_tools_host::mcp::McpServer::new(fx.session()).unwrap();
+    let server = file_tools_mcp::McpServer::new(fx.session()).unwrap();
     let (got, sink) = collecting();
     let options = WatchOptions::default().debounce(Duration::from_millis(100));
     let w = watch(std::sync::Arc::new(server.clone()), options, sink).unwrap();

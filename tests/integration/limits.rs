@@ -86,7 +86,7 @@ fn memory_limit_stops_a_call_that_needs_too_much() {
 fn fault_runtime() -> &'static file_tools_host::Runtime {
     static RT: std::sync::OnceLock<file_tools_host::Runtime> = std::sync::OnceLock::new();
     RT.get_or_init(|| {
-        let wasm = std::fs::read(env!("FILE_TOOLS_GUEST_FAULT_WASM")).unwrap();
+        let wasm = std::fs::read(file_tools_testkit::FAULT_WASM).unwrap();
         let cache = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("component-cache");
         file_tools_host::Runtime::builder()
             .component_bytes(wasm)

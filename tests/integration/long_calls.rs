@@ -10,8 +10,9 @@ use serde_json::json;
 
 use crate::support::*;
 use file_tools_host::{
-    ApprovalRequest, CallOptions, CancelToken, ErrorCode, Limits, Metrics, ProgressUpdate, Session,
+    ApprovalRequest, CallOptions, CancelToken, ErrorCode, Limits, ProgressUpdate, Session,
 };
+use file_tools_mcp::Metrics;
 
 /// A repository whose full regex search takes seconds.
 fn slow_repo() -> Fixture {
@@ -42,7 +43,7 @@ fn a_cancelled_search_stops_at_once_and_the_next_call_runs() {
     let seen = events.clone();
     let mut s = Session::builder(runtime())
         .repo(&fx.repo)
-        .metrics(metrics.clone())
+        .observer(metrics.clone())
         .audit_sink(Arc::new(move |e: &file_tools_host::AuditEvent| {
             seen.lock().unwrap().push(e.clone())
         }))

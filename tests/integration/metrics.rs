@@ -7,7 +7,8 @@ use std::sync::Arc;
 use serde_json::json;
 
 use crate::support::*;
-use file_tools_host::{Limits, Metrics, Session};
+use file_tools_host::{Limits, Session};
+use file_tools_mcp::Metrics;
 
 /// Parses the text format: `# HELP`/`# TYPE` lines, samples `name{a="x",b="y"} value`,
 /// and the closing `# EOF`. Panics on anything else, so that a malformed scrape fails.
@@ -71,7 +72,7 @@ fn session(fx: &Fixture, metrics: &Arc<Metrics>, limits: Limits) -> Session {
         .repo(&fx.repo)
         .writable(true)
         .limits(limits)
-        .metrics(metrics.clone())
+        .observer(metrics.clone())
         .build()
         .unwrap()
 }

@@ -171,7 +171,7 @@ def test_cargo_install_puts_file_tools_on_path_as_the_readme_says(tmp_path):
     root = tmp_path / "installed"
     env = cargo_env(tmp_path, CARGO_INSTALL_ROOT=str(root))
     env["PATH"] = f"{root / 'bin'}:{env['PATH']}"
-    script = "set -euo pipefail\n" + snippet(ROOT / "host/README.md", "install")
+    script = "set -euo pipefail\n" + snippet(ROOT / "cli/README.md", "install")
     proc = run(["bash", "-c", script], env, ROOT)
     assert (root / "bin" / "file-tools").exists()
     assert proc.stdout.startswith("file-tools "), proc.stdout
@@ -250,16 +250,17 @@ path = "components.rs"
     # The workspace's target directory: the dependencies are already built in release.
     target = ROOT / "target"
     env = cargo_env(tmp_path)
-    try:
-        built = run(["cargo", "build", "--release", "--locked", *patch, "--manifest-path",
-                     src / "Cargo.toml", "--target-dir", target], env, tmp_path)
-        assert "Compiling wasmtime" not in built.stderr, built.stderr
-        run(["cargo", "build", "--release", *patch, "--manifest-path", consumer / "Cargo.toml",
-             "--target-dir", target], env, consumer)
-    finally:
-        # The packaged crate's `file-tools` replaced the workspace's in target/release.
-        run(["cargo", "build", "--release", "--offline", "-p", "file-tools-host",
-             "--bin", "file-tools"], env, ROOT)
+    built = run(["cargo", "build", "--release", "--locked", *patch, "--manifest-path",
+                 src / "Cargo.toml", "--target-dir", target], env, tmp_path)
+    assert "Compiling wasmtime" not in built.stderr, built.stderr
+    # The library alone: none of the applications' dependencies come with it (the watch's
+    # `notify` only with the `watch` feature).
+    manifest = (src / "Cargo.toml").read_text()
+    for app_dep in ("clap", "clap_complete", "rmcp", "hyper", "hyper-util", "http-body-util",
+                    "prometheus-client", "tokio", "toml"):
+        assert f"[dependencies.{app_dep}]" not in manifest, app_dep
+    run(["cargo", "build", "--release", *patch, "--manifest-path", consumer / "Cargo.toml",
+         "--target-dir", target], env, consumer)
 
     out = run([target / "release" / "file-tools-package-readme", repo], env, tmp_path).stdout
     assert_read_and_refused(out)

@@ -53,7 +53,7 @@ pub struct SessionBuilder {
     fault: Option<String>,
     host_files: Vec<PathBuf>,
     cursor_key: Option<[u8; 32]>,
-    metrics: Option<Arc<crate::Metrics>>,
+    observer: Option<Arc<dyn crate::CallObserver>>,
 }
 
 impl std::fmt::Debug for SessionBuilder {
@@ -84,14 +84,14 @@ impl SessionBuilder {
             fault: None,
             host_files: Vec::new(),
             cursor_key: None,
-            metrics: None,
+            observer: None,
         }
     }
 
-    /// Counts every call of the session in `metrics` (shared by as many sessions as
-    /// the embedder likes; scrape it with [`crate::Metrics::encode`]).
-    pub fn metrics(mut self, metrics: Arc<crate::Metrics>) -> Self {
-        self.metrics = Some(metrics);
+    /// Tells `observer` about every call of the session (one observer may serve as many
+    /// sessions as the embedder likes: the MCP crate's metrics count calls this way).
+    pub fn observer(mut self, observer: Arc<dyn crate::CallObserver>) -> Self {
+        self.observer = Some(observer);
         self
     }
 
@@ -273,7 +273,7 @@ impl SessionBuilder {
                 mutating: HashSet::new(),
                 known: HashSet::new(),
                 fault: self.fault.clone(),
-                metrics: self.metrics.clone(),
+                observer: self.observer.clone(),
                 cursor_key: match self.cursor_key {
                     Some(k) => hex(&k),
                     None => hex(&random_key().map_err(|e| {

@@ -21,8 +21,8 @@ use crate::bindings::exports::agent::file_tools::tools as t;
 use crate::bindings::FileTools;
 use crate::call::{CallOptions, CancelToken};
 use crate::error::HostError;
+use crate::imports::state::{internal, trap_error, CallState, HostState, MemoryLimiter};
 use crate::runtime::Runtime;
-use crate::state::{internal, trap_error, CallState, HostState, MemoryLimiter};
 
 mod builder;
 mod lock;
@@ -46,9 +46,9 @@ fn random_key() -> std::io::Result<[u8; 32]> {
     Ok(key)
 }
 
-/// The metrics outcome of an error: its code in lower case.
+/// The observed outcome of an error: its code in lower case.
 fn error_outcome(e: &ToolError) -> String {
-    crate::metrics::outcome_of(crate::code_name(e.code))
+    crate::observe::outcome_of(crate::code_name(e.code))
 }
 
 fn hex(bytes: &[u8]) -> String {
@@ -85,7 +85,7 @@ struct Config {
     cursor_key: String,
     /// The session's name while it holds the mutation lock (see [`lock`]).
     lock_token: String,
-    metrics: Option<Arc<crate::Metrics>>,
+    observer: Option<Arc<dyn crate::CallObserver>>,
 }
 
 /// An open session. Calls take `&mut self`; open one session per thread, or share one
@@ -423,7 +423,7 @@ impl Session {
         }
     }
 
-    /// Counts the call in the session's metrics, if it has any.
+    /// Tells the session's call observer about the call, if it has one.
     fn count(
         &self,
         tool: &str,
@@ -435,16 +435,18 @@ impl Session {
         if self.listing {
             return;
         }
-        if let Some(m) = &self.config.metrics {
+        if let Some(o) = &self.config.observer {
             let known = self.config.known.contains(tool);
-            m.record(&crate::metrics::CallRecord {
+            let record = crate::CallRecord {
                 tool: if known { tool } else { "unknown" }.to_string(),
                 outcome,
                 duration: started.elapsed(),
                 bytes_read: events.iter().map(|e| e.bytes_read).sum(),
                 bytes_written: events.iter().map(|e| e.bytes_written).sum(),
                 fuel,
-            });
+            };
+            // A panicking observer loses its record, never the call's result.
+            let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| o.record(&record)));
         }
     }
 
@@ -603,7 +605,7 @@ pub fn describe_tools(runtime: &Runtime, policy: Value) -> Result<Value, HostErr
         // No repository, so no cursor: the component makes its own key when it needs one.
         cursor_key: String::new(),
         lock_token: String::new(),
-        metrics: None,
+        observer: None,
     });
     let mut session = Session {
         config,

@@ -1,0 +1,153 @@
+//! The CLI's `mcp` command: the MCP server over stdio (on `--repo`, or on the client's
+//! one root) or over HTTP (`--http`, several repositories). Part of the binary.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use file_tools_host::describe_tools;
+use file_tools_mcp::server::roots::Opener;
+use file_tools_mcp::{serve_stdio, McpServer};
+use serde_json::Value;
+
+use crate::setup::{
+    load_policy, open_session, open_session_counted, repo_key, runtime, state_dir, usage_error,
+    Options,
+};
+
+/// Sessions one repository keeps on disk over HTTP; a request naming a new one past this
+/// is refused, so that made-up names cannot fill the disk.
+const MAX_SESSIONS: usize = 256;
+
+/// How many session directories of the repository keyed `key` lie beside `place`.
+fn sessions_kept(place: &Path, key: &str) -> usize {
+    let prefix = format!("{key}-");
+    place
+        .parent()
+        .and_then(|d| std::fs::read_dir(d).ok())
+        .map_or(0, |entries| {
+            entries
+                .filter_map(Result::ok)
+                .filter(|e| e.file_name().to_string_lossy().starts_with(&prefix))
+                .count()
+        })
+}
+
+/// How the MCP server is reached.
+#[derive(Debug, clap::Args)]
+pub(crate) struct McpArgs {
+    /// Serve over Streamable HTTP (stateless, many clients) on this address, such as
+    /// 127.0.0.1:8080, instead of stdin/stdout; --repo is served at /mcp.
+    #[arg(long, value_name = "ADDR")]
+    pub(crate) http: Option<std::net::SocketAddr>,
+    /// One more repository served over HTTP at /mcp/NAME (repeatable); clients never
+    /// choose a directory themselves.
+    #[arg(long, value_name = "NAME=DIR", requires = "http")]
+    pub(crate) serve: Vec<String>,
+    /// A file holding the bearer token HTTP requests must carry (required off loopback;
+    /// keep it outside every repository).
+    #[arg(long, value_name = "FILE", requires = "http")]
+    pub(crate) http_token_file: Option<PathBuf>,
+    /// A Host header value accepted over HTTP (repeatable; default: loopback names).
+    #[arg(long, value_name = "HOST", requires = "http")]
+    pub(crate) allowed_host: Vec<String>,
+    /// A browser Origin accepted over HTTP, as scheme://host:port (repeatable; default:
+    /// none, so requests from web pages other than the server's own origin are refused).
+    #[arg(long, value_name = "ORIGIN", requires = "http")]
+    pub(crate) allowed_origin: Vec<String>,
+}
+
+/// A server on the client's one `file://` root, for `mcp` without `--repo`.
+pub(crate) fn mcp_from_roots(o: &Options) -> Result<McpServer, String> {
+    let (policy, _) = load_policy(o)?;
+    let read_only = o.read_only || policy["read_only"] == Value::Bool(true);
+    let described = describe_tools(&runtime()?, policy).map_err(|e| e.to_string())?;
+    let options = o.clone();
+    let opener: Opener = Arc::new(move |dir: &Path| open_session(&options, dir));
+    McpServer::from_roots(described, read_only, opener).map_err(|e| e.to_string())
+}
+
+pub(crate) fn mcp(o: &Options, args: &McpArgs) -> ExitCode {
+    let served = match args.http {
+        Some(bind) => mcp_http(o, args, bind),
+        None => match &o.repo {
+            Some(repo) => {
+                open_session(o, repo).and_then(|s| McpServer::new(s).map_err(|e| e.to_string()))
+            }
+            None => mcp_from_roots(o),
+        }
+        .map(serve_stdio),
+    };
+    match served {
+        Ok(Ok(())) => ExitCode::SUCCESS,
+        Ok(Err(e)) => {
+            eprintln!("file-tools: {e}");
+            ExitCode::from(1)
+        }
+        Err(e) => usage_error(&e),
+    }
+}
+
+/// The HTTP server's set-up (errors are usage errors), and its run.
+pub(crate) fn mcp_http(
+    o: &Options,
+    args: &McpArgs,
+    bind: std::net::SocketAddr,
+) -> Result<Result<(), String>, String> {
+    use file_tools_mcp::http::{serve_http, HttpOptions, OpenError, Repositories};
+    let metrics = Arc::new(file_tools_mcp::Metrics::new());
+    let mut repos = Repositories::default();
+    let mut named: Vec<(&str, PathBuf)> = Vec::new();
+    if let Some(repo) = &o.repo {
+        named.push(("", repo.clone()));
+    }
+    for s in &args.serve {
+        let (name, dir) = s
+            .split_once('=')
+            .ok_or_else(|| format!("--serve {s}: expected NAME=DIR"))?;
+        named.push((name, PathBuf::from(dir)));
+    }
+    for (name, dir) in named {
+        let (options, metrics) = (o.clone(), metrics.clone());
+        let key = repo_key(&dir)?;
+        let opener: file_tools_mcp::http::Opener = Box::new(move |session: &str| {
+            let mut o = options.clone();
+            o.session = session.to_string();
+            // One directory per repository and session under --state-dir, named as in the
+            // user's state directory: repositories never share a baseline, and a session's
+            // name reaches no other directory.
+            o.state_dir = o
+                .state_dir
+                .as_ref()
+                .map(|d| d.join(format!("{key}-{session}")));
+            let place = state_dir(&o, &dir).map_err(OpenError::Failed)?;
+            if !place.exists() && sessions_kept(&place, &key) >= MAX_SESSIONS {
+                return Err(OpenError::TooMany);
+            }
+            let s = open_session_counted(&o, &dir, Some(&metrics)).map_err(OpenError::Failed)?;
+            McpServer::new(s).map_err(|e| OpenError::Failed(e.to_string()))
+        });
+        // The default session opens now, so that a repository that cannot be served stops
+        // the server at start.
+        let first = opener(&o.session).map_err(|e| e.to_string())?;
+        let sessions = file_tools_mcp::http::Sessions::new(&o.session, first, opener);
+        repos.add(name, sessions)?;
+    }
+    let token = match &args.http_token_file {
+        Some(f) => Some(
+            std::fs::read_to_string(f)
+                .map_err(|e| format!("cannot read the token file {}: {e}", f.display()))?
+                .trim()
+                .to_string(),
+        ),
+        None => None,
+    };
+    let options = HttpOptions {
+        bind,
+        token,
+        allowed_hosts: args.allowed_host.clone(),
+        allowed_origins: args.allowed_origin.clone(),
+    };
+    file_tools_mcp::http::check(&options, &repos)?;
+    Ok(serve_http(options, repos, Some(metrics)))
+}

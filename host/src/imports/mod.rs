@@ -1,0 +1,11 @@
+//! The host's side of the `file-tools` world: the bindings, and one module per imported
+//! WIT interface (`audit`, `approval`, `progress`, `types`, `host-fs`), each implemented on
+//! the store's data, [`state::HostState`].
+
+mod approval;
+mod audit;
+pub mod bindings;
+pub(crate) mod host_fs;
+mod progress;
+pub(crate) mod state;
+mod types;

@@ -1,0 +1,13 @@
+//! The MCP server of file-tools over the host library (`file-tools-host`): one handler
+//! ([`server::McpServer`]) that offers a session's tools, resources and approvals, served
+//! over stdio ([`stdio`]) or Streamable HTTP ([`http`]), and the call metrics ([`metrics`])
+//! the HTTP server exposes at `/metrics`.
+
+pub mod http;
+pub mod metrics;
+pub mod server;
+pub mod stdio;
+
+pub use metrics::Metrics;
+pub use server::McpServer;
+pub use stdio::serve_stdio;
