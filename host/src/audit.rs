@@ -13,6 +13,7 @@ use crate::error::code_name;
 /// Receives audit events. Called once per tool call, after the call, on the caller's
 /// thread; it must not panic.
 pub trait AuditSink: Send + Sync {
+    /// One call's event.
     fn event(&self, event: &AuditEvent);
 }
 

@@ -107,6 +107,7 @@ pub fn write_head(log: &Path, count: u64, hash: &str, mac: Option<&str>) -> std:
 pub struct VerifyError {
     /// The first line (from 1) where the chain breaks.
     pub line: u64,
+    /// What is wrong there.
     pub message: String,
 }
 

@@ -18,6 +18,7 @@ use crate::approval::Approver;
 pub struct CancelToken(Arc<AtomicBool>);
 
 impl CancelToken {
+    /// A token not yet cancelled.
     pub fn new() -> Self {
         CancelToken::default()
     }
@@ -28,6 +29,7 @@ impl CancelToken {
         self.0.store(true, Ordering::Relaxed);
     }
 
+    /// Whether [`CancelToken::cancel`] was called on this token or a clone of it.
     pub fn is_cancelled(&self) -> bool {
         self.0.load(Ordering::Relaxed)
     }
@@ -45,6 +47,7 @@ pub struct ProgressUpdate {
 /// Receives progress updates during a call. Called on the calling thread, from inside the
 /// call: keep it quick (hand the update to another thread or task).
 pub trait Progress: Send + Sync {
+    /// The call has come this far.
     fn update(&self, update: ProgressUpdate);
 }
 
@@ -58,7 +61,9 @@ impl<F: Fn(ProgressUpdate) + Send + Sync> Progress for F {
 #[derive(Clone, Default)]
 #[non_exhaustive]
 pub struct CallOptions {
+    /// Stops the call when cancelled (before it begins to change files).
     pub cancel: Option<CancelToken>,
+    /// Hears how far a long call has come.
     pub progress: Option<Arc<dyn Progress>>,
     /// Decides on changes that need approval in this call, instead of the session's.
     pub approver: Option<Arc<dyn Approver>>,
@@ -75,20 +80,24 @@ impl std::fmt::Debug for CallOptions {
 }
 
 impl CallOptions {
+    /// A plain call: no cancel token, no progress sink, the session's approver.
     pub fn new() -> Self {
         CallOptions::default()
     }
 
+    /// Lets `token` stop the call.
     pub fn cancel(mut self, token: CancelToken) -> Self {
         self.cancel = Some(token);
         self
     }
 
+    /// Sends the call's progress to `sink`.
     pub fn progress(mut self, sink: Arc<dyn Progress>) -> Self {
         self.progress = Some(sink);
         self
     }
 
+    /// Lets `approver` decide on this call's changes that need approval.
     pub fn approver(mut self, approver: Arc<dyn Approver>) -> Self {
         self.approver = Some(approver);
         self

@@ -17,7 +17,9 @@ pub enum HostError {
     /// The repository directory cannot be opened.
     #[error("cannot open repository {path}: {source}")]
     Repo {
+        /// The repository's path as given.
         path: String,
+        /// Why it cannot be opened.
         #[source]
         source: std::io::Error,
     },

@@ -1,3 +1,4 @@
+#![deny(missing_docs)]
 //! The Wasmtime host of the file-tools component.
 //!
 //! A [`Runtime`] holds the engine and the compiled component; a [`Session`] is one

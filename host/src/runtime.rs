@@ -210,6 +210,7 @@ impl Drop for Inner {
 }
 
 impl Runtime {
+    /// A builder with the defaults: the built-in component, fuel metering on, no pool.
     pub fn builder() -> RuntimeBuilder {
         RuntimeBuilder::default()
     }
@@ -222,6 +223,7 @@ impl Runtime {
         RuntimeBuilder::default().build()
     }
 
+    /// The Wasmtime engine the component is compiled for.
     pub fn engine(&self) -> &Engine {
         &self.inner.engine
     }

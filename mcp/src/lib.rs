@@ -1,3 +1,4 @@
+#![deny(missing_docs)]
 //! The MCP server of file-tools over the host library (`file-tools-host`): one handler
 //! ([`server::McpServer`]) that offers a session's tools, resources and approvals, served
 //! over stdio ([`stdio`]) or Streamable HTTP ([`http`]), and the call metrics ([`metrics`])

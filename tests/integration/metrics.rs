@@ -289,3 +289,55 @@ fn the_cli_folds_tool_names_the_session_does_not_offer_into_unknown() {
         Some(&1.0)
     );
 }
+
+/// The library's own hook, with no metrics crate: a closure hears one record per call,
+/// with the outcome and a made-up tool name folded into `unknown`.
+#[test]
+fn a_call_observer_hears_every_call_through_the_library_alone() {
+    let fx = Fixture::new();
+    fx.write("a.txt", b"hello\n");
+    let heard = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let sink = heard.clone();
+    let mut s = Session::builder(runtime())
+        .repo(&fx.repo)
+        .observer(Arc::new(move |r: &file_tools_host::CallRecord| {
+            sink.lock().unwrap().push(r.clone())
+        }))
+        .build()
+        .unwrap();
+    call(&mut s, "read_file", json!({"path": "a.txt"})).unwrap();
+    call(&mut s, "read_file", json!({"path": "missing.txt"})).unwrap_err();
+    assert!(call(&mut s, "no_such_tool", json!({})).is_err());
+    let heard = heard.lock().unwrap();
+    let seen: Vec<(&str, &str)> = heard
+        .iter()
+        .map(|r| (r.tool.as_str(), r.outcome.as_str()))
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            ("read_file", "ok"),
+            ("read_file", "not_found"),
+            ("unknown", "invalid_input")
+        ]
+    );
+    assert_eq!(heard[0].bytes_read, 6);
+}
+
+/// An observer that panics loses its record, never the call's answer; the session goes on.
+#[test]
+fn a_panicking_call_observer_costs_no_call() {
+    let fx = Fixture::new();
+    fx.write("a.txt", b"hello\n");
+    let mut s = Session::builder(runtime())
+        .repo(&fx.repo)
+        .observer(Arc::new(|_: &file_tools_host::CallRecord| {
+            panic!("the embedder's observer failed")
+        }))
+        .build()
+        .unwrap();
+    for _ in 0..2 {
+        let r = call(&mut s, "read_file", json!({"path": "a.txt"})).unwrap();
+        assert_eq!(r["content"], "hello\n");
+    }
+}

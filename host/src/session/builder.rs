@@ -69,6 +69,8 @@ impl std::fmt::Debug for SessionBuilder {
 }
 
 impl SessionBuilder {
+    /// A session over `runtime` that grants nothing yet: no repository, read-only, the
+    /// default policy and limits, no audit sink, approver or observer.
     pub fn new(runtime: &Runtime) -> Self {
         SessionBuilder {
             runtime: runtime.clone(),

@@ -125,6 +125,7 @@ macro_rules! typed_tools {
 }
 
 impl Session {
+    /// A builder of a session over `runtime` (see [`SessionBuilder::new`]).
     pub fn builder(runtime: &Runtime) -> SessionBuilder {
         SessionBuilder::new(runtime)
     }

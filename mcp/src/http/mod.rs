@@ -34,6 +34,7 @@ type Body = http_body_util::combinators::BoxBody<Bytes, Infallible>;
 /// How the HTTP server is reached and who may use it.
 #[derive(Debug, Clone)]
 pub struct HttpOptions {
+    /// The address and port the server listens on.
     pub bind: SocketAddr,
     /// Requests must carry `Authorization: Bearer TOKEN` when set.
     pub token: Option<String>,
