@@ -687,8 +687,8 @@ mod tests {
 
     #[test]
     fn a_git_shape_is_seen_under_long_spellings_where_names_fold() {
-        use crate::rules::fold::CaseMode;
         use crate::fs::port::EntryType;
+        use crate::rules::fold::CaseMode;
         let listing = |head: &str| -> Vec<DirItem> {
             vec![
                 (Ok(head.to_owned()), EntryType::File),
