@@ -71,6 +71,16 @@ fn keys_under_unicode_case_variants_are_secrets() {
     assert_no_leak(&v.to_string());
 }
 
+/// Runs each `(tool, args)` and checks that it needs approval and changes nothing.
+fn each_needs_approval(s: &mut Session, fx: &Fixture, cases: &[(&str, serde_json::Value)]) {
+    let before = fx.snapshot();
+    for (tool, args) in cases {
+        let r = call(s, tool, args.clone());
+        assert_eq!(code(&r), "APPROVAL_REQUIRED", "{tool} {args}: {r:?}");
+    }
+    assert_eq!(fx.snapshot(), before);
+}
+
 #[test]
 fn settings_that_run_commands_need_approval_in_every_tool_and_spelling() {
     let fx = Fixture::new();
@@ -86,9 +96,8 @@ fn settings_that_run_commands_need_approval_in_every_tool_and_spelling() {
     .unwrap();
     assert_eq!(v["kind"], "automation");
     call(&mut s, "read_file", json!({ "path": ".husky/pre-commit" })).unwrap();
-    let before = fx.snapshot();
     let sha = sha256(b"{}\n");
-    for (tool, args) in [
+    let cases = [
         (
             "write_file",
             json!({ "path": ".vscode/settings.json", "content": "{\"chat.tools.autoApprove\": true}\n", "expected_sha256": sha }),
@@ -125,11 +134,8 @@ fn settings_that_run_commands_need_approval_in_every_tool_and_spelling() {
             "delete_file",
             json!({ "path": ".husky/pre-commit", "expected_sha256": sha256(b"npm test\n") }),
         ),
-    ] {
-        let r = call(&mut s, tool, args.clone());
-        assert_eq!(code(&r), "APPROVAL_REQUIRED", "{tool} {args}: {r:?}");
-    }
-    assert_eq!(fx.snapshot(), before);
+    ];
+    each_needs_approval(&mut s, &fx, &cases);
     // Positive control: an ordinary config file beside them is written without asking.
     call(
         &mut s,
@@ -165,8 +171,7 @@ fn automation_is_guarded_in_moves_blind_writes_and_reverts_too() {
     fx.write("notes/other.txt", b"other\n");
     let policy = relaxed(json!({ "allow_move": true, "blind_writes": ["**"] }));
     let mut s = fx.session_with(policy.clone(), true, Default::default());
-    let before = fx.snapshot();
-    for (tool, args) in [
+    let cases = [
         // Into an automation path, out of one, and by a patch's move.
         (
             "move_file",
@@ -189,11 +194,8 @@ fn automation_is_guarded_in_moves_blind_writes_and_reverts_too() {
             "write_file",
             json!({ "path": ".cargo/config.toml", "content": "[build]\nrustc-wrapper = \"./x\"\n" }),
         ),
-    ] {
-        let r = call(&mut s, tool, args.clone());
-        assert_eq!(code(&r), "APPROVAL_REQUIRED", "{tool} {args}: {r:?}");
-    }
-    assert_eq!(fx.snapshot(), before);
+    ];
+    each_needs_approval(&mut s, &fx, &cases);
     // Positive control: the same tools move and write ordinary files.
     call(
         &mut s,
