@@ -60,6 +60,10 @@ pub mod env {
     pub const TOKEN_KEY: &str = "FILE_TOOLS_TOKEN_KEY";
     /// The token by which the host says it holds the repository's mutation lock.
     pub const LOCK_TOKEN: &str = "FILE_TOOLS_LOCK_TOKEN";
+    /// `off` when the host keeps no audit trail (it has no sink for events): the component
+    /// then spends nothing on building and sending audit events. Any other value, or none,
+    /// and every call's event is emitted.
+    pub const AUDIT: &str = "FILE_TOOLS_AUDIT";
     /// Test builds only: the name of the point at which the component panics on purpose.
     pub const FAULT: &str = "FILE_TOOLS_FAULT";
 }

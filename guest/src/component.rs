@@ -121,6 +121,13 @@ fn preopens() -> ToolResult<(Dir, Option<std::path::PathBuf>)> {
     Ok((root, state))
 }
 
+/// The instance's host services, configured once from its environment; the session and
+/// every call's audit share them.
+fn services() -> &'static std::sync::Arc<host_services::HostServices> {
+    static SERVICES: OnceLock<std::sync::Arc<host_services::HostServices>> = OnceLock::new();
+    SERVICES.get_or_init(|| std::sync::Arc::new(host_services::HostServices::from_env()))
+}
+
 /// The instance's session, built on first use.
 fn session() -> &'static ToolResult<Session> {
     static SESSION: OnceLock<ToolResult<Session>> = OnceLock::new();
@@ -128,7 +135,7 @@ fn session() -> &'static ToolResult<Session> {
         let json = std::env::var(POLICY_ENV).unwrap_or_default();
         let policy = Policy::from_json(&json)?;
         let (root, state) = preopens()?;
-        let services = std::sync::Arc::new(host_services::HostServices::default());
+        let services = services().clone();
         let mut s = Session::new(Fs::new(root).with_services(services), policy);
         match std::env::var(CURSOR_KEY_ENV) {
             Ok(hex) if !hex.is_empty() => {
@@ -163,12 +170,9 @@ where
     R: Conv<W>,
 {
     let core = args.conv();
-    run_call(
-        session(),
-        &host_services::HostServices::default(),
-        tool,
-        |s, log| f(s, log, &core),
-    )
+    run_call(session(), services().as_ref(), tool, |s, log| {
+        f(s, log, &core)
+    })
     .map(Conv::conv)
     .map_err(Conv::conv)
 }
@@ -246,12 +250,9 @@ impl wx::Guest for Component {
 
     fn describe() -> Result<String, wt::ToolError> {
         match session() {
-            Ok(_) => run_call(
-                session(),
-                &host_services::HostServices::default(),
-                "describe",
-                |s, _| Ok(tools::describe(&s.policy)),
-            )
+            Ok(_) => run_call(session(), services().as_ref(), "describe", |s, _| {
+                Ok(tools::describe(&s.policy))
+            })
             .map_err(Conv::conv),
             // No repository mounted (a host listing the tools): the policy alone decides.
             Err(_) => Policy::from_json(&std::env::var(POLICY_ENV).unwrap_or_default())
@@ -261,12 +262,9 @@ impl wx::Guest for Component {
     }
 
     fn call(tool: String, args_json: String) -> Result<String, wt::ToolError> {
-        run_call(
-            session(),
-            &host_services::HostServices::default(),
-            &tool,
-            |s, log| tools::call_json(s, log, &tool, &args_json),
-        )
+        run_call(session(), services().as_ref(), &tool, |s, log| {
+            tools::call_json(s, log, &tool, &args_json)
+        })
         .map(|v| v.to_string())
         .map_err(Conv::conv)
     }

@@ -81,6 +81,15 @@ fn typed_read_file_under_the_wasmtime_cli() {
     let event: serde_json::Value = serde_json::from_str(err.lines().next().unwrap()).unwrap();
     assert_eq!(event["tool"], "read_file");
     assert_eq!(event["paths_read"], serde_json::json!(["src/lib.rs"]));
+
+    // A host that keeps no audit says so, and then gets no lines; the call is the same.
+    let (quiet, err) = invoke(
+        &fx,
+        &[("FILE_TOOLS_AUDIT", "off")],
+        r#"agent:file-tools/tools.read-file@0.2.0({path: "src/lib.rs", max-lines: some(2)})"#,
+    );
+    assert_eq!(quiet, out);
+    assert!(!err.contains("read_file"), "{err}");
 }
 
 #[test]

@@ -19,10 +19,25 @@ use crate::rules::services::Services;
 #[cfg(not(feature = "standalone"))]
 use super::{agent, Conv};
 
+impl HostServices {
+    /// The services as the host configured them in the component's environment.
+    // The standalone world's services have no field but `no_audit`.
+    #[allow(clippy::needless_update)]
+    pub fn from_env() -> HostServices {
+        let no_audit = std::env::var(file_tools_contract::env::AUDIT).as_deref() == Ok("off");
+        HostServices {
+            no_audit,
+            ..HostServices::default()
+        }
+    }
+}
+
 /// The host's services, through the `file-tools` world's imports.
 #[cfg(not(feature = "standalone"))]
 #[derive(Debug, Default)]
 pub struct HostServices {
+    /// The host has no audit sink (`FILE_TOOLS_AUDIT=off`): events are not sent.
+    no_audit: bool,
     no_read_dir: AtomicBool,
     no_read_dir_stat: AtomicBool,
     no_read_file: AtomicBool,
@@ -45,7 +60,9 @@ fn offered<T>(off: &AtomicBool, ask: impl FnOnce() -> Option<T>) -> Option<T> {
 #[cfg(not(feature = "standalone"))]
 impl Services for HostServices {
     fn emit(&self, event: AuditEvent) {
-        agent::file_tools::audit::emit(&event.conv());
+        if !self.no_audit {
+            agent::file_tools::audit::emit(&event.conv());
+        }
     }
 
     fn approve(&self, request: &ApprovalRequest) -> bool {
@@ -113,12 +130,16 @@ impl Services for HostServices {
 #[cfg(feature = "standalone")]
 #[derive(Debug, Default)]
 pub struct HostServices {
-    _private: (),
+    /// `FILE_TOOLS_AUDIT=off`: no lines on stderr.
+    no_audit: bool,
 }
 
 #[cfg(feature = "standalone")]
 impl Services for HostServices {
     fn emit(&self, event: AuditEvent) {
+        if self.no_audit {
+            return;
+        }
         if let Ok(line) = serde_json::to_string(&event) {
             eprintln!("{line}");
         }
