@@ -58,6 +58,21 @@ function allowFileWrites(types) {
 }
 
 /**
+ * The component's core modules, compiled once per process: every later instance (another
+ * repository, another policy) starts without compiling again.
+ */
+const COMPILED = new Map();
+function compiledModule(path) {
+  if (!COMPILED.has(path)) {
+    const compiling = readFile(path).then((bytes) => WebAssembly.compile(bytes));
+    // A failed compilation is not kept: the next open tries again.
+    compiling.catch(() => COMPILED.delete(path));
+    COMPILED.set(path, compiling);
+  }
+  return COMPILED.get(path);
+}
+
+/**
  * Instantiates the component over one repository.
  *
  * `repo` becomes the component's only preopen, at `/`. preview2-shim has no read-only
@@ -78,7 +93,12 @@ export async function openFileTools({ repo, readOnly = false, policy = {}, onAud
   const shim = new WASIShim({
     sandbox: {
       preopens: { '/': realpathSync(repo) },
-      env: { FILE_TOOLS_POLICY: JSON.stringify(effective), FILE_TOOLS_DESCRIPTORS: descriptors },
+      env: {
+        FILE_TOOLS_POLICY: JSON.stringify(effective),
+        FILE_TOOLS_DESCRIPTORS: descriptors,
+        // Without a listener the component builds and sends no audit events at all.
+        ...(onAudit ? {} : { FILE_TOOLS_AUDIT: 'off' }),
+      },
     },
   });
   const wasi = shim.getImportObject();
@@ -114,10 +134,7 @@ export async function openFileTools({ repo, readOnly = false, policy = {}, onAud
     'agent:file-tools/progress': { report: () => {} },
     'agent:file-tools/types': {},
   };
-  const root = await instantiate(
-    async (name) => WebAssembly.compile(await readFile(join(generated, name))),
-    imports,
-  );
+  const root = await instantiate((name) => compiledModule(join(generated, name)), imports);
   const tools = root.tools;
   return {
     /** Runs `tool` with JSON-able `args` and returns its result object. */

@@ -14,11 +14,18 @@ Without `wasm_path`, the component installed beside this module is used (the
 agent-file-tools package ships it as `file_tools/file-tools.wasm`).
 `approve(request)` decides on changes the policy's `approval` rules mark; without it they
 are refused with APPROVAL_REQUIRED.
+
+Compiling the component takes seconds; the compiled form is kept in the user's cache
+directory (`FILE_TOOLS_CACHE_DIR`, `off` for none; else `$XDG_CACHE_HOME/file-tools` or
+`~/.cache/file-tools`), so later starts load it in milliseconds. Only an artifact that this
+user owns and nobody else can write, in such a directory, is ever loaded: it is native code.
 """
 
 import hashlib
+import importlib.metadata
 import json
 import os
+import platform
 import stat
 
 import wasmtime
@@ -84,12 +91,89 @@ def _bundled_component():
     return path
 
 
+def cache_dir():
+    """Where compiled components are kept: FILE_TOOLS_CACHE_DIR (`off` for nowhere), else
+    the user's cache directory, as the `file-tools` CLI does."""
+    configured = os.environ.get("FILE_TOOLS_CACHE_DIR")
+    if configured == "off":
+        return None
+    if configured:
+        return configured
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "file-tools")
+
+
+def _artifact_name(wasm_digest):
+    """One compiled artifact per component, wasmtime version and machine: wasmtime itself
+    refuses an artifact from another version or engine configuration."""
+    try:
+        version = importlib.metadata.version("wasmtime")
+    except importlib.metadata.PackageNotFoundError:
+        version = "unknown"
+    return f"file-tools-py-{wasm_digest.hex()[:32]}-wasmtime{version}-{platform.machine()}.cwasm"
+
+
+def _private(path, want_dir):
+    """True when `path` is this user's own and nobody else may write it (POSIX); a compiled
+    artifact is native code, so one that another user could have planted is never loaded."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return False
+    kind = stat.S_ISDIR if want_dir else stat.S_ISREG
+    if not kind(st.st_mode):
+        return False
+    if os.name != "posix":
+        return True
+    return st.st_uid == os.getuid() and not st.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
+
+
+def _load_component(engine, wasm_path):
+    """The compiled component: from the cache when an artifact of these very bytes is there,
+    otherwise compiled (seconds) and, where the cache can be written, kept for next time."""
+    with open(wasm_path, "rb") as f:
+        wasm = f.read()
+    directory = cache_dir()
+    artifact = os.path.join(directory, _artifact_name(hashlib.sha256(wasm).digest())) if directory else None
+    if artifact and _private(directory, True) and _private(artifact, False):
+        try:
+            return wc.Component.deserialize_file(engine, artifact)
+        except wasmtime.WasmtimeError:
+            pass  # another engine configuration, or a damaged file: compile again
+    component = wc.Component(engine, wasm)
+    if artifact:
+        try:
+            _write_artifact(directory, artifact, component.serialize())
+        except OSError:
+            pass  # a cache that cannot be written only costs start-up time
+    return component
+
+
+def _write_artifact(directory, artifact, data):
+    os.makedirs(directory, mode=0o700, exist_ok=True)
+    if not _private(directory, True):
+        return
+    # Written under a temporary name and renamed, so a reader never sees half a file.
+    tmp = f"{artifact}.tmp{os.getpid()}"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, artifact)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
 def _compiled(wasm_path):
     """One engine and one compiled component per file, shared by every instance."""
     key = os.path.realpath(wasm_path)
     if key not in _COMPILED:
         engine = wasmtime.Engine()
-        _COMPILED[key] = (engine, wc.Component.from_file(engine, key))
+        _COMPILED[key] = (engine, _load_component(engine, key))
     return _COMPILED[key]
 
 
@@ -141,7 +225,12 @@ class FileTools:
 
         wasi = wasmtime.WasiConfig()
         wasi.preopen_dir(self.repo, "/", fs_mutable=not read_only)
-        wasi.env = [("FILE_TOOLS_POLICY", json.dumps(policy))]
+        env = [("FILE_TOOLS_POLICY", json.dumps(policy))]
+        if on_audit is None:
+            # Nobody listens: the component then builds and sends no audit events, which
+            # are the dearest part of a call through this embedding.
+            env.append(("FILE_TOOLS_AUDIT", "off"))
+        wasi.env = env
         self.store = wasmtime.Store(self.engine)
         self.store.set_wasi(wasi)
         self.instance = linker.instantiate(self.store, self.component)

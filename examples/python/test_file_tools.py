@@ -115,3 +115,18 @@ def test_approval_callback_decides_on_marked_changes(repo):
     yes = FileTools(WASM, repo, policy=policy, approve=lambda r: True)
     yes.call("delete_file", {"path": "src/lib.rs", "expected_sha256": sha})
     assert not (repo / "src/lib.rs").exists()
+
+
+def test_audit_events_reach_a_listener_and_cost_nothing_without_one(repo, monkeypatch):
+    sent = []
+    real_emit = FileTools._emit
+    monkeypatch.setattr(FileTools, "_emit", lambda self, store, event: sent.append(event) or real_emit(self, store, event))
+
+    quiet = FileTools(WASM, repo)
+    assert quiet.call("read_file", {"path": "src/lib.rs"})["path"] == "src/lib.rs"
+    assert sent == [], "the component sent audit events to a host without a listener"
+
+    heard = []
+    loud = FileTools(WASM, repo, on_audit=heard.append)
+    loud.call("read_file", {"path": "src/lib.rs"})
+    assert len(sent) == 1 and [e["tool"] for e in heard] == ["read_file"]
