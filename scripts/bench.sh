@@ -9,16 +9,20 @@ FILE_TOOLS_SETUP_RUST_ONLY=1 bash scripts/setup.sh
 corpus="${1:-$PWD/target/bench-corpus}"
 mkdir -p "$corpus"
 corpus="$(cd "$corpus" && pwd)"
+# FILE_TOOLS_BENCH names the sections (default: all); only search, walk and changes need
+# the Linux tree.
+sections=",${FILE_TOOLS_BENCH:-search,walk,ops,overhead,changes,hosts},"
+linux_wanted() { [[ $sections =~ ,(search|walk|changes), ]]; }
 need=()
 command -v rg >/dev/null 2>&1 || need+=(ripgrep)
-[ -f /usr/src/linux-source-6.1.tar.xz ] || need+=(linux-source-6.1)
+if linux_wanted && [ ! -f /usr/src/linux-source-6.1.tar.xz ]; then need+=(linux-source-6.1); fi
 if [ "${#need[@]}" -gt 0 ]; then
     sudo_cmd=""
     [ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"
     $sudo_cmd apt-get update -q
     DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -q "${need[@]}"
 fi
-if [ ! -f "$corpus/linux/.extracted" ]; then
+if linux_wanted && [ ! -f "$corpus/linux/.extracted" ]; then
     echo "extracting the Linux source tree into $corpus/linux"
     rm -rf "$corpus/linux" "$corpus/linux-source-6.1"
     tar -xf /usr/src/linux-source-6.1.tar.xz -C "$corpus"
@@ -45,3 +49,13 @@ make("10m.txt", 10 * 1024 * 1024)
 open(os.path.join(d, "patch.txt"), "w").write("".join(f"patch line {i:05d}\n" for i in range(10000)))
 PY
 cargo run --release -p file-tools-host --example bench -- "$corpus"
+if [[ $sections == *,hosts,* ]]; then
+    # The Python and Node hosts over the same generated files (scripts/setup.sh installed
+    # their packages; the component is written from the release build).
+    bash scripts/setup.sh >/dev/null
+    cargo build --release -p file-tools-cli --bin file-tools
+    target/release/file-tools component target/file-tools.wasm >/dev/null
+    target/venv/bin/python examples/python/bench_host.py target/file-tools.wasm "$corpus/files"
+    (cd examples/node && FILE_TOOLS_WASM="$PWD/../../target/file-tools.wasm" npm run -s transpile &&
+        node bench-host.mjs "$corpus/files")
+fi
