@@ -11,7 +11,7 @@
 /// Every `error-code` of the WIT, in WIT order, as JSON spells it (SCREAMING_SNAKE_CASE).
 /// Position `i` is the code whose WIT case is the `i`th: both sides' enums follow the WIT
 /// order, so `code as usize` indexes this table.
-pub const ERROR_CODES: [&str; 20] = [
+pub const ERROR_CODES: [&str; 21] = [
     "PATH_REJECTED",
     "NOT_FOUND",
     "ALREADY_EXISTS",
@@ -32,6 +32,7 @@ pub const ERROR_CODES: [&str; 20] = [
     "IO_ERROR",
     "INTERNAL",
     "CANCELLED",
+    "UNSUPPORTED_MEDIA",
 ];
 
 /// The JSON name of the error code at WIT position `index`; `INTERNAL` for a position past

@@ -759,5 +759,8 @@ pub struct RevertArgs {
     pub dry_run: Option<bool>,
 }
 
+mod media;
+pub use media::{ReadMediaArgs, ReadMediaResult};
+
 #[cfg(test)]
 mod contract_tests;

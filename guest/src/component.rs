@@ -198,6 +198,10 @@ impl wx::Guest for Component {
         typed("read_many", args, crate::tools::read::read_many)
     }
 
+    fn read_media(args: wx::ReadMediaArgs) -> Result<wx::ReadMediaResult, wt::ToolError> {
+        typed("read_media", args, crate::tools::media::read_media)
+    }
+
     fn search_text(args: wx::SearchTextArgs) -> Result<wx::SearchTextResult, wt::ToolError> {
         typed("search_text", args, crate::tools::search::search_text)
     }
@@ -325,6 +329,7 @@ args!(wx::ChangesSinceArgs => ChangesSinceArgs {
 });
 args!(wx::ReadFileArgs => ReadFileArgs { path, start_line, max_lines, max_bytes, line_numbers });
 args!(wx::ReadManyArgs => ReadManyArgs { paths, max_lines, max_bytes, line_numbers });
+args!(wx::ReadMediaArgs => ReadMediaArgs { path });
 args!(wx::Shard => Shard { index, count });
 args!(wx::SearchTextArgs => SearchTextArgs {
     query, regex, case_insensitive, path, include, exclude, context_lines, max_matches, output,
@@ -437,6 +442,9 @@ record!(api::ReadFileResult => wx::ReadFileResult {
     valid_utf8, kind, summary,
 });
 record!(api::ReadManyResult => wx::ReadManyResult { files, summary });
+record!(api::ReadMediaResult => wx::ReadMediaResult {
+    path, mime_type, size, sha256, data_base64, summary,
+});
 record!(api::SearchMatch => wx::SearchMatch {
     path, line, column, text, cut_before, cut_after, match_start, match_len, before, after,
 });
@@ -552,6 +560,7 @@ impl Conv<wt::ErrorCode> for ErrorCode {
             ErrorCode::IoError => W::IoError,
             ErrorCode::Internal => W::Internal,
             ErrorCode::Cancelled => W::Cancelled,
+            ErrorCode::UnsupportedMedia => W::UnsupportedMedia,
         }
     }
 }

@@ -33,11 +33,12 @@ pub enum ErrorCode {
     // Made by hosts only (a cancelled call); listed so that the codes stay one list. (A
     // `///` doc here would turn the enum's schema into a `oneOf` of documented constants.)
     Cancelled,
+    UnsupportedMedia,
 }
 
 impl ErrorCode {
     /// Every code, in WIT order.
-    pub const ALL: [ErrorCode; 20] = [
+    pub const ALL: [ErrorCode; 21] = [
         ErrorCode::PathRejected,
         ErrorCode::NotFound,
         ErrorCode::AlreadyExists,
@@ -58,6 +59,7 @@ impl ErrorCode {
         ErrorCode::IoError,
         ErrorCode::Internal,
         ErrorCode::Cancelled,
+        ErrorCode::UnsupportedMedia,
     ];
 
     /// The SCREAMING_SNAKE_CASE name used in JSON (the contract's table: the variants

@@ -41,6 +41,9 @@ pub struct Limits {
     pub max_whole_read_bytes: u64,
     /// Most files in one `read_many`.
     pub max_read_many: u32,
+    /// Largest image or PDF `read_media` returns (its base64 is a third larger); a larger
+    /// one is refused whole.
+    pub max_media_bytes: u64,
     /// Most entries one `list_dir` returns.
     pub max_list_entries: u32,
     /// Most paths one `find_files` returns.
@@ -73,6 +76,7 @@ impl Default for Limits {
             max_read_lines: 2000,
             max_whole_read_bytes: 8 * 1024 * 1024,
             max_read_many: 20,
+            max_media_bytes: 5 * 1024 * 1024,
             max_list_entries: 2000,
             max_find_results: 2000,
             max_search_matches: 500,

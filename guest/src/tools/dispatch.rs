@@ -11,11 +11,11 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::{json, Value};
 
-use super::{changes, edit, list, mutate, patch, read, search, workspace};
+use super::{changes, edit, list, media, mutate, patch, read, search, workspace};
 use crate::api::{
     AppendFileArgs, ApplyPatchArgs, ChangesSinceArgs, DeleteFileArgs, DiffWorkspaceArgs,
     EditFileArgs, FileInfoArgs, FindFilesArgs, ListDirArgs, MoveFileArgs, ReadFileArgs,
-    ReadManyArgs, RevertArgs, SearchTextArgs, WriteFileArgs,
+    ReadManyArgs, ReadMediaArgs, RevertArgs, SearchTextArgs, WriteFileArgs,
 };
 use crate::audit::{AuditEvent, CallLog};
 use crate::error::{ErrorCode, ToolError, ToolResult};
@@ -161,11 +161,21 @@ pub static TOOLS: &[ToolSpec] = &[
          expected_sha256 when you change the file), line-ending style and whether the output was \
          truncated (then continue from the start_line the summary gives). Errors: NOT_FOUND, \
          POLICY_DENIED (secrets such as .env and keys are never readable; .git is off limits), \
-         UNSUPPORTED_BINARY, FILE_TOO_LARGE (read it by range instead), PATH_REJECTED."),
+         UNSUPPORTED_BINARY (an image or a PDF: use read_media), FILE_TOO_LARGE (read it by \
+         range instead), PATH_REJECTED."),
     tool!("read_many", "Read several files", ReadManyArgs, read::read_many, mutates: false, destructive: false, idempotent: true,
         "Read several text files in one call. Each file gets its own result or its own error \
          (same codes as read_file), so one missing file does not fail the rest. Errors for the \
          whole call: INVALID_INPUT (no paths), LIMIT_EXCEEDED (too many paths; split the call)."),
+    tool!("read_media", "Read an image or PDF", ReadMediaArgs, media::read_media, mutates: false, destructive: false, idempotent: true,
+        "Read an image (PNG, JPEG, GIF, WebP) or a PDF whole, to look at it: returns its MIME \
+         type, size, sha256 and the file as base64 (data_base64). The type comes from the file's \
+         content, not its name: a PNG named .dat is read as image/png, text named .png is \
+         refused. SVG is text: read it with read_file. A PDF comes back as the file itself; its \
+         text is not extracted. Secrets, blocked paths and files holding keys are refused as \
+         read_file refuses them. Errors: NOT_FOUND, POLICY_DENIED, FILE_TOO_LARGE (over the \
+         policy's max_media_bytes, 5 MiB by default; nothing is returned), UNSUPPORTED_MEDIA \
+         (not one of these types), NOT_A_FILE, PATH_REJECTED."),
     tool!("search_text", "Search file contents", SearchTextArgs, search::search_text, mutates: false, destructive: false, idempotent: true,
         "Search file contents for a literal string (default) or a regular expression \
          (regex: true), honouring .gitignore. Returns matching lines with path, line number, \
@@ -493,6 +503,7 @@ mod tests {
                 "find_files",
                 "read_file",
                 "read_many",
+                "read_media",
                 "search_text",
                 "file_info",
                 "changes_since",

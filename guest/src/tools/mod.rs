@@ -12,6 +12,7 @@ mod dispatch;
 pub(crate) mod edit;
 pub(crate) mod journal;
 pub mod list;
+pub mod media;
 pub(crate) mod mutate;
 pub mod patch;
 pub(crate) mod progress;

@@ -139,7 +139,7 @@ pub fn read_many(s: &Session, log: &mut CallLog, a: &ReadManyArgs) -> ToolResult
 fn binary_error(shown: &str) -> ToolError {
     ToolError::new(
         ErrorCode::UnsupportedBinary,
-        format!("'{shown}' holds binary data; file-tools only reads text (use file_info for its size and sha256)"),
+        format!("'{shown}' holds binary data; read_file only reads text (read an image or a PDF with read_media; file_info gives any file's size and sha256)"),
     )
     .with_path(shown)
 }

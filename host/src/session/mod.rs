@@ -557,6 +557,8 @@ impl Session {
         read_file / call_read_file(t::ReadFileArgs) -> t::ReadFileResult;
         /// Reads several files.
         read_many / call_read_many(t::ReadManyArgs) -> t::ReadManyResult;
+        /// Reads an image or a PDF whole, as base64.
+        read_media / call_read_media(t::ReadMediaArgs) -> t::ReadMediaResult;
         /// Searches file contents.
         search_text / call_search_text(t::SearchTextArgs) -> t::SearchTextResult;
         /// Creates or replaces a file.
