@@ -145,6 +145,11 @@ pub fn result(tool: &str, r: &Value) -> Text {
             }
             Text { out, note: None }
         }
+        // The file as base64 alone, for `base64 -d`; what it is goes to stderr.
+        "read_media" => Text {
+            out: line_end(s(&r["data_base64"]).to_string()),
+            note: summary(),
+        },
         "list_dir" => Text {
             out: list(&r["entries"])
                 .iter()
@@ -269,6 +274,20 @@ fn search(r: &Value) -> String {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn media_prints_its_base64_alone_and_says_what_it_is_on_stderr() {
+        let r = json!({
+            "path": "a.png", "mime_type": "image/png", "size": 3, "sha256": "00",
+            "data_base64": "AAEC", "summary": "a.png: PNG image (image/png), 3 bytes"
+        });
+        let t = result("read_media", &r);
+        assert_eq!(t.out, "AAEC\n");
+        assert_eq!(
+            t.note.as_deref(),
+            Some("a.png: PNG image (image/png), 3 bytes")
+        );
+    }
 
     #[test]
     fn search_hits_print_like_grep_with_context_groups() {

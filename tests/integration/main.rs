@@ -19,6 +19,7 @@ mod hygiene;
 mod limits;
 mod list;
 mod long_calls;
+mod media;
 mod metrics;
 mod mutate;
 mod paths;

@@ -279,7 +279,9 @@ fn no_probe_tells_hidden_from_missing() {
         );
         let answer = |s: &mut file_tools_host::Session, tool: &str, path: &str| {
             let args = match tool {
-                "list_dir" | "read_file" | "file_info" | "delete_file" => json!({ "path": path }),
+                "list_dir" | "read_file" | "read_media" | "file_info" | "delete_file" => {
+                    json!({ "path": path })
+                }
                 "search_text" => json!({ "query": "x", "path": path }),
                 "read_many" => json!({ "paths": [path] }),
                 "write_file" | "append_file" => json!({ "path": path, "content": "x" }),
@@ -298,6 +300,7 @@ fn no_probe_tells_hidden_from_missing() {
         let missing = "private/never/here.txt";
         for tool in [
             "read_file",
+            "read_media",
             "file_info",
             "list_dir",
             "search_text",

@@ -8,7 +8,7 @@ import pytest
 from mcp.shared.exceptions import MCPError
 from mcp.types import INVALID_PARAMS
 
-from mcp_harness import run, structured
+from mcp_harness import ROOT, run, structured
 
 # One successful and one failing call of every tool (the failing one names a missing file
 # or passes bad arguments the component itself refuses).
@@ -17,6 +17,8 @@ CALLS = {
     "find_files": ({"patterns": ["*.rs"]}, {"patterns": ["["]}),
     "read_file": ({"path": "src/lib.rs"}, {"path": "missing.rs"}),
     "read_many": ({"paths": ["src/lib.rs", "missing.rs"]}, {"paths": ["/etc/passwd"] * 50}),
+    # (The test writes the image: the demo repository has none.)
+    "read_media": ({"path": "logo.png"}, {"path": "src/lib.rs"}),
     "search_text": ({"query": "fn "}, {"query": "(", "regex": True}),
     "file_info": ({"path": "src"}, {"path": "../x"}),
     "write_file": ({"path": "new.txt", "content": "x\n"}, {"path": "../x", "content": "x"}),
@@ -74,13 +76,16 @@ def test_every_result_and_every_error_validates_against_the_output_schema(repo, 
             out.append((name, bad, await s.call_tool(name, bad)))
         return schemas, out
 
+    (repo / "logo.png").write_bytes((ROOT / "tests/fixtures/media/pixels.png").read_bytes())
     schemas, out = run(repo, body, "--policy", str(moves_allowed))
     for name, args, result in out:
         content = structured(result)
         jsonschema.validate(content, schemas[name])
-        # The text content carries the same JSON (for clients that ignore structure).
+        # The text content carries the same JSON (for clients that ignore structure); a
+        # media result's leaves out the base64, which its image or resource block carries.
         if not result.is_error:
-            assert json.loads(result.content[-1].text) == content
+            shown = {k: v for k, v in content.items() if not (name == "read_media" and k == "data_base64")}
+            assert json.loads(result.content[-1].text) == shown
     outcomes = {(name, r.is_error) for name, _, r in out}
     # Each tool was seen both succeeding and failing: the schema admits both shapes.
     assert outcomes == {(n, e) for n in CALLS for e in (False, True)}, sorted(outcomes)

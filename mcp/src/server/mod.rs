@@ -168,7 +168,7 @@ impl McpServer {
             }
         };
         Ok(match outcome {
-            Ok(result) => ok_result(result),
+            Ok(result) => ok_result(name, result),
             Err(mut e) => {
                 if e.code == ErrorCode::ApprovalRequired && options.approver.is_none() {
                     e.message.push_str(

@@ -6,9 +6,10 @@
 //! structured content is `{"error": {code, message, ...}}`: the component's output schema
 //! of every tool admits exactly that beside the tool's own result.
 
-use rmcp::model::{CallToolResult, ContentBlock, Tool};
+use rmcp::model::{CallToolResult, ContentBlock, ResourceContents, Tool};
 use serde_json::{json, Value};
 
+use super::resources::uri_of;
 use file_tools_host::error::HostError;
 
 /// The tools `describe` lists, as MCP tools.
@@ -40,17 +41,47 @@ pub(crate) fn from_describe(described: Value) -> Result<Vec<Tool>, HostError> {
         .map_err(|e| HostError::Policy(format!("unusable tool description: {e}")))
 }
 
-/// A successful call: the summary for the model first, the whole JSON after it, and the
-/// JSON as structured content.
-pub(crate) fn ok_result(result: Value) -> CallToolResult {
+/// A successful call of `tool`: the summary for the model first, the whole JSON after it,
+/// and the JSON as structured content.
+///
+/// `read_media` puts the file itself between them, so that a client shows it: an image as
+/// image content (`type: image`, its base64 `data` and `mimeType`), a PDF as an embedded
+/// resource (`blob` and `mimeType`, at the file's `file:///` URI). Its JSON text then leaves
+/// out `data_base64`, which that block carries: the model is not handed the base64 as text.
+pub(crate) fn ok_result(tool: &str, result: Value) -> CallToolResult {
     let mut content = Vec::new();
     if let Some(s) = result.get("summary").and_then(Value::as_str) {
         content.push(ContentBlock::text(s.to_owned()));
     }
-    content.push(ContentBlock::text(result.to_string()));
+    match media_block(tool, &result) {
+        Some(block) => {
+            content.push(block);
+            let mut shown = result.as_object().cloned().unwrap_or_default();
+            shown.remove(MEDIA_DATA);
+            content.push(ContentBlock::text(Value::Object(shown).to_string()));
+        }
+        None => content.push(ContentBlock::text(result.to_string())),
+    }
     let mut r = CallToolResult::success(content);
     r.structured_content = Some(result);
     r
+}
+
+/// The field of a `read_media` result that holds the file.
+const MEDIA_DATA: &str = "data_base64";
+
+/// The file a `read_media` result holds, as MCP content; `None` for any other result.
+fn media_block(tool: &str, result: &Value) -> Option<ContentBlock> {
+    if tool != "read_media" {
+        return None;
+    }
+    let field = |name: &str| result.get(name).and_then(Value::as_str);
+    let (data, mime, path) = (field(MEDIA_DATA)?, field("mime_type")?, field("path")?);
+    Some(if mime.starts_with("image/") {
+        ContentBlock::image(data, mime)
+    } else {
+        ContentBlock::resource(ResourceContents::blob(data, uri_of(path)).with_mime_type(mime))
+    })
 }
 
 /// A failed call: `CODE: message` as text, `{"error": error}` as structured content.
@@ -64,4 +95,51 @@ pub(crate) fn error_result(error: Value) -> CallToolResult {
     let mut r = CallToolResult::error(vec![ContentBlock::text(text)]);
     r.structured_content = Some(json!({ "error": error }));
     r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn media(mime: &str) -> Value {
+        json!({
+            "path": "docs/a b.pdf", "mime_type": mime, "size": 3, "sha256": "00",
+            "data_base64": "AAEC", "summary": "docs/a b.pdf: 3 bytes",
+        })
+    }
+
+    #[test]
+    fn an_image_is_image_content_and_a_pdf_an_embedded_resource() {
+        let r = serde_json::to_value(ok_result("read_media", media("image/png"))).unwrap();
+        let c = &r["content"];
+        assert_eq!(c[0]["text"], "docs/a b.pdf: 3 bytes");
+        assert_eq!(
+            c[1],
+            json!({"type": "image", "data": "AAEC", "mimeType": "image/png"})
+        );
+        let text: Value = serde_json::from_str(c[2]["text"].as_str().unwrap()).unwrap();
+        assert_eq!(text.get(MEDIA_DATA), None);
+        assert_eq!(text["sha256"], "00");
+        assert_eq!(r["structuredContent"], media("image/png"));
+
+        let r = serde_json::to_value(ok_result("read_media", media("application/pdf"))).unwrap();
+        assert_eq!(
+            r["content"][1],
+            json!({"type": "resource", "resource": {
+                "uri": "file:///docs/a%20b.pdf", "mimeType": "application/pdf", "blob": "AAEC",
+            }})
+        );
+    }
+
+    /// Other tools' results, even one shaped like a media result, stay JSON text.
+    #[test]
+    fn other_results_carry_their_whole_json_as_text() {
+        let r = serde_json::to_value(ok_result("file_info", media("image/png"))).unwrap();
+        let c = r["content"].as_array().unwrap();
+        assert_eq!(c.len(), 2);
+        assert_eq!(
+            serde_json::from_str::<Value>(c[1]["text"].as_str().unwrap()).unwrap(),
+            media("image/png")
+        );
+    }
 }
