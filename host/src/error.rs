@@ -101,5 +101,6 @@ mod tests {
         assert_eq!(code_name(ErrorCode::PathRejected), "PATH_REJECTED");
         assert_eq!(code_name(ErrorCode::InvalidInput), "INVALID_INPUT");
         assert_eq!(code_name(ErrorCode::Cancelled), "CANCELLED");
+        assert_eq!(code_name(ErrorCode::UnsupportedMedia), "UNSUPPORTED_MEDIA");
     }
 }
