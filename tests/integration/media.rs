@@ -90,6 +90,7 @@ fn the_content_decides_the_type_and_a_name_that_lies_is_refused() {
         e.message
     );
     let err = e.to_json();
+    assert_eq!(err["code"], "UNSUPPORTED_MEDIA");
     assert_eq!(err["details"]["named_as"], "image/png");
     assert_eq!(err["details"]["found"], "text");
     let e = call(&mut s, "read_media", json!({ "path": "logo.svg" })).unwrap_err();
