@@ -12,6 +12,7 @@ it with `file-tools component --wassette`); WASSETTE_RUN the command that runs W
 """
 
 import asyncio
+import base64
 import hashlib
 import json
 import os
@@ -233,8 +234,10 @@ def wit_docs():
 
 def test_wassette_lists_described_tools_and_runs_them_inside_the_grant(tmp_path, loaded):
     components, answer = loaded
-    assert len(answer["tools"]) == 17, answer
+    assert len(answer["tools"]) == 18, answer
     repo = make_repo(tmp_path)
+    png = (ROOT / "tests" / "fixtures" / "media" / "pixels.png").read_bytes()
+    (repo / "logo.png").write_bytes(png)
     wassette = Wassette(tmp_path, components)
     wassette.grant_storage(repo)
     docs = wit_docs()
@@ -300,6 +303,8 @@ def test_wassette_lists_described_tools_and_runs_them_inside_the_grant(tmp_path,
         assert "Says hello" in many[0]["outcome"]["ok"]["content"]
         assert many[1]["outcome"]["err"]["code"] == "policy-denied"
         assert ok(await t.call("file-info", path="README.md"))["sha256"] == sha256(repo / "README.md")
+        pic = ok(await t.call("read-media", {"path": "logo.png"}))
+        assert pic["mime-type"] == "image/png" and base64.b64decode(pic["data-base64"]) == png
         assert len(json.loads(ok(await t.call("describe")))) >= 13
         notes = repo / "notes" / "new.txt"
         ok(await t.call("write-file", {"path": "notes/new.txt", "content": "one\n", "mode": "create"}))
