@@ -49,7 +49,7 @@ fn every_type_reads_back_byte_for_byte_and_is_audited() {
         assert!(v["summary"].as_str().unwrap().contains(mime), "{v}");
         let ev = &fx.events()[i];
         assert_eq!((ev.tool.as_str(), ev.ok), ("read_media", true));
-        assert_eq!(ev.paths_read, [path.clone()]);
+        assert_eq!(ev.paths_read, std::slice::from_ref(&path));
         assert_eq!(ev.bytes_read, bytes.len() as u64);
     }
     // The typed export gives the same.
