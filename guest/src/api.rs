@@ -253,8 +253,9 @@ pub enum LineEnding {
 pub struct ReadFileResult {
     /// The file's logical path.
     pub path: String,
-    /// The requested lines, decoded as UTF-8 (invalid bytes replaced when `valid_utf8` is false),
-    /// BOM removed, line endings as in the file.
+    /// The requested lines as text, decoded from the file's `encoding` (bytes not valid
+    /// in it replaced when `valid_utf8` is false), BOM removed, line endings as in the
+    /// file.
     pub content: String,
     /// First line returned (from 1).
     pub start_line: u32,
@@ -270,9 +271,14 @@ pub struct ReadFileResult {
     pub truncated: bool,
     /// How the file's lines end: `lf`, `crlf`, `mixed`, or `none` (no line break at all).
     pub line_ending: LineEnding,
-    /// True when the file starts with a UTF-8 byte-order mark.
+    /// True when the file starts with a byte-order mark (of UTF-8, UTF-16 or UTF-32).
     pub bom: bool,
-    /// True when the returned bytes are valid UTF-8.
+    /// The file's text encoding, lowercase: `utf-8`, `utf-16le`, `utf-16be`, `utf-32le`,
+    /// `utf-32be`, `iso-8859-1`, `windows-1252`, or another the repository declares.
+    /// Changes write the file back in it.
+    pub encoding: String,
+    /// True when the content decoded cleanly: false when bytes not valid in the
+    /// encoding were replaced by U+FFFD (such a file cannot be changed as text).
     pub valid_utf8: bool,
     /// The file's classification (`source`, `config`, `doc`, `text`, ...).
     pub kind: Kind,
