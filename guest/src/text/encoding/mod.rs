@@ -13,6 +13,7 @@
 //! point `n`, where the standard's tables would read it as windows-1252.
 
 pub(crate) mod detect;
+pub(crate) mod reach;
 pub(crate) mod stream;
 
 /// One text encoding.
