@@ -392,7 +392,8 @@ pub struct SearchMatch {
     pub path: String,
     /// Line number, from 1.
     pub line: u32,
-    /// Byte column of the first match in the whole line, from 1.
+    /// Byte column of the first match in the whole line, from 1 (in its UTF-8 text, for a
+    /// file decoded from another encoding).
     pub column: u32,
     /// The line, without its line ending. A line over 500 bytes is shown as a window around the
     /// match (the match kept, its first 1000 bytes when longer, with context on both sides), marked
@@ -550,11 +551,12 @@ pub enum WriteMode {
 pub struct WriteFileArgs {
     /// File to write, relative to the repository root; missing parent directories are created.
     pub path: String,
-    /// The whole new content. In a CRLF file, LF line breaks are written as CRLF. A new file takes
-    /// the line endings, final newline and BOM that the repository's `.gitattributes`
-    /// (`eol=crlf`/`eol=lf`; `-text`/`binary`: written as given) and `.editorconfig`
-    /// (`end_of_line`, `insert_final_newline`, `charset` utf-8 or utf-8-bom) declare for its path;
-    /// each change made is said in `warnings`.
+    /// The whole new content. An existing file keeps its encoding and BOM, and in a CRLF file
+    /// LF line breaks are written as CRLF. A new file takes the line endings, final newline,
+    /// encoding and BOM that the repository's `.gitattributes` (`eol=crlf`/`eol=lf`,
+    /// `working-tree-encoding`; `-text`/`binary`: written as given) and `.editorconfig`
+    /// (`end_of_line`, `insert_final_newline`, `charset`) declare for its path; each change
+    /// made is said in `warnings`.
     pub content: String,
     /// How an existing file is treated: `create`, `replace` or `create_or_replace` (the default).
     pub mode: Option<WriteMode>,

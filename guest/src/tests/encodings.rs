@@ -209,3 +209,37 @@ fn an_unencodable_change_writes_nothing_and_says_why() {
         QUOTES
     );
 }
+
+#[test]
+fn search_reads_a_declared_encoding_that_detection_leaves_open() {
+    let dir = tempfile::tempdir().unwrap();
+    // Mostly letters above 0x7F: no guess without the declaration.
+    std::fs::write(dir.path().join("u.txt"), b"\xC4\xD6\xDC\xE4\xF6\xFC\xDF\n").unwrap();
+    let s = Session::new(
+        Fs::open(dir.path()).unwrap(),
+        Policy::from_json("").unwrap(),
+    );
+    let found = |s: &Session, q: &str| {
+        call(s, "search_text", json!({ "query": q })).unwrap()["total_matches"].clone()
+    };
+    assert_eq!(found(&s, "äöü"), 0);
+    std::fs::write(
+        dir.path().join(".editorconfig"),
+        b"[*.txt]\ncharset = latin1\n",
+    )
+    .unwrap();
+    assert_eq!(found(&s, "äöü"), 1);
+    // Declared UTF-16 without a mark, which detection cannot tell from binary data.
+    let ja: Vec<u8> = "日本語\n"
+        .encode_utf16()
+        .flat_map(u16::to_le_bytes)
+        .collect();
+    std::fs::write(dir.path().join("ja.txt"), &ja).unwrap();
+    assert_eq!(found(&s, "本"), 0);
+    std::fs::write(
+        dir.path().join(".gitattributes"),
+        b"ja.txt working-tree-encoding=UTF-16LE\n",
+    )
+    .unwrap();
+    assert_eq!(found(&s, "本"), 1);
+}

@@ -138,7 +138,7 @@ fn wide_chars(encoding: Encoding, bytes: &[u8], cut: bool) -> Option<Vec<char>> 
     } else {
         4
     };
-    if !cut && bytes.len() % width != 0 {
+    if !cut && !bytes.len().is_multiple_of(width) {
         return None;
     }
     let mut u = units(encoding, bytes);

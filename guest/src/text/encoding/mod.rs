@@ -266,7 +266,7 @@ fn decode_utf16(bytes: &[u8], big: bool) -> Result<String, usize> {
             Err(_) => return Err(at),
         }
     }
-    if bytes.len() % 2 != 0 {
+    if !bytes.len().is_multiple_of(2) {
         return Err(bytes.len() - 1);
     }
     Ok(out)
@@ -283,7 +283,7 @@ fn decode_utf32(bytes: &[u8], big: bool) -> Result<String, usize> {
         };
         out.push(char::from_u32(n).ok_or(4 * i)?);
     }
-    if bytes.len() % 4 != 0 {
+    if !bytes.len().is_multiple_of(4) {
         return Err(bytes.len() - bytes.len() % 4);
     }
     Ok(out)

@@ -1,16 +1,21 @@
-//! Files search reads as text in another encoding than UTF-8, judged by content alone
-//! (search reads no `.editorconfig` or `.gitattributes`).
+//! Files search reads as text in another encoding than UTF-8.
 //!
 //! An ordinary file costs what it always did: its first bytes are looked at for a mark and
 //! a NUL (which the binary check needed anyway), and nothing else. UTF-16 and UTF-32 text
-//! is decoded whole. windows-1252 text is decoded only when it matters: when the query
-//! could match one of its characters above 0x7F (`text::encoding::reach`), or when a line
-//! to show is not UTF-8; for any other query its bytes match on the same lines as its
-//! text, since its ASCII characters are their own bytes and its others never form UTF-8.
+//! is decoded whole. Text that is not UTF-8 in an ASCII-compatible encoding (windows-1252
+//! as detection finds it, or what the repository declares) is decoded only when it
+//! matters: when the query could match a character beyond ASCII
+//! (`text::encoding::reach`), or when a line to show is not UTF-8; for any other query its
+//! bytes match on the same lines as its text, since its ASCII characters are their own
+//! bytes. The repository's declarations (`.editorconfig`, `.gitattributes`) are read only
+//! for content that detection leaves open, as the other tools read them.
 
+use crate::audit::CallLog;
+use crate::rules::path::LogicalPath;
 use crate::text::encoding::detect::{self, WINDOW};
 use crate::text::encoding::stream::decode_lossy;
 use crate::text::encoding::WINDOWS_1252;
+use crate::tools::session::Session;
 
 /// Content that is binary data.
 #[derive(Debug)]
@@ -24,19 +29,34 @@ pub fn wide_text(buf: &[u8]) -> Result<Option<String>, Binary> {
     if !marked && memchr::memchr(0, window).is_none() {
         return Ok(None);
     }
+    if crate::rules::classify::looks_binary(buf) {
+        return Err(Binary);
+    }
     match detect::wide(buf, false) {
         Some((encoding, bom)) => Ok(Some(decode_lossy(encoding, &buf[bom..]).0)),
-        None => Err(Binary),
+        None => Ok(None),
     }
 }
 
-/// The text of content that is not UTF-8 and surely windows-1252.
-pub fn western_text(buf: &[u8]) -> Option<String> {
-    if crate::text::bytes::is_ascii(buf)
-        || std::str::from_utf8(buf).is_ok()
-        || !detect::western(buf)
-    {
+/// The text of content that is not UTF-8: windows-1252 when it surely is, else in the
+/// encoding the repository declares for `path`.
+pub fn legacy_text(s: &Session, path: &LogicalPath, buf: &[u8]) -> Option<String> {
+    if crate::text::bytes::is_ascii(buf) || std::str::from_utf8(buf).is_ok() {
         return None;
     }
-    Some(decode_lossy(WINDOWS_1252, buf).0)
+    if detect::western(buf) {
+        return Some(decode_lossy(WINDOWS_1252, buf).0);
+    }
+    declared_text(s, path, buf)
+}
+
+/// The text of content that detection leaves open, in the encoding the repository
+/// declares for `path` (as `text_file::form_of` takes it).
+pub fn declared_text(s: &Session, path: &LogicalPath, buf: &[u8]) -> Option<String> {
+    // The configuration's reads are not listed, as the walk's own reads are not.
+    let mut log = CallLog::default();
+    let mut declare = || crate::tools::conventions::declared_encoding(s, &mut log, path);
+    let form = crate::tools::text_file::form_of(path.as_str(), buf, true, &mut declare).ok()?;
+    form.declared
+        .map(|_| decode_lossy(form.encoding, &buf[form.bom..]).0)
 }

@@ -7,9 +7,9 @@
 //! results are the same as a line-by-line search.
 //!
 //! Ordinary files are searched as their bytes. Text in another encoding is searched in its
-//! decoded text (`encoded`): UTF-16 and UTF-32, and windows-1252 when the query could
-//! tell its text from its bytes or when a line to show is not UTF-8. Lines and columns of
-//! such a file count in its text as decoded (UTF-8).
+//! decoded text (`encoded`): UTF-16 and UTF-32, and windows-1252 or a declared encoding
+//! when the query could tell its text from its bytes or when a line to show is not UTF-8.
+//! Lines and columns of such a file count in its text as decoded (UTF-8).
 
 use crate::tools::progress::Meter;
 use regex::bytes::{Regex, RegexBuilder};
@@ -80,7 +80,7 @@ pub fn compile(a: &SearchTextArgs, policy: &Policy) -> ToolResult<Matcher> {
         re,
         literal,
         required,
-        western: crate::text::encoding::reach::reaches_western(
+        beyond_ascii: crate::text::encoding::reach::reaches_beyond_ascii(
             &pattern,
             case_insensitive,
             limits.max_regex_nesting,
@@ -132,9 +132,9 @@ pub struct Matcher {
     literal: Option<Literal>,
     /// For a regex, literals every match contains.
     required: Vec<Literal>,
-    /// Matches may hold (or look at) a character windows-1252 writes above 0x7F: such a
-    /// file's bytes are not enough to search (see `text::encoding::reach`).
-    western: bool,
+    /// Matches may hold (or look at) a character beyond ASCII: a legacy file's bytes are
+    /// not enough to search (see `text::encoding::reach`).
+    beyond_ascii: bool,
 }
 
 impl Matcher {
@@ -525,22 +525,26 @@ impl State<'_> {
             Ok(_) => {}
             Err(_) => return self.skips.add("unreadable"),
         }
-        // UTF-16 and UTF-32 text is searched decoded; other NUL bytes are binary.
+        // UTF-16 and UTF-32 text is searched decoded; other NUL bytes are binary, unless
+        // the repository declares an encoding that reads them as text.
         let wide = match encoded::wide_text(&self.buf) {
             Ok(text) => text,
-            Err(encoded::Binary) => return self.skips.add("binary"),
+            Err(encoded::Binary) => match encoded::declared_text(self.s, real_path, &self.buf) {
+                Some(text) => Some(text),
+                None => return self.skips.add("binary"),
+            },
         };
         self.searched += 1;
         self.bytes += self.buf.len() as u64;
         let (text, checked) = match wide {
             Some(text) => (Some(text), false),
-            // A query that could tell windows-1252 text from its bytes: such a file is
-            // searched decoded, once the ASCII literals its matches need are found.
-            None if self.re.western => {
+            // A query that could tell legacy text from its bytes: such a file is searched
+            // decoded, once the ASCII literals its matches need are found.
+            None if self.re.beyond_ascii => {
                 if !self.re.ascii_required_in(&self.buf) {
                     return;
                 }
-                (encoded::western_text(&self.buf), true)
+                (encoded::legacy_text(self.s, real_path, &self.buf), true)
             }
             None => (None, false),
         };
@@ -554,9 +558,9 @@ impl State<'_> {
         let hay = text.as_ref().map_or(&self.buf[..], |t| t.as_bytes());
         let mut fm = search_in(self.re, shown, hay, self.context, room + skip, checked);
         if fm.lossy && text.is_none() {
-            // A line to show is not UTF-8: a windows-1252 file is searched again, decoded,
-            // so that its lines read right (the same lines match: see `encoded`).
-            if let Some(t) = encoded::western_text(&self.buf) {
+            // A line to show is not UTF-8: a legacy file is searched again, decoded, so
+            // that its lines read right (the same lines match: see `encoded`).
+            if let Some(t) = encoded::legacy_text(self.s, real_path, &self.buf) {
                 fm = search_in(
                     self.re,
                     shown,
