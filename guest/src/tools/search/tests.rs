@@ -1,4 +1,5 @@
 use super::*;
+use regex::bytes::Regex;
 
 fn re(q: &str, regex: bool, ci: bool) -> Matcher {
     let a = SearchTextArgs {
