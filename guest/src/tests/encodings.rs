@@ -243,3 +243,28 @@ fn search_reads_a_declared_encoding_that_detection_leaves_open() {
     .unwrap();
     assert_eq!(found(&s, "本"), 1);
 }
+
+/// A read takes ordinary text as UTF-8 by its first 8 KiB; a Latin-1 file whose first
+/// non-ASCII byte comes later is judged whole and decoded all the same.
+#[test]
+fn a_legacy_byte_after_the_first_8_kib_is_still_decoded() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut bytes = "/* a long ASCII header */\n".repeat(400).into_bytes();
+    bytes.extend_from_slice(b"/* Gr\xFC\xDFe */\n");
+    std::fs::write(dir.path().join("late.c"), &bytes).unwrap();
+    let s = Session::new(Fs::open(dir.path()).unwrap(), Policy::from_json("").unwrap());
+    let v = call(&s, "read_file", json!({ "path": "late.c", "start_line": 401 })).unwrap();
+    assert_eq!(
+        (v["encoding"].as_str(), v["content"].as_str(), v["valid_utf8"].as_bool()),
+        (Some("windows-1252"), Some("/* Grüße */\n"), Some(true))
+    );
+    call(
+        &s,
+        "edit_file",
+        json!({ "path": "late.c", "edits": [{ "old_text": "Grüße", "new_text": "Größe" }] }),
+    )
+    .unwrap();
+    let after = std::fs::read(dir.path().join("late.c")).unwrap();
+    assert_eq!(after[..bytes.len() - 10], bytes[..bytes.len() - 10]);
+    assert!(after.ends_with(b"/* Gr\xF6\xDFe */\n"));
+}

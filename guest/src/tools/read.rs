@@ -6,7 +6,9 @@
 //! asked for. A file in another encoding than UTF-8 (`text_file::form_of`: a BOM, the
 //! repository's declaration, or what its content surely is, judged by the whole file or
 //! its first chunk) is decoded on the way, so lines, line endings and the byte budget are
-//! counted in its text; size and sha256 are always those of its bytes.
+//! counted in its text; size and sha256 are always those of its bytes. An ordinary file
+//! costs no more than before: its first 8 KiB tell UTF-8, and only a file that then turns
+//! out not to be is judged whole and read again.
 
 use sha2::{Digest, Sha256};
 
@@ -19,6 +21,7 @@ use crate::fs::hash::hex;
 use crate::rules::classify::Kind;
 use crate::rules::path::LogicalPath;
 use crate::rules::policy::Policy;
+use crate::text::encoding::detect;
 use crate::text::encoding::stream::Stream;
 use crate::text::encoding::Encoding;
 use crate::tools::session::Session;
@@ -58,14 +61,36 @@ pub fn read_file(s: &Session, log: &mut CallLog, a: &ReadFileArgs) -> ToolResult
         Policy::clamp(a.max_bytes, limits.max_read_bytes, limits.max_read_bytes) as usize,
     );
     let target = &r.resolved.target;
-    let col = if size <= limits.max_whole_read_bytes {
+    let numbered = a.line_numbers.unwrap_or(false);
+    let result = if size <= limits.max_whole_read_bytes {
         // Room past the size seen, so a file that grew meanwhile is not silently cut.
         let (buf, _) = r.resolved.read(size.saturating_add(1 << 16))?;
         Policy::content_denial(&shown, s.policy.sniff(target, &buf))?;
-        let form = text_form(s, log, target, &shown, &buf, true)?;
-        let mut col = Collector::new(start, max_lines, max_bytes, &form);
-        col.feed_whole(&buf, s.fs.services());
-        col
+        let read = |form: &Form| {
+            let mut col = Collector::new(start, max_lines, max_bytes, form);
+            col.feed_whole(&buf, s.fs.services());
+            col.finish(shown.clone(), r.kind, numbered)
+        };
+        // Ordinary text is taken as UTF-8 by its first 8 KiB, as the binary check looks;
+        // when a later byte is not UTF-8, the whole file decides.
+        let window = &buf[..buf.len().min(detect::WINDOW)];
+        let plain = detect::bom(window).is_none()
+            && detect::plain_utf8(window, buf.len() <= detect::WINDOW);
+        let first = if plain {
+            read(&Form::utf8())
+        } else {
+            read(&text_form(s, log, target, &shown, &buf, true)?)
+        };
+        if plain && !first.valid_utf8 {
+            let form = text_form(s, log, target, &shown, &buf, true)?;
+            if form.encoding == Encoding::Utf8 {
+                first
+            } else {
+                read(&form)
+            }
+        } else {
+            first
+        }
     } else {
         let mut sniffer = crate::rules::sniff::Sniffer::default();
         let (file, _) = r.resolved.open()?;
@@ -78,6 +103,7 @@ pub fn read_file(s: &Session, log: &mut CallLog, a: &ReadFileArgs) -> ToolResult
             let c = match &mut col {
                 Some(c) => c,
                 None => {
+                    // The first chunk (1 MiB) decides the encoding.
                     let form = text_form(s, log, target, &shown, &chunk, chunk.is_empty())?;
                     col.insert(Collector::new(start, max_lines, max_bytes, &form))
                 }
@@ -93,12 +119,13 @@ pub fn read_file(s: &Session, log: &mut CallLog, a: &ReadFileArgs) -> ToolResult
         }
         Policy::content_denial(&shown, sniffer.found())?;
         col.ok_or_else(|| ToolError::new(ErrorCode::Internal, "nothing was read"))?
+            .finish(shown.clone(), r.kind, numbered)
     };
-    log.read(&shown, col.size);
+    log.read(&shown, result.size);
     if r.resolved.via_link {
         log.read(&r.resolved.target.to_string(), 0);
     }
-    Ok(col.finish(shown, r.kind, a.line_numbers.unwrap_or(false)))
+    Ok(result)
 }
 
 /// How to read the file's text, judged by its bytes (all of them, or its first chunk);

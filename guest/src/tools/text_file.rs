@@ -43,6 +43,11 @@ pub struct Form {
 }
 
 impl Form {
+    /// UTF-8 without a BOM.
+    pub fn utf8() -> Form {
+        Form::of(Encoding::Utf8, 0)
+    }
+
     fn of(encoding: Encoding, bom: usize) -> Form {
         Form {
             encoding,
@@ -132,6 +137,24 @@ impl TextFile {
     /// `UNSUPPORTED_BINARY` for binary content, `ENCODING_ERROR` for bytes not valid in
     /// the file's encoding (or that would not be written back as they are).
     pub fn decode(path: &str, bytes: &[u8], declared: Declare<'_>) -> ToolResult<TextFile> {
+        // Ordinary UTF-8 (with or without its BOM) in one pass; any other mark makes it
+        // invalid UTF-8, and it goes the long way.
+        let window = &bytes[..bytes.len().min(detect::WINDOW)];
+        if memchr::memchr(0, window).is_none() {
+            let utf8_bom = Encoding::Utf8.bom();
+            let bom = bytes.starts_with(utf8_bom);
+            let rest = &bytes[if bom { utf8_bom.len() } else { 0 }..];
+            if let Ok(text) = std::str::from_utf8(rest) {
+                return Ok(TextFile {
+                    ending: ending_of(text),
+                    body: text.to_string(),
+                    bom,
+                    encoding: Encoding::Utf8,
+                    declared: None,
+                    open: !bom && crate::text::bytes::is_ascii(rest),
+                });
+            }
+        }
         let form = form_of(path, bytes, true, declared)?;
         let body = form.encoding.decode(&bytes[form.bom..]).map_err(|at| {
             let at = at + form.bom;
