@@ -252,10 +252,22 @@ fn a_legacy_byte_after_the_first_8_kib_is_still_decoded() {
     let mut bytes = "/* a long ASCII header */\n".repeat(400).into_bytes();
     bytes.extend_from_slice(b"/* Gr\xFC\xDFe */\n");
     std::fs::write(dir.path().join("late.c"), &bytes).unwrap();
-    let s = Session::new(Fs::open(dir.path()).unwrap(), Policy::from_json("").unwrap());
-    let v = call(&s, "read_file", json!({ "path": "late.c", "start_line": 401 })).unwrap();
+    let s = Session::new(
+        Fs::open(dir.path()).unwrap(),
+        Policy::from_json("").unwrap(),
+    );
+    let v = call(
+        &s,
+        "read_file",
+        json!({ "path": "late.c", "start_line": 401 }),
+    )
+    .unwrap();
     assert_eq!(
-        (v["encoding"].as_str(), v["content"].as_str(), v["valid_utf8"].as_bool()),
+        (
+            v["encoding"].as_str(),
+            v["content"].as_str(),
+            v["valid_utf8"].as_bool()
+        ),
         (Some("windows-1252"), Some("/* Grüße */\n"), Some(true))
     );
     call(
@@ -267,4 +279,19 @@ fn a_legacy_byte_after_the_first_8_kib_is_still_decoded() {
     let after = std::fs::read(dir.path().join("late.c")).unwrap();
     assert_eq!(after[..bytes.len() - 10], bytes[..bytes.len() - 10]);
     assert!(after.ends_with(b"/* Gr\xF6\xDFe */\n"));
+}
+
+/// Search takes a file for UTF-8 by its first 8 KiB (as it takes it for text); a line it
+/// shows that is not UTF-8 makes it judge the whole file, and show the line decoded.
+#[test]
+fn a_late_legacy_line_found_by_an_ascii_query_is_shown_decoded() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut bytes = "// a long ASCII header\n".repeat(400).into_bytes();
+    bytes.extend_from_slice(b"// Gr\xFC\xDFe aus M\xFCnchen\n");
+    std::fs::write(dir.path().join("late.c"), &bytes).unwrap();
+    let s = Session::new(Fs::open(dir.path()).unwrap(), Policy::from_json("").unwrap());
+    let v = call(&s, "search_text", json!({ "query": "aus", "context_lines": 1 })).unwrap();
+    assert_eq!(v["matches"][0]["text"], "// Grüße aus München", "{v}");
+    assert_eq!(v["matches"][0]["line"], 401);
+    assert_eq!(v["matches"][0]["before"], json!(["// a long ASCII header"]));
 }

@@ -54,13 +54,11 @@ pub fn plain_utf8(bytes: &[u8], whole: bool) -> bool {
     if memchr::memchr(0, window).is_some() {
         return false;
     }
-    if crate::text::bytes::is_ascii(bytes) {
+    if crate::text::bytes::is_utf8(bytes) {
         return true;
     }
-    match std::str::from_utf8(bytes) {
-        Ok(_) => true,
-        Err(e) => !whole && e.error_len().is_none(),
-    }
+    // A prefix may end inside a character.
+    !whole && std::str::from_utf8(bytes).is_err_and(|e| e.error_len().is_none())
 }
 
 /// What `bytes` (a whole file when `whole`, else its first part) are.

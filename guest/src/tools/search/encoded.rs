@@ -39,9 +39,14 @@ pub fn wide_text(buf: &[u8]) -> Result<Option<String>, Binary> {
 }
 
 /// The text of content that is not UTF-8: windows-1252 when it surely is, else in the
-/// encoding the repository declares for `path`.
-pub fn legacy_text(s: &Session, path: &LogicalPath, buf: &[u8]) -> Option<String> {
-    if crate::text::bytes::is_ascii(buf) || std::str::from_utf8(buf).is_ok() {
+/// encoding the repository declares for `path`. With `window`, content whose first 8 KiB
+/// are UTF-8 is taken for UTF-8 without a look further (as the binary check looks no
+/// further for a NUL): what a query beyond ASCII costs stays bounded per file.
+pub fn legacy_text(s: &Session, path: &LogicalPath, buf: &[u8], window: bool) -> Option<String> {
+    if window && detect::plain_utf8(&buf[..buf.len().min(WINDOW)], buf.len() <= WINDOW) {
+        return None;
+    }
+    if crate::text::bytes::is_utf8(buf) {
         return None;
     }
     if detect::western(buf) {

@@ -398,7 +398,10 @@ impl State<'_> {
                 if !self.re.ascii_required_in(&self.buf) {
                     return;
                 }
-                (encoded::legacy_text(self.s, real_path, &self.buf), true)
+                (
+                    encoded::legacy_text(self.s, real_path, &self.buf, true),
+                    true,
+                )
             }
             None => (None, false),
         };
@@ -414,7 +417,7 @@ impl State<'_> {
         if fm.lossy && text.is_none() {
             // A line to show is not UTF-8: a legacy file is searched again, decoded, so
             // that its lines read right (the same lines match: see `encoded`).
-            if let Some(t) = encoded::legacy_text(self.s, real_path, &self.buf) {
+            if let Some(t) = encoded::legacy_text(self.s, real_path, &self.buf, false) {
                 fm = search_in(
                     self.re,
                     shown,
