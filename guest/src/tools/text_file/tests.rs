@@ -254,3 +254,46 @@ fn line_numbers_of_offsets() {
     assert_eq!(line_of("a\nb\nc", 4), 3);
     assert_eq!(to_crlf("a\nb\r\n"), "a\r\nb\r\n");
 }
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(3000))]
+
+    /// Whatever the bytes and whatever is declared: decoding never panics, and a file that
+    /// decodes is written back byte for byte through its LF view (lines end in LF, CRLF or
+    /// either, and may end in a CR of their own).
+    #[test]
+    fn what_decodes_writes_back_byte_for_byte(
+        lines in proptest::collection::vec(
+            proptest::collection::vec(
+                proptest::prop_oneof![
+                    4 => proptest::prelude::any::<u8>(),
+                    4 => 0x20u8..0x7F,
+                    1 => proptest::prelude::Just(b'\r'),
+                ],
+                0..12,
+            ),
+            0..8,
+        ),
+        crlf in 0usize..3,
+        mark in 0usize..5,
+        label in 0usize..8,
+    ) {
+        let marks: [&[u8]; 5] = [b"", b"\xEF\xBB\xBF", b"\xFF\xFE", b"\xFE\xFF", b"\xFF\xFE\0\0"];
+        let labels = ["", "latin1", "windows-1252", "utf-16le", "utf-16be", "shift_jis", "utf-32", "koi8-r"];
+        let mut input = marks[mark].to_vec();
+        for (k, line) in lines.iter().enumerate() {
+            input.extend(line.iter().filter(|&&b| b != b'\n'));
+            let cr = crlf == 1 || (crlf == 2 && k % 2 == 0);
+            input.extend_from_slice(if cr { b"\r\n" } else { b"\n" });
+        }
+        let mut decl: Box<dyn FnMut() -> Option<Declared>> = if labels[label].is_empty() {
+            Box::new(none)
+        } else {
+            Box::new(declared(labels[label]))
+        };
+        if let Ok(f) = TextFile::decode("f", &input, &mut *decl) {
+            let back = f.encode("f", &f.lf_view(), &mut *decl).unwrap();
+            proptest::prop_assert_eq!(back, input);
+        }
+    }
+}
