@@ -219,11 +219,14 @@ fn a_character_the_encoding_lacks_is_refused_and_nothing_is_written() {
     assert!(e.message.contains("'Ł' (U+0141"), "{}", e.message);
     assert!(e.message.contains("windows-1252"), "{}", e.message);
     assert_eq!(
-        e.details.get("character").map(String::as_str),
+        e.details
+            .iter()
+            .find(|d| d.key == "character")
+            .map(|d| d.value.as_str()),
         Some("U+0141")
     );
     // A patch and an append are refused alike.
-    let p = "*** Begin Patch\n*** Update File: enc/mixed.txt\n@@\n-troisième\n+troisième →\n*** End Patch\n";
+    let p = "*** Begin Patch\n*** Update File: enc/gruss.c\n@@\n-int main(void)\n+int main(void) // →\n*** End Patch\n";
     let r = call(&mut s, "apply_patch", json!({ "patch": p }));
     assert_eq!(code(&r), "ENCODING_ERROR");
     let r = call(
