@@ -289,8 +289,16 @@ fn a_late_legacy_line_found_by_an_ascii_query_is_shown_decoded() {
     let mut bytes = "// a long ASCII header\n".repeat(400).into_bytes();
     bytes.extend_from_slice(b"// Gr\xFC\xDFe aus M\xFCnchen\n");
     std::fs::write(dir.path().join("late.c"), &bytes).unwrap();
-    let s = Session::new(Fs::open(dir.path()).unwrap(), Policy::from_json("").unwrap());
-    let v = call(&s, "search_text", json!({ "query": "aus", "context_lines": 1 })).unwrap();
+    let s = Session::new(
+        Fs::open(dir.path()).unwrap(),
+        Policy::from_json("").unwrap(),
+    );
+    let v = call(
+        &s,
+        "search_text",
+        json!({ "query": "aus", "context_lines": 1 }),
+    )
+    .unwrap();
     assert_eq!(v["matches"][0]["text"], "// Grüße aus München", "{v}");
     assert_eq!(v["matches"][0]["line"], 401);
     assert_eq!(v["matches"][0]["before"], json!(["// a long ASCII header"]));
