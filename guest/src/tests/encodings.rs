@@ -229,19 +229,15 @@ fn search_reads_a_declared_encoding_that_detection_leaves_open() {
     )
     .unwrap();
     assert_eq!(found(&s, "äöü"), 1);
-    // Declared UTF-16 without a mark, which detection cannot tell from binary data.
-    let ja: Vec<u8> = "日本語\n"
-        .encode_utf16()
-        .flat_map(u16::to_le_bytes)
-        .collect();
-    std::fs::write(dir.path().join("ja.txt"), &ja).unwrap();
-    assert_eq!(found(&s, "本"), 0);
-    std::fs::write(
-        dir.path().join(".gitattributes"),
-        b"ja.txt working-tree-encoding=UTF-16LE\n",
-    )
-    .unwrap();
-    assert_eq!(found(&s, "本"), 1);
+    // Each configuration file is read once per call: many such files cost one lookup.
+    for i in 0..50 {
+        std::fs::write(
+            dir.path().join(format!("u{i}.txt")),
+            b"\xC4\xD6\xDC\xE4\xF6\xFC\xDF\n",
+        )
+        .unwrap();
+    }
+    assert_eq!(found(&s, "äöü"), 51);
 }
 
 /// A read takes ordinary text as UTF-8 by its first 8 KiB; a Latin-1 file whose first
@@ -302,4 +298,37 @@ fn a_late_legacy_line_found_by_an_ascii_query_is_shown_decoded() {
     assert_eq!(v["matches"][0]["text"], "// Grüße aus München", "{v}");
     assert_eq!(v["matches"][0]["line"], 401);
     assert_eq!(v["matches"][0]["before"], json!(["// a long ASCII header"]));
+}
+
+/// A call that asks for many files' declared encodings reads each configuration once.
+#[test]
+fn declarations_are_read_once_per_call() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join(".editorconfig"),
+        b"[*.txt]\ncharset = latin1\n",
+    )
+    .unwrap();
+    let s = Session::new(
+        Fs::open(dir.path()).unwrap(),
+        Policy::from_json("").unwrap(),
+    );
+    let mut seen = crate::tools::conventions::Seen::default();
+    let mut log = CallLog::default();
+    let path = |p: &str| crate::rules::path::LogicalPath::parse(p).unwrap();
+    let ask = |log: &mut CallLog, seen: &mut crate::tools::conventions::Seen, p: &str| {
+        crate::tools::conventions::declared_encoding_in(&s, log, &path(p), seen)
+            .map(|d| d.label.encoding)
+    };
+    assert_eq!(
+        ask(&mut log, &mut seen, "a.txt"),
+        Some(crate::text::encoding::Encoding::Latin1)
+    );
+    std::fs::remove_file(dir.path().join(".editorconfig")).unwrap();
+    // The same call remembers what it read; a new one reads again.
+    assert_eq!(
+        ask(&mut log, &mut seen, "b.txt"),
+        Some(crate::text::encoding::Encoding::Latin1)
+    );
+    assert_eq!(ask(&mut log, &mut Default::default(), "b.txt"), None);
 }

@@ -52,20 +52,40 @@ pub struct Style {
     pub notes: Vec<String>,
 }
 
-/// Reads one configuration file through the read gate; `None` when it is absent, hidden,
-/// refused, unusable (a note says so for text that is not UTF-8) or larger than what is
-/// left of the call's `budget` of configuration bytes. A file passed over for its size
-/// gets no note: the size of a file whose content the sniffer might withhold is not told.
+/// Configuration files one call has read already, by path: `None` for one absent, hidden,
+/// refused or not UTF-8. A call that asks for many files' rules (a search) reads each
+/// directory's configuration once.
+#[derive(Debug, Default)]
+pub struct Seen(std::collections::HashMap<String, Option<String>>);
+
+/// Reads one configuration file through the read gate (or takes it from `seen`); `None`
+/// when it is absent, hidden, refused, unusable (a note says so for text that is not
+/// UTF-8) or larger than what is left of the call's `budget` of configuration bytes. A
+/// file passed over for its size gets no note: the size of a file whose content the
+/// sniffer might withhold is not told.
 fn read_config(
     s: &Session,
     log: &mut CallLog,
     path: &LogicalPath,
     notes: &mut Vec<String>,
     budget: &mut u64,
+    seen: &mut Seen,
 ) -> Option<String> {
-    let r = s.readable_path(path).ok()?;
-    let meta = r.resolved.meta.filter(|m| m.is_file())?;
     let room = (*budget).min(MAX_CONFIG_BYTES);
+    if let Some(known) = seen.0.get(path.as_str()) {
+        let text = known.as_ref().filter(|t| t.len() as u64 <= room)?;
+        *budget -= text.len() as u64;
+        return Some(text.clone());
+    }
+    let r = s.readable_path(path).ok();
+    let Some(meta) = r
+        .as_ref()
+        .and_then(|r| r.resolved.meta.filter(|m| m.is_file()))
+    else {
+        seen.0.insert(path.to_string(), None);
+        return None;
+    };
+    let r = r?;
     if meta.size > room {
         return None;
     }
@@ -75,16 +95,16 @@ fn read_config(
     }
     *budget -= buf.len() as u64;
     if Policy::content_denial(path.as_str(), s.policy.sniff(&r.resolved.target, &buf)).is_err() {
+        seen.0.insert(path.to_string(), None);
         return None;
     }
     log.read(path.as_str(), buf.len() as u64);
-    match String::from_utf8(buf) {
-        Ok(t) => Some(t),
-        Err(_) => {
-            notes.push(format!("'{path}' was ignored: it is not UTF-8 text"));
-            None
-        }
+    let text = String::from_utf8(buf).ok();
+    if text.is_none() {
+        notes.push(format!("'{path}' was ignored: it is not UTF-8 text"));
     }
+    seen.0.insert(path.to_string(), text.clone());
+    text
 }
 
 /// The directories from the root down to `path`'s parent.
@@ -105,6 +125,7 @@ fn rules_for(
     log: &mut CallLog,
     path: &LogicalPath,
     notes: &mut Vec<String>,
+    seen: &mut Seen,
 ) -> (gitattributes::Attributes, editorconfig::Properties) {
     // All configuration files of one call together: a hostile repository's deep tree of
     // large configurations costs no more than one.
@@ -113,14 +134,14 @@ fn rules_for(
     let mut attrs = gitattributes::Attributes::default();
     for d in &dirs {
         let f = d.join(".gitattributes");
-        if let Some(text) = read_config(s, log, &f, notes, &mut budget) {
+        if let Some(text) = read_config(s, log, &f, notes, &mut budget, seen) {
             gitattributes::apply(&text, f.as_str(), d.as_str(), path.as_str(), &mut attrs);
         }
     }
     let mut configs = Vec::new();
     for d in dirs.iter().rev() {
         let f = d.join(".editorconfig");
-        if let Some(text) = read_config(s, log, &f, notes, &mut budget) {
+        if let Some(text) = read_config(s, log, &f, notes, &mut budget, seen) {
             let root = editorconfig::is_root(&text);
             configs.push((f, d.clone(), text));
             if root {
@@ -153,7 +174,18 @@ fn charset_of(
 /// The encoding the repository declares for the file at `path`, when it names one this
 /// project reads (see `text::encoding::Encoding::for_label`).
 pub fn declared_encoding(s: &Session, log: &mut CallLog, path: &LogicalPath) -> Option<Declared> {
-    let (attrs, props) = rules_for(s, log, path, &mut Vec::new());
+    declared_encoding_in(s, log, path, &mut Seen::default())
+}
+
+/// [`declared_encoding`], reading each configuration file once across the calls that
+/// share `seen`.
+pub fn declared_encoding_in(
+    s: &Session,
+    log: &mut CallLog,
+    path: &LogicalPath,
+    seen: &mut Seen,
+) -> Option<Declared> {
+    let (attrs, props) = rules_for(s, log, path, &mut Vec::new(), seen);
     let (name, source) = charset_of(&attrs, &props)?;
     Some(Declared {
         label: Encoding::for_label(&name)?,
@@ -164,7 +196,7 @@ pub fn declared_encoding(s: &Session, log: &mut CallLog, path: &LogicalPath) -> 
 /// The style the repository declares for a new file at `path`.
 pub fn style_for(s: &Session, log: &mut CallLog, path: &LogicalPath) -> Style {
     let mut style = Style::default();
-    let (attrs, props) = rules_for(s, log, path, &mut style.notes);
+    let (attrs, props) = rules_for(s, log, path, &mut style.notes, &mut Seen::default());
     let from_attrs = attrs.source.clone().unwrap_or_default();
     let from_props = props.source.clone().unwrap_or_default();
     if attrs.text == Some(false) {

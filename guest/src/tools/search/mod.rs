@@ -234,6 +234,7 @@ pub fn search_text(
         bytes: 0,
         buf: Vec::new(),
         meter: Meter::default(),
+        configs: Default::default(),
     };
     if !start.is_root() {
         let r = s.readable_path(&start)?;
@@ -310,6 +311,8 @@ struct State<'a> {
     bytes: u64,
     buf: Vec<u8>,
     meter: Meter,
+    /// Configuration files read for declared encodings, once per call.
+    configs: crate::tools::conventions::Seen,
 }
 
 impl State<'_> {
@@ -379,14 +382,10 @@ impl State<'_> {
             Ok(_) => {}
             Err(_) => return self.skips.add("unreadable"),
         }
-        // UTF-16 and UTF-32 text is searched decoded; other NUL bytes are binary, unless
-        // the repository declares an encoding that reads them as text.
+        // UTF-16 and UTF-32 text is searched decoded; other NUL bytes are binary.
         let wide = match encoded::wide_text(&self.buf) {
             Ok(text) => text,
-            Err(encoded::Binary) => match encoded::declared_text(self.s, real_path, &self.buf) {
-                Some(text) => Some(text),
-                None => return self.skips.add("binary"),
-            },
+            Err(encoded::Binary) => return self.skips.add("binary"),
         };
         self.searched += 1;
         self.bytes += self.buf.len() as u64;
@@ -399,7 +398,7 @@ impl State<'_> {
                     return;
                 }
                 (
-                    encoded::legacy_text(self.s, real_path, &self.buf, true),
+                    encoded::legacy_text(self.s, real_path, &self.buf, true, &mut self.configs),
                     true,
                 )
             }
@@ -417,7 +416,9 @@ impl State<'_> {
         if fm.lossy && text.is_none() {
             // A line to show is not UTF-8: a legacy file is searched again, decoded, so
             // that its lines read right (the same lines match: see `encoded`).
-            if let Some(t) = encoded::legacy_text(self.s, real_path, &self.buf, false) {
+            if let Some(t) =
+                encoded::legacy_text(self.s, real_path, &self.buf, false, &mut self.configs)
+            {
                 fm = search_in(
                     self.re,
                     shown,
