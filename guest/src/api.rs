@@ -253,8 +253,9 @@ pub enum LineEnding {
 pub struct ReadFileResult {
     /// The file's logical path.
     pub path: String,
-    /// The requested lines, decoded as UTF-8 (invalid bytes replaced when `valid_utf8` is false),
-    /// BOM removed, line endings as in the file.
+    /// The requested lines as text, decoded from the file's `encoding` (bytes not valid
+    /// in it replaced when `valid_utf8` is false), BOM removed, line endings as in the
+    /// file.
     pub content: String,
     /// First line returned (from 1).
     pub start_line: u32,
@@ -270,9 +271,14 @@ pub struct ReadFileResult {
     pub truncated: bool,
     /// How the file's lines end: `lf`, `crlf`, `mixed`, or `none` (no line break at all).
     pub line_ending: LineEnding,
-    /// True when the file starts with a UTF-8 byte-order mark.
+    /// True when the file starts with a byte-order mark (of UTF-8, UTF-16 or UTF-32).
     pub bom: bool,
-    /// True when the returned bytes are valid UTF-8.
+    /// The file's text encoding, lowercase: `utf-8`, `utf-16le`, `utf-16be`, `utf-32le`,
+    /// `utf-32be`, `iso-8859-1`, `windows-1252`, or another the repository declares.
+    /// Changes write the file back in it.
+    pub encoding: String,
+    /// True when the content decoded cleanly: false when bytes not valid in the
+    /// encoding were replaced by U+FFFD (such a file cannot be changed as text).
     pub valid_utf8: bool,
     /// The file's classification (`source`, `config`, `doc`, `text`, ...).
     pub kind: Kind,
@@ -386,7 +392,8 @@ pub struct SearchMatch {
     pub path: String,
     /// Line number, from 1.
     pub line: u32,
-    /// Byte column of the first match in the whole line, from 1.
+    /// Byte column of the first match in the whole line, from 1 (in its UTF-8 text, for a
+    /// file decoded from another encoding).
     pub column: u32,
     /// The line, without its line ending. A line over 500 bytes is shown as a window around the
     /// match (the match kept, its first 1000 bytes when longer, with context on both sides), marked
@@ -544,11 +551,12 @@ pub enum WriteMode {
 pub struct WriteFileArgs {
     /// File to write, relative to the repository root; missing parent directories are created.
     pub path: String,
-    /// The whole new content. In a CRLF file, LF line breaks are written as CRLF. A new file takes
-    /// the line endings, final newline and BOM that the repository's `.gitattributes`
-    /// (`eol=crlf`/`eol=lf`; `-text`/`binary`: written as given) and `.editorconfig`
-    /// (`end_of_line`, `insert_final_newline`, `charset` utf-8 or utf-8-bom) declare for its path;
-    /// each change made is said in `warnings`.
+    /// The whole new content. An existing file keeps its encoding and BOM, and in a CRLF file
+    /// LF line breaks are written as CRLF. A new file takes the line endings, final newline,
+    /// encoding and BOM that the repository's `.gitattributes` (`eol=crlf`/`eol=lf`,
+    /// `working-tree-encoding`; `-text`/`binary`: written as given) and `.editorconfig`
+    /// (`end_of_line`, `insert_final_newline`, `charset`) declare for its path; each change
+    /// made is said in `warnings`.
     pub content: String,
     /// How an existing file is treated: `create`, `replace` or `create_or_replace` (the default).
     pub mode: Option<WriteMode>,

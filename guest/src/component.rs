@@ -439,7 +439,7 @@ impl Conv<wx::ChangeKind> for api::ChangeKind {
 }
 record!(api::ReadFileResult => wx::ReadFileResult {
     path, content, start_line, end_line, total_lines, size, sha256, truncated, line_ending, bom,
-    valid_utf8, kind, summary,
+    encoding, valid_utf8, kind, summary,
 });
 record!(api::ReadManyResult => wx::ReadManyResult { files, summary });
 record!(api::ReadMediaResult => wx::ReadMediaResult {

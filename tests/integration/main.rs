@@ -13,6 +13,7 @@ mod cli;
 mod cli_conventions;
 mod concurrency;
 mod crash;
+mod encodings;
 mod git_apply;
 mod git_shape_as_git_sees_it;
 mod hygiene;

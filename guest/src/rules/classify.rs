@@ -767,11 +767,17 @@ fn extension(name: &str) -> Option<&str> {
 }
 
 /// How many leading bytes are sniffed for binary content.
-pub const SNIFF_BYTES: usize = 8192;
+pub const SNIFF_BYTES: usize = crate::text::encoding::detect::WINDOW;
 
-/// True when the content looks binary: a NUL byte in its first 8 KiB.
+/// True when the content looks binary: a NUL byte in its first 8 KiB, unless they are
+/// UTF-16 or UTF-32 text (marked, or UTF-16 in one plausible byte order; see
+/// `text::encoding::detect`).
 pub fn looks_binary(content: &[u8]) -> bool {
-    memchr::memchr(0, &content[..content.len().min(SNIFF_BYTES)]).is_some()
+    let window = &content[..content.len().min(SNIFF_BYTES)];
+    if memchr::memchr(0, window).is_none() {
+        return false;
+    }
+    crate::text::encoding::detect::wide(content, false).is_none()
 }
 
 #[cfg(test)]
@@ -1173,5 +1179,28 @@ mod tests {
         let mut late = vec![b'a'; SNIFF_BYTES + 10];
         late.push(0);
         assert!(!looks_binary(&late));
+    }
+
+    /// UTF-16 text has NUL bytes wherever its characters are ASCII: not binary for that.
+    #[test]
+    fn utf16_and_utf32_text_is_not_binary() {
+        let le: Vec<u8> = "\u{feff}Grüße\r\n"
+            .encode_utf16()
+            .flat_map(u16::to_le_bytes)
+            .collect();
+        assert!(!looks_binary(&le));
+        let be: Vec<u8> = "\u{feff}x = 1\n"
+            .encode_utf16()
+            .flat_map(u16::to_be_bytes)
+            .collect();
+        assert!(!looks_binary(&be));
+        assert!(
+            !looks_binary(&be[2..]),
+            "unmarked, one byte order reads as text"
+        );
+        assert!(!looks_binary(b"\xFF\xFE\0\0h\0\0\0i\0\0\0"));
+        // Marked, but U+0000 follows: binary. And structures of small numbers are binary.
+        assert!(looks_binary(b"\xFF\xFE\0\0\0\0\0\0\x01\0\0\0"));
+        assert!(looks_binary(b"\x01\0\x02\0\x03\0\x04\0"));
     }
 }

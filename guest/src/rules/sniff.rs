@@ -5,6 +5,10 @@
 //! word boundary; all prefixes are looked for in one vector scan (`prefixes.rs`). A match
 //! withholds the whole file: reads refuse it, changes that would show its content refuse it,
 //! diffs show it as opaque, and a search passes over it whatever the query met.
+//!
+//! UTF-16 and UTF-32 text (which the tools read as text) spells an ASCII secret with NUL
+//! bytes between its letters: such content is also sniffed as decoded text. Every other
+//! encoding the tools read writes ASCII as ASCII, so its bytes are sniffed as they are.
 
 use memchr::memmem;
 
@@ -157,8 +161,18 @@ const TOKENS: &[Token] = &[
     },
 ];
 
-/// The first secret found in `data`, described ("a private key block", "a GitHub token").
+/// The first secret found in `data`, described ("a private key block", "a GitHub token"),
+/// in its bytes or, for UTF-16 or UTF-32 text, in its decoded text.
 pub fn secret_in(data: &[u8]) -> Option<&'static str> {
+    secret_in_bytes(data).or_else(|| {
+        let (encoding, bom) = crate::text::encoding::detect::wide(data, false)?;
+        let (text, _) = crate::text::encoding::stream::decode_lossy(encoding, &data[bom..]);
+        secret_in_bytes(text.as_bytes())
+    })
+}
+
+/// The first secret in `data` as it is.
+fn secret_in_bytes(data: &[u8]) -> Option<&'static str> {
     if private_key_block(data) {
         return Some("a private key block");
     }
@@ -221,9 +235,30 @@ fn has_token(data: &[u8], t: &Token) -> bool {
 }
 
 /// Sniffs a file fed in chunks, keeping enough of each chunk's end that a secret across a
-/// boundary is still seen.
-#[derive(Debug, Default)]
+/// boundary is still seen; UTF-16 or UTF-32 text (as its first 8 KiB show) is sniffed
+/// decoded as well.
+#[derive(Default)]
 pub struct Sniffer {
+    raw: Seams,
+    /// The file's first bytes, until there are enough to tell wide text.
+    head: Vec<u8>,
+    decided: bool,
+    /// The decoder of wide text and its own seams.
+    decoded: Option<(crate::text::encoding::stream::Stream, Seams)>,
+}
+
+impl std::fmt::Debug for Sniffer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Sniffer")
+            .field("raw", &self.raw)
+            .field("decided", &self.decided)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Chunks scanned with what joins them.
+#[derive(Debug, Default)]
+struct Seams {
     tail: Vec<u8>,
     found: Option<&'static str>,
 }
@@ -231,15 +266,15 @@ pub struct Sniffer {
 /// Longest pattern looked for (prefix plus body), with room to spare.
 const OVERLAP: usize = 128;
 
-impl Sniffer {
-    pub fn feed(&mut self, chunk: &[u8]) {
+impl Seams {
+    fn feed(&mut self, chunk: &[u8]) {
         if self.found.is_some() {
             return;
         }
         let mut joined = std::mem::take(&mut self.tail);
         joined.extend_from_slice(&chunk[..chunk.len().min(OVERLAP)]);
         // The seam first (tail plus the chunk's head), then the chunk itself.
-        self.found = secret_in(&joined).or_else(|| secret_in(chunk));
+        self.found = secret_in_bytes(&joined).or_else(|| secret_in_bytes(chunk));
         // The last OVERLAP bytes seen: of the chunk, or of the tail and a short chunk.
         self.tail = if chunk.len() >= OVERLAP {
             chunk[chunk.len() - OVERLAP..].to_vec()
@@ -247,9 +282,53 @@ impl Sniffer {
             joined[joined.len().saturating_sub(OVERLAP)..].to_vec()
         };
     }
+}
 
-    pub fn found(&self) -> Option<&'static str> {
-        self.found
+impl Sniffer {
+    pub fn feed(&mut self, chunk: &[u8]) {
+        self.raw.feed(chunk);
+        if self.decided {
+            self.feed_decoded(chunk);
+            return;
+        }
+        let window = crate::text::encoding::detect::WINDOW;
+        let take = (window - self.head.len()).min(chunk.len());
+        self.head.extend_from_slice(&chunk[..take]);
+        if self.head.len() == window {
+            self.decide(true);
+            self.feed_decoded(&chunk[take..]);
+        }
+    }
+
+    /// Tells wide text by the head, and decodes the head when it is.
+    fn decide(&mut self, cut: bool) {
+        self.decided = true;
+        let head = std::mem::take(&mut self.head);
+        if let Some((e, bom)) = crate::text::encoding::detect::wide(&head, cut) {
+            let stream = crate::text::encoding::stream::Stream::new(e);
+            self.decoded = Some((stream, Seams::default()));
+            self.feed_decoded(&head[bom..]);
+        }
+    }
+
+    fn feed_decoded(&mut self, chunk: &[u8]) {
+        if let Some((stream, seams)) = &mut self.decoded {
+            if seams.found.is_none() && !chunk.is_empty() {
+                let mut text = String::new();
+                stream.feed(chunk, false, &mut text);
+                seams.feed(text.as_bytes());
+            }
+        }
+    }
+
+    /// The first secret found in what was fed.
+    pub fn found(&mut self) -> Option<&'static str> {
+        if !self.decided {
+            self.decide(false);
+        }
+        self.raw
+            .found
+            .or_else(|| self.decoded.as_ref().and_then(|(_, s)| s.found))
     }
 }
 
@@ -350,6 +429,42 @@ mod tests {
             }
             assert_eq!(clean.found(), None);
         }
+    }
+
+    /// A secret in UTF-16 or UTF-32 text has NUL bytes between its letters: it is found in
+    /// the decoded text, whole or fed in chunks, marked or not.
+    #[test]
+    fn secrets_in_wide_text_are_found_decoded() {
+        let text = format!(
+            "{}token = \"AKIAABCDEFGHIJKLMNOP\"\n{}",
+            "filler line\n".repeat(30),
+            "more\n".repeat(30)
+        );
+        let le: Vec<u8> = format!("\u{feff}{text}")
+            .encode_utf16()
+            .flat_map(u16::to_le_bytes)
+            .collect();
+        let be_unmarked: Vec<u8> = text.encode_utf16().flat_map(u16::to_be_bytes).collect();
+        let utf32: Vec<u8> = format!("\u{feff}{text}")
+            .chars()
+            .flat_map(|c| u32::from(c).to_le_bytes())
+            .collect();
+        for data in [&le, &be_unmarked, &utf32] {
+            assert_eq!(secret_in_bytes(data), None, "the bytes alone hide it");
+            assert_eq!(secret_in(data), Some("an AWS access key id"));
+            for size in [1, 3, 64, 1000, 100_000] {
+                let mut s = Sniffer::default();
+                for c in data.chunks(size) {
+                    s.feed(c);
+                }
+                assert_eq!(s.found(), Some("an AWS access key id"), "{size}");
+            }
+        }
+        let clean: Vec<u8> = "\u{feff}nothing\n"
+            .encode_utf16()
+            .flat_map(u16::to_le_bytes)
+            .collect();
+        assert_eq!(secret_in(&clean), None);
     }
 
     #[test]

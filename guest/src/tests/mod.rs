@@ -3,6 +3,7 @@
 //! on trees whose true counts are known, and the check that the layers import only downward.
 
 mod conventions;
+mod encodings;
 mod layers;
 mod paging;
 mod patch;

@@ -145,12 +145,12 @@ fn hunks(old: &str, new: &str) -> (String, u32, u32) {
 }
 
 /// What one side of a diff holds.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub enum Side<'a> {
     /// The file does not exist on this side.
     Absent,
-    /// UTF-8 text.
-    Text(&'a str),
+    /// The file's text (decoded, when it is in another encoding than UTF-8).
+    Text(std::borrow::Cow<'a, str>),
     /// Content that is shown only as "differ" (binary or secret).
     Opaque,
 }
@@ -188,6 +188,7 @@ pub fn file_diff(old_path: &str, new_path: &str, old: Side<'_>, new: Side<'_>) -
         }
         (o, n) => (side_text(o), side_text(n)),
     };
+    let (old_text, new_text) = (old_text.as_ref(), new_text.as_ref());
     if crate::text::bytes::eq(old_text.as_bytes(), new_text.as_bytes()) {
         return FileDiff {
             text: if old_path != new_path {
@@ -209,10 +210,10 @@ pub fn file_diff(old_path: &str, new_path: &str, old: Side<'_>, new: Side<'_>) -
     }
 }
 
-fn side_text<'a>(s: Side<'a>) -> &'a str {
+fn side_text(s: Side<'_>) -> std::borrow::Cow<'_, str> {
     match s {
         Side::Text(t) => t,
-        _ => "",
+        _ => std::borrow::Cow::Borrowed(""),
     }
 }
 
@@ -230,13 +231,17 @@ pub fn bound(text: &mut String, max: usize) -> bool {
 mod tests {
     use super::*;
 
+    fn t(s: &str) -> std::borrow::Cow<'_, str> {
+        std::borrow::Cow::Borrowed(s)
+    }
+
     #[test]
     fn modification_in_git_format() {
         let d = file_diff(
             "a.txt",
             "a.txt",
-            Side::Text("one\ntwo\nthree\n"),
-            Side::Text("one\n2\nthree\n"),
+            Side::Text(t("one\ntwo\nthree\n")),
+            Side::Text(t("one\n2\nthree\n")),
         );
         assert_eq!(
             d.text,
@@ -247,9 +252,9 @@ mod tests {
 
     #[test]
     fn creation_deletion_and_missing_newline() {
-        let d = file_diff("n.txt", "n.txt", Side::Absent, Side::Text("x\ny"));
+        let d = file_diff("n.txt", "n.txt", Side::Absent, Side::Text(t("x\ny")));
         assert!(d.text.starts_with("diff --git a/n.txt b/n.txt\nnew file mode 100644\n--- /dev/null\n+++ b/n.txt\n@@ -0,0 +1,2 @@\n+x\n+y\n\\ No newline at end of file\n"), "{}", d.text);
-        let d = file_diff("n.txt", "n.txt", Side::Text("x\n"), Side::Absent);
+        let d = file_diff("n.txt", "n.txt", Side::Text(t("x\n")), Side::Absent);
         assert!(
             d.text.contains(
                 "deleted file mode 100644\n--- a/n.txt\n+++ /dev/null\n@@ -1 +0,0 @@\n-x\n"

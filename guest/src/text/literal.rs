@@ -75,7 +75,6 @@ impl Literal {
     }
 
     /// The needle (lowercased when folding).
-    #[cfg(test)]
     pub fn needle(&self) -> &[u8] {
         &self.needle
     }

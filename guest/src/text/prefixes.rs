@@ -179,7 +179,7 @@ mod tests {
 
     #[test]
     fn text_without_the_fingerprints_yields_few_candidates() {
-        let text = include_bytes!("../tools/search.rs");
+        let text = include_bytes!("../tools/search/mod.rs");
         let cands = candidates(text);
         // Every candidate shares each fingerprint byte's nibbles with some prefix of its bucket.
         assert!(cands.len() < text.len() / 200, "{}", cands.len());

@@ -158,8 +158,9 @@ pub static TOOLS: &[ToolSpec] = &[
     tool!("read_file", "Read a file", ReadFileArgs, read::read_file, mutates: false, destructive: false, idempotent: true,
         "Read a text file, whole or a range of lines (start_line, max_lines). Returns the content, \
          the line range returned, total lines, the sha256 of the whole file (pass it as \
-         expected_sha256 when you change the file), line-ending style and whether the output was \
-         truncated (then continue from the start_line the summary gives). Errors: NOT_FOUND, \
+         expected_sha256 when you change the file), line-ending style, text encoding (files in \
+         UTF-16, Latin-1 and other encodings are decoded; changes keep the encoding) and whether \
+         the output was truncated (then continue from the start_line the summary gives). Errors: NOT_FOUND, \
          POLICY_DENIED (secrets such as .env and keys are never readable; .git is off limits), \
          UNSUPPORTED_BINARY (an image or a PDF: use read_media), FILE_TOO_LARGE (read it by \
          range instead), PATH_REJECTED."),
@@ -204,24 +205,26 @@ pub static TOOLS: &[ToolSpec] = &[
         "Create a file or replace its whole content, atomically (missing parent directories are \
          created). To change part of an existing file prefer edit_file or apply_patch. When \
          replacing, pass expected_sha256 from your last read_file so a file changed since is not \
-         overwritten. A CRLF file keeps CRLF and a BOM is kept; a new file takes the line \
-         endings .gitattributes and .editorconfig declare. Returns the new sha256 and a \
+         overwritten. A CRLF file keeps CRLF, and a file keeps its BOM and encoding; a new file \
+         takes the line endings and encoding .gitattributes and .editorconfig declare. Returns the new sha256 and a \
          diff. Errors: ALREADY_EXISTS (mode create), NOT_FOUND (mode replace), WRITE_CONFLICT \
          (file changed since you read it: re-read and retry with the current sha256), \
          POLICY_DENIED (secrets, .git, generated, vendored, lock files, read-only session), \
-         PATH_REJECTED, LIMIT_EXCEEDED (too large)."),
+         PATH_REJECTED, LIMIT_EXCEEDED (too large), ENCODING_ERROR (a character the file's \
+         encoding cannot hold)."),
     tool!("edit_file", "Edit a file", EditFileArgs, edit::edit_file, mutates: true, destructive: true, idempotent: false,
         "Change a file by exact text replacement. Each edit's old_text must appear exactly once \
          (include enough surrounding lines) unless replace_all is set; edits apply in order, all \
-         or none. Write line breaks as \\n even in CRLF files; the file's line endings, BOM and \
-         final newline are kept. dry_run returns the diff without writing. With match \
+         or none. Write line breaks as \\n even in CRLF files; the file's line endings, BOM, \
+         encoding and final newline are kept. dry_run returns the diff without writing. With match \
          (\"trailing_whitespace\", \"whitespace\" or \"punctuation\") an old_text not found \
          exactly may match whole lines uniquely at that level; new_text then takes the file's \
          indentation (tabs stay tabs) and the edit is listed in relaxed_hunks. Errors: \
          EDIT_NO_MATCH (names the closest lines, says when only whitespace or line endings \
          differ, which match level would find it, and shows the first differing line and \
          column with invisible characters spelled out: re-read and copy exactly), EDIT_AMBIGUOUS (lists every matching line), WRITE_CONFLICT, \
-         POLICY_DENIED, NOT_FOUND, ENCODING_ERROR, UNSUPPORTED_BINARY."),
+         POLICY_DENIED, NOT_FOUND, ENCODING_ERROR (a character the file's encoding cannot hold, \
+         or bytes not valid in it), UNSUPPORTED_BINARY."),
     tool!("apply_patch", "Apply a patch", ApplyPatchArgs, patch::apply_patch, mutates: true, destructive: true, idempotent: false,
         "Apply a unified diff (one or many files; git headers for new, deleted and renamed files; \
          a/ b/ prefixes) or a \"*** Begin Patch\" envelope (Add/Update/Delete File, Move to). \
@@ -233,7 +236,8 @@ pub static TOOLS: &[ToolSpec] = &[
          PATCH_PARSE_ERROR (names the line), PATCH_CONFLICT (names file and hunk, shows \
          expected and found lines and the first differing column, invisible characters \
          spelled out: re-read and regenerate), PATCH_BUDGET_EXCEEDED (split the patch), \
-         UNSUPPORTED_BINARY, POLICY_DENIED, PATH_REJECTED."),
+         ENCODING_ERROR (a character a file's encoding cannot hold), UNSUPPORTED_BINARY, \
+         POLICY_DENIED, PATH_REJECTED."),
     tool!("append_file", "Append to a file", AppendFileArgs, mutate::append_file, mutates: true, destructive: false, idempotent: false,
         "Append text to the end of a file (created when missing). The file ends up either as \
          before or fully appended, never half. Errors: WRITE_CONFLICT, POLICY_DENIED, \

@@ -3,11 +3,12 @@
 //! Each `old_text` must occur exactly once (or `replace_all` is set). Edits apply in order to
 //! the result of the previous one. Where the call allows a relaxed `match` level and an
 //! `old_text` is not found exactly, it may match whole lines at that level (uniquely); its
-//! `new_text` then takes the file's indentation (`patch::indent`), and the edit is reported. A CRLF file is edited through its LF view, so the agent
-//! writes `\n`; its BOM and its final newline (or lack of one) are kept. When `old_text` is
-//! not found, the error says whether only whitespace or line endings differ, names the
-//! closest lines, and shows the first line and column where old_text and the closest
-//! candidate part, invisible characters spelled out (`visible`).
+//! `new_text` then takes the file's indentation (`patch::indent`), and the edit is
+//! reported. A CRLF file is edited through its LF view, so the agent writes `\n`; its BOM,
+//! its encoding and its final newline (or lack of one) are kept (`text_file`). When
+//! `old_text` is not found, the error says whether only whitespace or line endings differ,
+//! names the closest lines, and shows the first line and column where old_text and the
+//! closest candidate part, invisible characters spelled out (`visible`).
 
 use similar::TextDiff;
 
@@ -53,7 +54,11 @@ pub fn edit_file(s: &Session, log: &mut CallLog, a: &EditFileArgs) -> ToolResult
         a.expected_sha256.as_deref(),
         Guard::Content,
     )?;
-    let file = TextFile::decode(&shown, &before)?;
+    let file = TextFile::decode(
+        &shown,
+        &before,
+        &mut crate::tools::mutate::declared(s, log, &w.target),
+    )?;
     let mut body = file.lf_view();
     let crlf = file.ending == crate::api::LineEnding::Crlf;
     let max = a.match_level.unwrap_or_default();
@@ -133,7 +138,11 @@ pub fn edit_file(s: &Session, log: &mut CallLog, a: &EditFileArgs) -> ToolResult
             }
         }
     }
-    let after = file.encode(&body);
+    let after = file.encode(
+        &shown,
+        &body,
+        &mut crate::tools::mutate::declared(s, log, &w.target),
+    )?;
     check_size(s, &shown, after.len())?;
     let mut warnings = Vec::new();
     for r in &relaxed {
@@ -147,7 +156,8 @@ pub fn edit_file(s: &Session, log: &mut CallLog, a: &EditFileArgs) -> ToolResult
         log.notes.push(format!("edit_file: {note}"));
         warnings.push(note);
     }
-    let change = Change::new(w.target, shown, Some(before), Some(after));
+    let mut change = Change::new(w.target, shown, Some(before), Some(after));
+    change.encoding = Some(file.encoding).filter(|e| *e != crate::text::encoding::Encoding::Utf8);
     let mut result = commit(s, log, vec![change], a.dry_run.unwrap_or(false), warnings)?;
     result.relaxed_hunks = relaxed;
     Ok(result)

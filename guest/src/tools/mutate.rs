@@ -7,15 +7,36 @@ use crate::api::{
 };
 use crate::audit::CallLog;
 use crate::error::{ErrorCode, ToolError, ToolResult};
+use crate::rules::path::LogicalPath;
 use crate::tools::session::Session;
-use crate::tools::text_file::{ending_of, to_crlf, TextFile};
+use crate::tools::text_file::{ending_of, to_crlf, Declared, TextFile};
 use crate::tools::txn::{check_expected, check_size, commit, writable, Change, Guard};
 
+/// The encoding the repository declares for `path`, asked only when a file's bytes leave
+/// it open (see `text_file`).
+pub(crate) fn declared<'a>(
+    s: &'a Session,
+    log: &'a mut CallLog,
+    path: &'a LogicalPath,
+) -> impl FnMut() -> Option<Declared> + 'a {
+    move || crate::tools::conventions::declared_encoding(s, log, path)
+}
+
 /// Fits new text to an existing file's conventions: a CRLF file keeps CRLF when the new
-/// text has bare LF line breaks, and a file with a BOM keeps it.
-fn fit_to_existing(before: Option<&[u8]>, content: &str, warnings: &mut Vec<String>) -> Vec<u8> {
-    let Some(old) = before.and_then(|b| TextFile::decode("", b).ok()) else {
-        return content.as_bytes().to_vec();
+/// text has bare LF line breaks, a file with a BOM keeps it, and the text is written in
+/// the file's encoding. Content that is not text is replaced by the text as given.
+///
+/// # Errors
+/// `ENCODING_ERROR` when the file's encoding cannot hold a character of `content`.
+fn fit_to_existing(
+    shown: &str,
+    before: &[u8],
+    content: &str,
+    warnings: &mut Vec<String>,
+    declare: &mut dyn FnMut() -> Option<Declared>,
+) -> ToolResult<Vec<u8>> {
+    let Ok(old) = TextFile::decode(shown, before, declare) else {
+        return Ok(content.as_bytes().to_vec());
     };
     let mut body = content
         .strip_prefix('\u{feff}')
@@ -25,12 +46,10 @@ fn fit_to_existing(before: Option<&[u8]>, content: &str, warnings: &mut Vec<Stri
         body = to_crlf(&body);
         warnings.push("line breaks written as CRLF, as in the existing file".to_string());
     }
-    let mut out = Vec::with_capacity(body.len() + 3);
     if old.bom {
-        out.extend_from_slice("\u{feff}".as_bytes());
+        body.insert(0, '\u{feff}');
     }
-    out.extend_from_slice(body.as_bytes());
-    out
+    old.encode_whole(shown, body, declare)
 }
 
 /// Creates or replaces a file.
@@ -71,15 +90,21 @@ pub fn write_file(s: &Session, log: &mut CallLog, a: &WriteFileArgs) -> ToolResu
             a.expected_sha256.as_deref(),
             Guard::Whole,
         )?;
-        match before {
-            Some(_) => fit_to_existing(before.as_deref(), &a.content, &mut warnings),
+        match &before {
+            Some(b) => fit_to_existing(
+                &shown,
+                b,
+                &a.content,
+                &mut warnings,
+                &mut declared(s, log, &w.target),
+            )?,
             None => crate::tools::conventions::new_file_bytes(
                 s,
                 log,
                 &w.target,
                 &a.content,
                 &mut warnings,
-            ),
+            )?,
         }
     };
     check_size(s, &shown, after.len())?;
@@ -113,13 +138,15 @@ pub fn append_file(
     let mut after = before.clone().unwrap_or_default();
     match &before {
         Some(b) => {
-            let old = TextFile::decode(&shown, b)?;
+            let mut declare = declared(s, log, &w.target);
+            let old = TextFile::decode(&shown, b, &mut declare)?;
             let mut add = a.content.clone();
             if old.ending == LineEnding::Crlf && ending_of(&add) == LineEnding::Lf {
                 add = to_crlf(&add);
                 warnings.push("line breaks written as CRLF, as in the existing file".to_string());
             }
-            after.extend_from_slice(add.as_bytes());
+            // The added text in the file's encoding (no second BOM), after its bytes.
+            after.extend_from_slice(&old.encode_whole(&shown, add, &mut declare)?);
         }
         None => {
             after = crate::tools::conventions::new_file_bytes(
@@ -128,7 +155,7 @@ pub fn append_file(
                 &w.target,
                 &a.content,
                 &mut warnings,
-            )
+            )?
         }
     }
     check_size(s, &shown, after.len())?;

@@ -3,7 +3,12 @@
 //! A file within the policy's whole-read limit is read in one go; a larger one may only be
 //! read by range and is streamed in 1 MiB chunks, so it is never held in memory whole. Either
 //! way one pass computes the sha256, the line count, the line-ending style and the lines
-//! asked for.
+//! asked for. A file in another encoding than UTF-8 (`text_file::form_of`: a BOM, the
+//! repository's declaration, or what its content surely is, judged by the whole file or
+//! its first chunk) is decoded on the way, so lines, line endings and the byte budget are
+//! counted in its text; size and sha256 are always those of its bytes. An ordinary file
+//! costs no more than before: its first 8 KiB tell UTF-8, and only a file that then turns
+//! out not to be is judged whole and read again.
 
 use sha2::{Digest, Sha256};
 
@@ -13,12 +18,16 @@ use crate::api::{
 use crate::audit::CallLog;
 use crate::error::{ErrorCode, ToolError, ToolResult};
 use crate::fs::hash::hex;
-use crate::rules::classify::{looks_binary, Kind};
+use crate::rules::classify::Kind;
+use crate::rules::path::LogicalPath;
 use crate::rules::policy::Policy;
+use crate::text::encoding::detect;
+use crate::text::encoding::stream::Stream;
+use crate::text::encoding::Encoding;
 use crate::tools::session::Session;
+use crate::tools::text_file::{form_of, Form};
 
 const CHUNK: usize = 1 << 20;
-const BOM: &[u8] = b"\xEF\xBB\xBF";
 
 /// Reads a text file or a range of its lines.
 ///
@@ -47,25 +56,58 @@ pub fn read_file(s: &Session, log: &mut CallLog, a: &ReadFileArgs) -> ToolResult
         .with_detail("size", size.to_string()));
     }
     let start = a.start_line.unwrap_or(1).max(1);
-    let mut col = Collector::new(
-        start,
+    let (max_lines, max_bytes) = (
         Policy::clamp(a.max_lines, limits.max_read_lines, limits.max_read_lines),
         Policy::clamp(a.max_bytes, limits.max_read_bytes, limits.max_read_bytes) as usize,
     );
     let target = &r.resolved.target;
-    if size <= limits.max_whole_read_bytes {
+    let numbered = a.line_numbers.unwrap_or(false);
+    let result = if size <= limits.max_whole_read_bytes {
         // Room past the size seen, so a file that grew meanwhile is not silently cut.
         let (buf, _) = r.resolved.read(size.saturating_add(1 << 16))?;
         Policy::content_denial(&shown, s.policy.sniff(target, &buf))?;
-        col.feed_whole(&buf, &shown, s.fs.services())?;
+        let read = |form: &Form| {
+            let mut col = Collector::new(start, max_lines, max_bytes, form);
+            col.feed_whole(&buf, s.fs.services());
+            col.finish(shown.clone(), r.kind, numbered)
+        };
+        // Ordinary text is taken as UTF-8 by its first 8 KiB, as the binary check looks;
+        // when a later byte is not UTF-8, the whole file decides.
+        let window = &buf[..buf.len().min(detect::WINDOW)];
+        let plain = detect::bom(window).is_none()
+            && detect::plain_utf8(window, buf.len() <= detect::WINDOW);
+        let first = if plain {
+            read(&Form::utf8())
+        } else {
+            read(&text_form(s, log, target, &shown, &buf, true)?)
+        };
+        if plain && !first.valid_utf8 {
+            let form = text_form(s, log, target, &shown, &buf, true)?;
+            if form.encoding == Encoding::Utf8 {
+                first
+            } else {
+                read(&form)
+            }
+        } else {
+            first
+        }
     } else {
         let mut sniffer = crate::rules::sniff::Sniffer::default();
         let (file, _) = r.resolved.open()?;
         let mut offset = 0u64;
+        let mut col: Option<Collector> = None;
         loop {
             let chunk = file
                 .read_at(offset, CHUNK)
                 .map_err(|e| ToolError::io(&shown, &e))?;
+            let c = match &mut col {
+                Some(c) => c,
+                None => {
+                    // The first chunk (1 MiB) decides the encoding.
+                    let form = text_form(s, log, target, &shown, &chunk, chunk.is_empty())?;
+                    col.insert(Collector::new(start, max_lines, max_bytes, &form))
+                }
+            };
             if chunk.is_empty() {
                 break;
             }
@@ -73,15 +115,37 @@ pub fn read_file(s: &Session, log: &mut CallLog, a: &ReadFileArgs) -> ToolResult
             if s.policy.sniffs(target) {
                 sniffer.feed(&chunk);
             }
-            col.feed(&chunk, &shown)?;
+            c.feed(&chunk);
         }
         Policy::content_denial(&shown, sniffer.found())?;
-    }
-    log.read(&shown, col.size);
+        col.ok_or_else(|| ToolError::new(ErrorCode::Internal, "nothing was read"))?
+            .finish(shown.clone(), r.kind, numbered)
+    };
+    log.read(&shown, result.size);
     if r.resolved.via_link {
         log.read(&r.resolved.target.to_string(), 0);
     }
-    Ok(col.finish(shown, r.kind, a.line_numbers.unwrap_or(false)))
+    Ok(result)
+}
+
+/// How to read the file's text, judged by its bytes (all of them, or its first chunk);
+/// the repository's declared encoding is read only for bytes that are not plain UTF-8.
+///
+/// # Errors
+/// `UNSUPPORTED_BINARY`.
+fn text_form(
+    s: &Session,
+    log: &mut CallLog,
+    target: &LogicalPath,
+    shown: &str,
+    bytes: &[u8],
+    whole: bool,
+) -> ToolResult<Form> {
+    let mut declared = crate::tools::mutate::declared(s, log, target);
+    form_of(shown, bytes, whole, &mut declared).map_err(|e| match e.code {
+        ErrorCode::UnsupportedBinary => binary_error(shown),
+        _ => e,
+    })
 }
 
 /// Reads several files; each gets its own result or error.
@@ -152,7 +216,14 @@ struct Collector {
     hasher: Sha256,
     /// The digest of a file fed whole (hashed in one call, by the host when it offers).
     digest: Option<String>,
+    /// Bytes of the file (not of its text).
     size: u64,
+    encoding: Encoding,
+    bom: bool,
+    /// Bytes of the BOM still to pass over.
+    skip: usize,
+    /// The decoder of a file not in UTF-8 (UTF-8 is taken as it is, and checked at the end).
+    decoder: Option<Stream>,
     /// Line that the next byte belongs to (from 1).
     line: u32,
     at_line_start: bool,
@@ -164,13 +235,13 @@ struct Collector {
     out: Vec<u8>,
     crlf: u64,
     lf: u64,
+    /// The text's byte before the next one, and its last byte.
     prev: u8,
     last: Option<u8>,
-    bom: bool,
 }
 
 impl Collector {
-    fn new(start: u32, max_lines: u32, max_bytes: usize) -> Self {
+    fn new(start: u32, max_lines: u32, max_bytes: usize, form: &Form) -> Self {
         Collector {
             start,
             max_lines,
@@ -178,6 +249,10 @@ impl Collector {
             hasher: Sha256::new(),
             digest: None,
             size: 0,
+            encoding: form.encoding,
+            bom: form.bom > 0,
+            skip: form.bom,
+            decoder: (form.encoding != Encoding::Utf8).then(|| Stream::new(form.encoding)),
             line: 1,
             at_line_start: true,
             taking: false,
@@ -190,39 +265,42 @@ impl Collector {
             lf: 0,
             prev: 0,
             last: None,
-            bom: false,
         }
     }
 
     /// Feeds a whole file in one chunk.
-    fn feed_whole(
-        &mut self,
-        data: &[u8],
-        shown: &str,
-        services: &dyn crate::rules::services::Services,
-    ) -> ToolResult<()> {
-        if self.size == 0 && !looks_binary(data) {
+    fn feed_whole(&mut self, data: &[u8], services: &dyn crate::rules::services::Services) {
+        if self.size == 0 {
             self.digest = Some(services.sha256_hex(data));
         }
-        self.feed(data, shown)
+        self.feed(data);
     }
 
-    fn feed(&mut self, mut chunk: &[u8], shown: &str) -> ToolResult<()> {
-        if self.size == 0 {
-            if looks_binary(chunk) {
-                return Err(binary_error(shown));
-            }
-            if chunk.starts_with(BOM) {
-                self.bom = true;
-            }
-        }
+    /// Feeds the file's next bytes.
+    fn feed(&mut self, chunk: &[u8]) {
         if self.digest.is_none() {
             self.hasher.update(chunk);
         }
-        let first = self.size == 0;
         self.size += chunk.len() as u64;
+        // The BOM is reported, never returned as content.
+        let passed = self.skip.min(chunk.len());
+        self.skip -= passed;
+        let rest = &chunk[passed..];
+        match self.decoder.take() {
+            None => self.feed_text(rest),
+            Some(mut d) => {
+                let mut text = String::new();
+                d.feed(rest, false, &mut text);
+                self.decoder = Some(d);
+                self.feed_text(text.as_bytes());
+            }
+        }
+    }
+
+    /// Feeds the next part of the file's text (UTF-8 for a file not in UTF-8).
+    fn feed_text(&mut self, mut chunk: &[u8]) {
         if chunk.is_empty() {
-            return Ok(());
+            return;
         }
         self.last = chunk.last().copied();
         for nl in memchr::memchr_iter(b'\n', chunk) {
@@ -234,10 +312,6 @@ impl Collector {
             }
         }
         self.prev = *chunk.last().unwrap_or(&0);
-        if first && self.bom {
-            // The BOM is reported, never returned as content.
-            chunk = &chunk[BOM.len()..];
-        }
         while !chunk.is_empty() {
             if self.stopped {
                 // Nothing more is taken: only the lines are counted, in one SIMD pass.
@@ -270,7 +344,6 @@ impl Collector {
                 }
             }
         }
-        Ok(())
     }
 
     fn take(&mut self, seg: &[u8]) {
@@ -295,7 +368,15 @@ impl Collector {
         }
     }
 
-    fn finish(self, path: String, kind: Kind, numbered: bool) -> ReadFileResult {
+    fn finish(mut self, path: String, kind: Kind, numbered: bool) -> ReadFileResult {
+        let mut replaced = false;
+        if let Some(mut d) = self.decoder.take() {
+            // A character cut at the end of the file.
+            let mut text = String::new();
+            d.feed(&[], true, &mut text);
+            self.feed_text(text.as_bytes());
+            replaced = d.replaced();
+        }
         let total_lines = match self.last {
             None => 0,
             Some(b'\n') => self.line - 1,
@@ -303,8 +384,10 @@ impl Collector {
         };
         let end_line = self.start + self.taken - 1;
         let truncated = self.cut || end_line < total_lines;
-        let valid_utf8 = std::str::from_utf8(&self.out).is_ok();
-        let text = String::from_utf8_lossy(&self.out).into_owned();
+        let (text, valid_utf8) = match String::from_utf8(std::mem::take(&mut self.out)) {
+            Ok(t) => (t, !replaced),
+            Err(e) => (String::from_utf8_lossy(e.as_bytes()).into_owned(), false),
+        };
         let content = if numbered {
             number_lines(&text, self.start)
         } else {
@@ -316,26 +399,34 @@ impl Collector {
             (true, true) => LineEnding::Mixed,
             (false, false) => LineEnding::None,
         };
-        let summary =
-            if self.taken == 0 {
-                if total_lines == 0 {
-                    format!("{path} is empty")
-                } else {
-                    format!(
-                        "{path} has {total_lines} lines; nothing at line {}",
-                        self.start
-                    )
-                }
-            } else if truncated {
-                let next = if self.cut { end_line } else { end_line + 1 };
+        let encoding = self.encoding.name();
+        let shown_encoding = if self.encoding == Encoding::Utf8 {
+            String::new()
+        } else {
+            format!(" ({encoding})")
+        };
+        let summary = if self.taken == 0 {
+            if total_lines == 0 {
+                format!("{path} is empty")
+            } else {
                 format!(
-                "{path}: lines {}-{end_line} of {total_lines}{}; continue with start_line={next}",
+                    "{path} has {total_lines} lines; nothing at line {}",
+                    self.start
+                )
+            }
+        } else if truncated {
+            let next = if self.cut { end_line } else { end_line + 1 };
+            format!(
+                "{path}{shown_encoding}: lines {}-{end_line} of {total_lines}{}; continue with start_line={next}",
                 self.start,
                 if self.cut { " (line cut at the byte limit)" } else { "" }
             )
-            } else {
-                format!("{path}: lines {}-{end_line} of {total_lines}", self.start)
-            };
+        } else {
+            format!(
+                "{path}{shown_encoding}: lines {}-{end_line} of {total_lines}",
+                self.start
+            )
+        };
         ReadFileResult {
             path,
             content,
@@ -347,6 +438,7 @@ impl Collector {
             truncated,
             line_ending,
             bom: self.bom,
+            encoding,
             valid_utf8,
             kind,
             summary,
@@ -363,106 +455,4 @@ fn number_lines(text: &str, start: u32) -> String {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn run(content: &[u8], start: u32, max_lines: u32, max_bytes: usize) -> ReadFileResult {
-        let mut c = Collector::new(start, max_lines, max_bytes);
-        // Feed in small pieces to exercise chunk boundaries.
-        for piece in content.chunks(3) {
-            c.feed(piece, "f").unwrap();
-        }
-        c.finish("f".into(), Kind::Text, false)
-    }
-
-    /// Fed whole or in pieces of any size, a file gives the same result, hash included.
-    #[test]
-    fn whole_and_chunked_feeds_agree_for_every_range() {
-        let content = b"one\r\ntwo\n\nfour has more\nfive\nsix";
-        for start in 1..8 {
-            for max_lines in 1..7 {
-                for max_bytes in [3, 9, 1000] {
-                    let mut whole = Collector::new(start, max_lines, max_bytes);
-                    whole
-                        .feed_whole(content, "f", &crate::rules::services::NoServices)
-                        .unwrap();
-                    let whole = whole.finish("f".into(), Kind::Text, false);
-                    for size in [1, 2, 5, 64] {
-                        let mut c = Collector::new(start, max_lines, max_bytes);
-                        for piece in content.chunks(size) {
-                            c.feed(piece, "f").unwrap();
-                        }
-                        let r = c.finish("f".into(), Kind::Text, false);
-                        assert_eq!(
-                            (&r.content, r.end_line, r.total_lines, r.truncated, &r.sha256),
-                            (&whole.content, whole.end_line, whole.total_lines, whole.truncated, &whole.sha256),
-                            "start {start} max_lines {max_lines} max_bytes {max_bytes} pieces {size}"
-                        );
-                    }
-                    assert_eq!(whole.total_lines, 6);
-                    assert_eq!(whole.sha256, crate::fs::hash::sha256_hex(content));
-                }
-            }
-        }
-    }
-
-    #[test]
-    fn whole_file_with_counts_and_hash() {
-        let r = run(b"a\nb\nc\n", 1, 100, 1000);
-        assert_eq!(r.content, "a\nb\nc\n");
-        assert_eq!((r.start_line, r.end_line, r.total_lines), (1, 3, 3));
-        assert!(!r.truncated);
-        assert_eq!(r.sha256, crate::fs::hash::sha256_hex(b"a\nb\nc\n"));
-        assert_eq!(r.line_ending, LineEnding::Lf);
-    }
-
-    #[test]
-    fn ranges_and_truncation() {
-        let r = run(b"1\n2\n3\n4\n5", 2, 2, 1000);
-        assert_eq!(r.content, "2\n3\n");
-        assert_eq!((r.end_line, r.total_lines), (3, 5));
-        assert!(r.truncated);
-        let r = run(b"1\n2\n3\n4\n5", 4, 10, 1000);
-        assert_eq!(r.content, "4\n5");
-        assert!(!r.truncated);
-        let r = run(b"1\n2\n", 9, 10, 1000);
-        assert_eq!((r.content.as_str(), r.end_line), ("", 8));
-    }
-
-    #[test]
-    fn byte_budget_stops_at_a_line_boundary_or_cuts_one_long_line() {
-        let r = run(b"aaaa\nbbbb\ncccc\n", 1, 10, 12);
-        assert_eq!(r.content, "aaaa\nbbbb\n");
-        assert!(r.truncated);
-        let r = run("ééééé\n".as_bytes(), 1, 10, 5);
-        assert_eq!(r.content, "éé");
-        assert!(r.truncated && r.valid_utf8);
-    }
-
-    #[test]
-    fn crlf_mixed_bom_and_none() {
-        let r = run(b"\xEF\xBB\xBFa\r\nb\r\n", 1, 10, 100);
-        assert!(r.bom);
-        assert_eq!(r.content, "a\r\nb\r\n");
-        assert_eq!(r.line_ending, LineEnding::Crlf);
-        assert_eq!(run(b"a\r\nb\n", 1, 10, 100).line_ending, LineEnding::Mixed);
-        assert_eq!(run(b"abc", 1, 10, 100).line_ending, LineEnding::None);
-        assert_eq!(run(b"", 1, 10, 100).total_lines, 0);
-    }
-
-    #[test]
-    fn invalid_utf8_is_flagged_and_binary_refused() {
-        let r = run(b"caf\xE9\n", 1, 10, 100);
-        assert!(!r.valid_utf8);
-        let mut c = Collector::new(1, 10, 100);
-        assert_eq!(
-            c.feed(b"ab\0cd", "f").unwrap_err().code,
-            ErrorCode::UnsupportedBinary
-        );
-    }
-
-    #[test]
-    fn numbering() {
-        assert_eq!(number_lines("a\nb", 9), "     9\ta\n    10\tb");
-    }
-}
+mod tests;

@@ -1,11 +1,120 @@
-//! Text files as the mutation tools see them: UTF-8 with an optional BOM, in one line-ending
-//! style. Edits work on an LF view of a CRLF file and are written back in CRLF, so that an
-//! agent never has to type `\r` and never corrupts a Windows file.
+//! Text files as the mutation tools see them: in their own encoding, with their own BOM,
+//! in one line-ending style. Edits work on an LF view of a CRLF file and are written back
+//! in CRLF, so that an agent never has to type `\r` and never corrupts a Windows file.
+//!
+//! Which encoding a file is in ([`form_of`]): a byte-order mark decides; else UTF-8 without
+//! a NUL byte is UTF-8; else the encoding the repository declares for the file
+//! (`.gitattributes` `working-tree-encoding`, `.editorconfig` `charset`: see
+//! `conventions`); else what its content surely is (`text::encoding::detect`: UTF-16
+//! without a mark, windows-1252). A file of plain ASCII is open: the declared encoding,
+//! if any, decides how new text that is not ASCII is written into it.
+//!
+//! Decoding is strict and encoding refuses what the encoding cannot hold, so a change
+//! never writes U+FFFD for bytes it could not read nor `?` for a character: it is refused
+//! (`ENCODING_ERROR`) and nothing is written. Every character outside a change is written
+//! back as the same bytes (the legacy tables are checked to round-trip when decoding).
 
 use crate::api::LineEnding;
 use crate::error::{ErrorCode, ToolError, ToolResult};
+use crate::text::encoding::detect::{self, Verdict};
+use crate::text::encoding::{Encoding, Label};
 
-const BOM: &str = "\u{feff}";
+const BOM: char = '\u{feff}';
+
+/// An encoding the repository declares for a file, and the rule that declares it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Declared {
+    pub label: Label,
+    /// The file and line or section, for messages (`.editorconfig [*.c] charset = latin1`).
+    pub source: String,
+}
+
+/// Asks for the file's declared encoding (read from the repository only when needed).
+pub type Declare<'a> = &'a mut dyn FnMut() -> Option<Declared>;
+
+/// How a file's bytes are to be taken as text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Form {
+    pub encoding: Encoding,
+    /// Length of the byte-order mark the bytes start with (0 for none).
+    pub bom: usize,
+    /// The declaration that chose the encoding, if one did.
+    pub declared: Option<String>,
+}
+
+impl Form {
+    /// UTF-8 without a BOM.
+    pub fn utf8() -> Form {
+        Form::of(Encoding::Utf8, 0)
+    }
+
+    fn of(encoding: Encoding, bom: usize) -> Form {
+        Form {
+            encoding,
+            bom,
+            declared: None,
+        }
+    }
+}
+
+/// The error for content that is binary.
+pub fn binary_error(path: &str) -> ToolError {
+    ToolError::new(
+        ErrorCode::UnsupportedBinary,
+        format!("'{path}' holds binary data; only text files can be changed with this tool"),
+    )
+    .with_path(path)
+}
+
+/// How to read `bytes` (the whole file when `whole`, else its first part): see the module
+/// docs. Content that is not UTF-8 and surely nothing else is taken as UTF-8, which strict
+/// decoding then refuses and reading shows with replacements.
+///
+/// # Errors
+/// `UNSUPPORTED_BINARY` for binary content (a NUL byte in the first 8 KiB that no wide
+/// encoding explains, or U+0000 in a marked or declared one).
+pub fn form_of(path: &str, bytes: &[u8], whole: bool, declared: Declare<'_>) -> ToolResult<Form> {
+    let window = &bytes[..bytes.len().min(detect::WINDOW)];
+    if detect::bom(window).is_some() {
+        return match detect::detect(bytes, whole) {
+            Verdict::Text { encoding, bom } => Ok(Form::of(encoding, bom)),
+            _ => Err(binary_error(path)),
+        };
+    }
+    if detect::plain_utf8(bytes, whole) {
+        return Ok(Form::of(Encoding::Utf8, 0));
+    }
+    if let Some(d) = declared() {
+        let mut encoding = d.label.encoding;
+        if d.label.any_order {
+            // `utf-16` or `utf-32` alone: the content says which byte order, if it can.
+            if let Some((found, _)) = detect::wide(bytes, !whole) {
+                if found.unit_width() == encoding.unit_width() {
+                    encoding = found;
+                }
+            }
+        }
+        if has_nul(encoding, window) {
+            return Err(binary_error(path));
+        }
+        return Ok(Form {
+            encoding,
+            bom: 0,
+            declared: Some(d.source),
+        });
+    }
+    match detect::detect(bytes, whole) {
+        Verdict::Text { encoding, bom } => Ok(Form::of(encoding, bom)),
+        Verdict::Binary => Err(binary_error(path)),
+        Verdict::Unknown => Ok(Form::of(Encoding::Utf8, 0)),
+    }
+}
+
+/// Whether the window holds U+0000 in `encoding` (whole code units of a wide one).
+fn has_nul(encoding: Encoding, window: &[u8]) -> bool {
+    let w = encoding.unit_width();
+    window.chunks_exact(w).any(|u| u.iter().all(|&b| b == 0))
+}
 
 /// A decoded text file.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -14,41 +123,63 @@ pub struct TextFile {
     pub body: String,
     pub bom: bool,
     pub ending: LineEnding,
+    pub encoding: Encoding,
+    /// The declaration that chose the encoding, if one did.
+    pub declared: Option<String>,
+    /// The file is ASCII without a BOM: the declared encoding, if any, writes new text.
+    pub open: bool,
 }
 
 impl TextFile {
-    /// Decodes bytes as UTF-8 text.
+    /// Decodes a whole file's bytes in its encoding (see [`form_of`]).
     ///
     /// # Errors
-    /// `UNSUPPORTED_BINARY` for content with NUL bytes, `ENCODING_ERROR` for invalid UTF-8.
-    pub fn decode(path: &str, bytes: &[u8]) -> ToolResult<TextFile> {
-        if crate::rules::classify::looks_binary(bytes) {
-            return Err(ToolError::new(
-                ErrorCode::UnsupportedBinary,
-                format!(
-                    "'{path}' holds binary data; only text files can be changed with this tool"
-                ),
-            )
-            .with_path(path));
+    /// `UNSUPPORTED_BINARY` for binary content, `ENCODING_ERROR` for bytes not valid in
+    /// the file's encoding (or that would not be written back as they are).
+    pub fn decode(path: &str, bytes: &[u8], declared: Declare<'_>) -> ToolResult<TextFile> {
+        // Ordinary UTF-8 (with or without its BOM) in one pass; any other mark makes it
+        // invalid UTF-8, and it goes the long way.
+        let window = &bytes[..bytes.len().min(detect::WINDOW)];
+        if memchr::memchr(0, window).is_none() {
+            let utf8_bom = Encoding::Utf8.bom();
+            let bom = bytes.starts_with(utf8_bom);
+            let rest = &bytes[if bom { utf8_bom.len() } else { 0 }..];
+            if let Ok(text) = std::str::from_utf8(rest) {
+                return Ok(TextFile {
+                    ending: ending_of(text),
+                    body: text.to_string(),
+                    bom,
+                    encoding: Encoding::Utf8,
+                    declared: None,
+                    open: !bom && crate::text::bytes::is_ascii(rest),
+                });
+            }
         }
-        let text = std::str::from_utf8(bytes).map_err(|e| {
-            ToolError::new(
-                ErrorCode::EncodingError,
-                format!(
-                    "'{path}' is not valid UTF-8 (first bad byte at offset {}); it cannot be edited as text without corrupting it",
-                    e.valid_up_to()
+        let form = form_of(path, bytes, true, declared)?;
+        let body = form.encoding.decode(&bytes[form.bom..]).map_err(|at| {
+            let at = at + form.bom;
+            let msg = match (&form.declared, form.encoding) {
+                (None, Encoding::Utf8) => format!(
+                    "'{path}' is not valid UTF-8 (first bad byte at offset {at}) and not surely any other encoding; it cannot be edited as text without corrupting it (if it is in another encoding, declare it with .editorconfig charset or .gitattributes working-tree-encoding)"
                 ),
-            )
-            .with_path(path)
+                (declared, e) => format!(
+                    "'{path}' is not valid {}{} (first bad byte at offset {at}); it cannot be edited as text without corrupting it",
+                    e.name(),
+                    declared.as_ref().map(|d| format!(", as {d} declares")).unwrap_or_default()
+                ),
+            };
+            ToolError::new(ErrorCode::EncodingError, msg)
+                .with_path(path)
+                .with_detail("encoding", form.encoding.name())
+                .with_detail("offset", at.to_string())
         })?;
-        let (bom, body) = match text.strip_prefix(BOM) {
-            Some(rest) => (true, rest),
-            None => (false, text),
-        };
         Ok(TextFile {
-            ending: ending_of(body),
-            body: body.to_string(),
-            bom,
+            ending: ending_of(&body),
+            body,
+            bom: form.bom > 0,
+            open: form.encoding == Encoding::Utf8 && form.bom == 0 && bytes.is_ascii(),
+            encoding: form.encoding,
+            declared: form.declared,
         })
     }
 
@@ -62,20 +193,91 @@ impl TextFile {
         }
     }
 
-    /// Encodes an LF-view body back in this file's style (BOM and line endings).
-    pub fn encode(&self, lf_body: &str) -> Vec<u8> {
+    /// Encodes an LF-view body back in this file's style: BOM, line endings (every LF of
+    /// a CRLF file's view was a CRLF) and encoding.
+    ///
+    /// # Errors
+    /// `ENCODING_ERROR` naming the first character the encoding cannot hold.
+    pub fn encode(&self, path: &str, lf_body: &str, declared: Declare<'_>) -> ToolResult<Vec<u8>> {
         let body = if self.ending == LineEnding::Crlf {
-            to_crlf(lf_body)
+            lf_body.replace('\n', "\r\n")
         } else {
             lf_body.to_string()
         };
-        let mut out = Vec::with_capacity(body.len() + 3);
-        if self.bom {
-            out.extend_from_slice(BOM.as_bytes());
-        }
-        out.extend_from_slice(body.as_bytes());
-        out
+        let text = if self.bom {
+            format!("{BOM}{body}")
+        } else {
+            body
+        };
+        self.encode_whole(path, text, declared)
     }
+
+    /// Encodes text as it stands (a BOM only where it starts with U+FEFF) in this file's
+    /// encoding, or, when the file was plain ASCII and the text is not, in the encoding
+    /// the repository declares for it.
+    ///
+    /// # Errors
+    /// `ENCODING_ERROR` naming the first character the encoding cannot hold.
+    pub fn encode_whole(
+        &self,
+        path: &str,
+        text: String,
+        declared: Declare<'_>,
+    ) -> ToolResult<Vec<u8>> {
+        let mut encoding = self.encoding;
+        let mut source = self.declared.clone();
+        if self.open && !text.is_ascii() {
+            if let Some(d) = declared() {
+                // An ASCII file is the same bytes in every ASCII-compatible encoding; its
+                // declared one decides how the new characters are written.
+                if d.label.encoding.ascii_compatible() {
+                    encoding = d.label.encoding;
+                    source = Some(d.source);
+                }
+            }
+        }
+        encode_as(path, encoding, source.as_deref(), text)
+    }
+}
+
+/// `text` in `encoding`, no BOM added.
+///
+/// # Errors
+/// `ENCODING_ERROR` naming the first character the encoding cannot hold, its line in
+/// `text`, and the declaration that chose the encoding.
+pub fn encode_as(
+    path: &str,
+    encoding: Encoding,
+    declared: Option<&str>,
+    text: String,
+) -> ToolResult<Vec<u8>> {
+    if encoding == Encoding::Utf8 {
+        return Ok(text.into_bytes());
+    }
+    encoding.encode(&text).map_err(|c| {
+        let line = text.find(c).map_or(1, |at| line_of(&text, at));
+        let name = encoding.name();
+        let why = declared
+            .map(|d| format!(", as {d} declares"))
+            .unwrap_or_default();
+        ToolError::new(
+            ErrorCode::EncodingError,
+            format!(
+                "'{path}' is {name} text{why}, and {name} has no character '{}' ({}, line {line} of the new text); nothing was written. Leave the character out or write it another way (in ASCII, or an escape the file's language knows)",
+                crate::text::visible::visible(&c.to_string()),
+                code_point(c)
+            ),
+        )
+        .with_path(path)
+        .with_detail("encoding", name)
+        .with_detail("character", code_point(c))
+        .with_detail("line", line.to_string())
+    })
+}
+
+/// `U+00E9`.
+fn code_point(c: char) -> String {
+    format!("U+{:04X}", u32::from(c))
 }
 
 /// The line-ending style of a text.
@@ -117,42 +319,4 @@ pub fn line_of(text: &str, offset: usize) -> usize {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn crlf_files_round_trip_through_the_lf_view() {
-        let f = TextFile::decode("f", b"\xEF\xBB\xBFa\r\nb\r\n").unwrap();
-        assert!(f.bom);
-        assert_eq!(f.ending, LineEnding::Crlf);
-        assert_eq!(f.lf_view(), "a\nb\n");
-        assert_eq!(f.encode("a\nc\nb\n"), b"\xEF\xBB\xBFa\r\nc\r\nb\r\n");
-    }
-
-    #[test]
-    fn mixed_files_are_left_as_they_are() {
-        let f = TextFile::decode("f", b"a\r\nb\n").unwrap();
-        assert_eq!(f.ending, LineEnding::Mixed);
-        assert_eq!(f.lf_view(), "a\r\nb\n");
-        assert_eq!(f.encode("a\r\nb\n"), b"a\r\nb\n");
-    }
-
-    #[test]
-    fn binary_and_invalid_utf8_are_refused() {
-        assert_eq!(
-            TextFile::decode("f", b"a\0b").unwrap_err().code,
-            ErrorCode::UnsupportedBinary
-        );
-        assert_eq!(
-            TextFile::decode("f", b"caf\xE9").unwrap_err().code,
-            ErrorCode::EncodingError
-        );
-    }
-
-    #[test]
-    fn line_numbers_of_offsets() {
-        assert_eq!(line_of("a\nb\nc", 0), 1);
-        assert_eq!(line_of("a\nb\nc", 4), 3);
-        assert_eq!(to_crlf("a\nb\r\n"), "a\r\nb\r\n");
-    }
-}
+mod tests;

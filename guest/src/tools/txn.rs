@@ -321,6 +321,9 @@ pub struct Change {
     pub mode_from: Option<LogicalPath>,
     /// Nothing derived from `before` may be shown (a blind write): no diff, no hash.
     pub blind: bool,
+    /// The encoding the tool read and wrote the text in, when not UTF-8: the diff shows
+    /// the text in it (without, the diff decodes what detection finds).
+    pub encoding: Option<crate::text::encoding::Encoding>,
 }
 
 impl Change {
@@ -342,6 +345,7 @@ impl Change {
             quiet: false,
             mode_from: None,
             blind: false,
+            encoding: None,
         }
     }
 
@@ -359,11 +363,15 @@ impl Change {
     }
 }
 
-fn side(bytes: Option<&[u8]>, opaque: bool) -> Side<'_> {
+fn side(
+    bytes: Option<&[u8]>,
+    opaque: bool,
+    hint: Option<crate::text::encoding::Encoding>,
+) -> Side<'_> {
     match bytes {
         None => Side::Absent,
         Some(_) if opaque => Side::Opaque,
-        Some(b) => std::str::from_utf8(b).map_or(Side::Opaque, Side::Text),
+        Some(b) => crate::text::encoding::text_of(b, hint).map_or(Side::Opaque, Side::Text),
     }
 }
 
@@ -377,14 +385,14 @@ pub fn change_diff(c: &Change) -> FileDiff {
         Some((from, content)) if c.before.is_none() => file_diff(
             from,
             &c.shown,
-            side(Some(content), opaque),
-            side(c.after.as_deref(), opaque),
+            side(Some(content), opaque, c.encoding),
+            side(c.after.as_deref(), opaque, c.encoding),
         ),
         _ => file_diff(
             &c.shown,
             &c.shown,
-            side(c.before.as_deref(), opaque),
-            side(c.after.as_deref(), opaque),
+            side(c.before.as_deref(), opaque, c.encoding),
+            side(c.after.as_deref(), opaque, c.encoding),
         ),
     }
 }

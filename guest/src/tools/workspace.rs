@@ -64,7 +64,7 @@ fn side<'a>(bytes: &'a Option<Vec<u8>>, opaque: bool) -> Side<'a> {
     match bytes {
         None => Side::Absent,
         Some(_) if opaque => Side::Opaque,
-        Some(b) => std::str::from_utf8(b).map_or(Side::Opaque, Side::Text),
+        Some(b) => crate::text::encoding::text_of(b, None).map_or(Side::Opaque, Side::Text),
     }
 }
 

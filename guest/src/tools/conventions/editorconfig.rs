@@ -1,4 +1,5 @@
-//! The part of `.editorconfig` that decides a new file's line endings and encoding.
+//! The part of `.editorconfig` that decides a new file's line endings, and the encoding of
+//! any file.
 //!
 //! Files are read from the file's directory upwards, stopping after one whose preamble
 //! says `root = true`; farther files apply first, so nearer ones win, and within a file
@@ -20,6 +21,8 @@ pub struct Properties {
     pub charset: Option<String>,
     /// The file and section that last set each, for notes.
     pub source: Option<String>,
+    /// The file and section that set `charset`.
+    pub charset_source: Option<String>,
 }
 
 /// True when the preamble of `text` says `root = true`.
@@ -95,7 +98,8 @@ pub fn apply(text: &str, file_name: &str, dir: &str, path: &str, props: &mut Pro
             "charset" if unset => props.charset = None,
             "charset" if !value.is_empty() => {
                 props.charset = Some(value);
-                props.source = Some(shown);
+                props.source = Some(shown.clone());
+                props.charset_source = Some(shown);
             }
             _ => {}
         }

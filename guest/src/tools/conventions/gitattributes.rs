@@ -1,4 +1,5 @@
-//! The part of `.gitattributes` that decides a new file's line endings.
+//! The part of `.gitattributes` that decides a new file's line endings, and the encoding
+//! (`working-tree-encoding`) of any file.
 //!
 //! Each line is a pattern followed by attributes; `#` starts a comment, `[attr]` macro
 //! definitions and quoted patterns are passed over, and so is a pattern ending in `/`
@@ -18,6 +19,8 @@ pub struct Attributes {
     pub eol: Option<String>,
     /// The line that last set `eol` or `text`, for notes.
     pub source: Option<String>,
+    /// `working-tree-encoding=NAME` as written, and the line that set it.
+    pub encoding: Option<(String, String)>,
 }
 
 /// Glob matching as git does for attributes: `*` never crosses `/`.
@@ -74,10 +77,13 @@ pub fn apply(text: &str, file_name: &str, dir: &str, path: &str, attrs: &mut Att
                 }
                 "!text" => attrs.text = None,
                 "!eol" => attrs.eol = None,
+                "-working-tree-encoding" | "!working-tree-encoding" => attrs.encoding = None,
                 a => {
                     if let Some(v) = a.strip_prefix("eol=") {
                         attrs.eol = Some(v.to_ascii_lowercase());
                         attrs.source = Some(shown);
+                    } else if let Some(v) = a.strip_prefix("working-tree-encoding=") {
+                        attrs.encoding = Some((v.to_string(), shown));
                     }
                 }
             }
@@ -139,6 +145,24 @@ mod tests {
             Some("crlf")
         );
         assert_eq!(attrs_of(&[("sub", "/a.txt eol=crlf\n")], "a.txt").eol, None);
+    }
+
+    #[test]
+    fn working_tree_encoding_is_read_and_unset() {
+        let t = "*.txt working-tree-encoding=UTF-16LE-BOM\n*.c working-tree-encoding=ISO-8859-1 eol=crlf\nold.c -working-tree-encoding\n";
+        let a = attrs_of(&[("", t)], "docs/a.txt");
+        assert_eq!(
+            a.encoding,
+            Some((
+                "UTF-16LE-BOM".to_string(),
+                ".gitattributes: *.txt working-tree-encoding=UTF-16LE-BOM".to_string()
+            ))
+        );
+        let c = attrs_of(&[("", t)], "src/m.c");
+        assert_eq!(c.encoding.map(|e| e.0).as_deref(), Some("ISO-8859-1"));
+        assert_eq!(c.eol.as_deref(), Some("crlf"));
+        assert_eq!(attrs_of(&[("", t)], "old.c").encoding, None);
+        assert_eq!(attrs_of(&[("", t)], "a.rs").encoding, None);
     }
 
     #[test]

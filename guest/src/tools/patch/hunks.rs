@@ -1,7 +1,8 @@
 //! Applying one file's hunks in memory: each hunk located (`locate`) from where the last
 //! one ended, at its stated line or the nearest match, exactly or at the relaxed level the
 //! call allows; CRLF files take LF patches; a file without a final newline is matched as
-//! if it had one and keeps its state. A hunk that does not match is a `PATCH_CONFLICT`
+//! if it had one and keeps its state; a file's BOM is matched only by a patch that shows
+//! it, and kept. A hunk that does not match is a `PATCH_CONFLICT`
 //! that shows expected and found lines and the first difference, invisibles spelled out.
 
 use super::{conflict, locate, FilePatch, Hunk};
@@ -25,6 +26,20 @@ pub(super) fn apply_hunks(
     fp: &FilePatch,
     notes: &mut Notes,
 ) -> ToolResult<String> {
+    // A BOM belongs to the first line as git shows it (U+FEFF, which the patch then holds);
+    // a patch written from `read_file`'s content, which leaves the BOM out, is matched
+    // without it, and the file keeps it.
+    if let Some(rest) = content.strip_prefix('\u{feff}') {
+        let mentions_bom = fp.hunks.iter().any(|h| {
+            h.old
+                .iter()
+                .chain(&h.new)
+                .any(|l| l.starts_with('\u{feff}'))
+        });
+        if !mentions_bom {
+            return apply_hunks(shown, rest, fp, notes).map(|t| format!("\u{feff}{t}"));
+        }
+    }
     // A file without a final newline is matched as if it had one, unless the patch itself
     // says which lines have none (`\ No newline at end of file`); the file keeps its state.
     let nl = if ending_of(content) == LineEnding::Crlf {
@@ -335,6 +350,22 @@ mod tests {
         .unwrap();
         assert_eq!(out, "a\r\nc\r\n");
         assert_eq!(w.len(), 1);
+    }
+
+    /// Regression: a patch written from what `read_file` returns (no BOM) did not match the
+    /// first line of a file with one; a patch that shows the BOM, as git does, still does.
+    #[test]
+    fn a_bom_is_matched_only_when_the_patch_shows_it() {
+        let without = fp(vec![h(Some(1), &["a\n", "b\n"], &["a\n", "c\n"])]);
+        assert_eq!(
+            apply_hunks("f", "\u{feff}a\nb\n", &without, &mut Vec::new()).unwrap(),
+            "\u{feff}a\nc\n"
+        );
+        let with = fp(vec![h(Some(1), &["\u{feff}a\n"], &["\u{feff}z\n"])]);
+        assert_eq!(
+            apply_hunks("f", "\u{feff}a\nb\n", &with, &mut Vec::new()).unwrap(),
+            "\u{feff}z\nb\n"
+        );
     }
 
     fn envelope(hunks: Vec<Hunk>) -> FilePatch {

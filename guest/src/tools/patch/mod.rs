@@ -5,7 +5,8 @@
 //! exactly, or at the relaxed level the call opts into with `match` (reported per hunk); a
 //! hunk may be found at an offset from its stated line (reported), never by fuzz — and only
 //! when every file of the patch applies does `txn::commit` write anything. A file the
-//! patch adds takes the repository's declared line endings (`conventions`).
+//! patch adds takes the repository's declared line endings and encoding (`conventions`);
+//! a file it changes is read and written back in its own encoding (`text_file`).
 
 mod hunks;
 pub(crate) mod indent;
@@ -19,6 +20,7 @@ use crate::audit::CallLog;
 use crate::error::{ErrorCode, ToolError, ToolResult};
 use crate::rules::path::LogicalPath;
 use crate::tools::session::Session;
+use crate::tools::text_file::TextFile;
 use crate::tools::txn::{check_size, commit, writable, Change};
 
 use hunks::{apply_hunks, Notes};
@@ -152,6 +154,9 @@ struct Planned {
     target: LogicalPath,
     before: Option<Vec<u8>>,
     now: Option<String>,
+    /// How `now` is written back: the encoding, BOM state and declaration of the file it
+    /// was read from (its body taken out), `None` for a file the patch adds.
+    form: Option<TextFile>,
     /// The old path and content when this file is the new end of a rename.
     renamed_from: Option<(String, Vec<u8>)>,
     /// The old end of a rename.
@@ -235,7 +240,7 @@ pub fn apply_patch(
                     .unwrap_or("")
             ));
         }
-        plan_file(s, fp, &checked, &expected, &mut files, &mut notes)?;
+        plan_file(s, log, fp, &checked, &expected, &mut files, &mut notes)?;
     }
     if let Some(stray) = expected
         .keys()
@@ -266,14 +271,27 @@ pub fn apply_patch(
                     &f.target,
                     &text,
                     &mut notes.warnings,
-                ))
+                )?)
             }
-            other => other.map(String::into_bytes),
+            // Written back in the encoding (and BOM, as U+FEFF) it was read in.
+            Some(text) => Some(match &f.form {
+                Some(form) => form.encode_whole(
+                    &f.shown,
+                    text,
+                    &mut crate::tools::mutate::declared(s, log, &f.target),
+                )?,
+                None => text.into_bytes(),
+            }),
+            None => None,
         };
         if let Some(a) = &after {
             check_size(s, &f.shown, a.len())?;
         }
         let mut c = Change::new(f.target, f.shown, f.before, after);
+        c.encoding = f
+            .form
+            .map(|form| form.encoding)
+            .filter(|e| *e != crate::text::encoding::Encoding::Utf8);
         if f.moved_away {
             c.label = Some("move_from");
             c.quiet = true;
@@ -327,6 +345,7 @@ fn conflict(path: &str, msg: String) -> ToolError {
 /// The planned state of `path`, loading it from disk on first use.
 fn state<'a>(
     s: &Session,
+    log: &mut CallLog,
     files: &'a mut Vec<Planned>,
     checked: &BTreeMap<String, crate::tools::txn::Writable>,
     path: &str,
@@ -339,21 +358,23 @@ fn state<'a>(
     }
     let shown = w.requested.to_string();
     let before = if w.exists() { Some(w.read(s)?) } else { None };
-    let now = match &before {
-        Some(b) => Some(String::from_utf8(b.clone()).map_err(|_| {
-            ToolError::new(
-                ErrorCode::EncodingError,
-                format!("'{shown}' is not valid UTF-8 text; it cannot be patched"),
-            )
-            .with_path(&shown)
-        })?),
-        None => None,
+    let (now, form) = match &before {
+        Some(b) => {
+            let mut declare = crate::tools::mutate::declared(s, log, &w.target);
+            let mut file = TextFile::decode(&shown, b, &mut declare)?;
+            // The text as the patch sees it: a BOM as U+FEFF, line endings as they are.
+            let bom = if file.bom { "\u{feff}" } else { "" };
+            let now = format!("{bom}{}", std::mem::take(&mut file.body));
+            (Some(now), Some(file))
+        }
+        None => (None, None),
     };
     files.push(Planned {
         shown,
         target: w.target.clone(),
         before,
         now,
+        form,
         renamed_from: None,
         moved_away: false,
         unseen: false,
@@ -363,6 +384,7 @@ fn state<'a>(
 
 fn plan_file(
     s: &Session,
+    log: &mut CallLog,
     fp: &FilePatch,
     checked: &BTreeMap<String, crate::tools::txn::Writable>,
     expected: &BTreeMap<String, String>,
@@ -371,7 +393,7 @@ fn plan_file(
 ) -> ToolResult<()> {
     match (&fp.old_path, &fp.new_path) {
         (None, Some(new)) => {
-            let f = state(s, files, checked, new)?;
+            let f = state(s, log, files, checked, new)?;
             if f.now.is_some() {
                 if !expected.contains_key(&f.shown) {
                     return Err(conflict(
@@ -396,7 +418,7 @@ fn plan_file(
             f.now = Some(content);
         }
         (Some(old), None) => {
-            let f = state(s, files, checked, old)?;
+            let f = state(s, log, files, checked, old)?;
             let Some(now) = &f.now else {
                 return Err(conflict(
                     &f.shown,
@@ -418,7 +440,7 @@ fn plan_file(
         }
         (Some(old), Some(new)) => {
             let (content, shown_old) = {
-                let f = state(s, files, checked, old)?;
+                let f = state(s, log, files, checked, old)?;
                 let Some(now) = f.now.clone() else {
                     return Err(conflict(
                         &f.shown,
@@ -431,11 +453,14 @@ fn plan_file(
             if old == new
                 || checked.get(old).map(|w| &w.target) == checked.get(new).map(|w| &w.target)
             {
-                state(s, files, checked, old)?.now = Some(patched);
+                state(s, log, files, checked, old)?.now = Some(patched);
             } else {
-                let src = state(s, files, checked, old)?;
+                let src = state(s, log, files, checked, old)?;
                 src.now = None;
-                let dest = state(s, files, checked, new)?;
+                // The text moves in its own encoding.
+                let form = src.form.clone();
+                let dest = state(s, log, files, checked, new)?;
+                dest.form = form;
                 if dest.now.is_some() {
                     if !expected.contains_key(&dest.shown) {
                         return Err(conflict(
@@ -450,8 +475,12 @@ fn plan_file(
                 }
                 dest.now = Some(patched);
                 if dest.before.is_none() {
-                    dest.renamed_from = Some((shown_old, content.into_bytes()));
-                    state(s, files, checked, old)?.moved_away = true;
+                    let from = match &dest.form {
+                        Some(f) => f.encode_whole(&shown_old, content.clone(), &mut || None),
+                        None => Ok(content.clone().into_bytes()),
+                    };
+                    dest.renamed_from = Some((shown_old, from.unwrap_or(content.into_bytes())));
+                    state(s, log, files, checked, old)?.moved_away = true;
                 }
             }
         }

@@ -5,14 +5,18 @@
 //! many matches it holds. `^` and `$` match at line boundaries (also before `\r\n`). A match
 //! that would run past the end of its line is checked again against that line alone, so
 //! results are the same as a line-by-line search.
+//!
+//! Ordinary files are searched as their bytes. Text in another encoding is searched in its
+//! decoded text (`encoded`): UTF-16 and UTF-32, and windows-1252 or a declared encoding
+//! when the query could tell its text from its bytes or when a line to show is not UTF-8.
+//! Lines and columns of such a file count in its text as decoded (UTF-8).
 
 use crate::tools::progress::Meter;
-use regex::bytes::{Regex, RegexBuilder};
 
 use crate::api::{FileCount, SearchMatch, SearchOutput, SearchTextArgs, SearchTextResult, Stop};
 use crate::audit::CallLog;
 use crate::error::{ToolError, ToolResult};
-use crate::rules::classify::{looks_binary, Kind};
+use crate::rules::classify::Kind;
 use crate::rules::fsx::EntryType;
 use crate::rules::glob::Globs;
 use crate::rules::path::LogicalPath;
@@ -22,145 +26,23 @@ use crate::text::literal::Literal;
 use crate::tools::cursor::{Page, Skipper};
 use crate::tools::session::Session;
 
+mod encoded;
+mod matcher;
+
+#[cfg(test)]
+use matcher::required_literals;
+use matcher::Finder;
+pub use matcher::{compile, Matcher};
+
 const MAX_CONTEXT: u32 = 10;
-
-/// Compiles the query of a search.
-///
-/// # Errors
-/// `INVALID_INPUT` for an empty query, a malformed regex, or one over the policy's size or
-/// nesting limit.
-pub fn compile(a: &SearchTextArgs, policy: &Policy) -> ToolResult<Matcher> {
-    if a.query.is_empty() {
-        return Err(ToolError::invalid(
-            "query is empty; give the text or pattern to find",
-        ));
-    }
-    let is_regex = a.regex.unwrap_or(false);
-    let pattern = if is_regex {
-        a.query.clone()
-    } else {
-        regex::escape(&a.query)
-    };
-    let limits = policy.limits();
-    let case_insensitive = a.case_insensitive.unwrap_or(false);
-    // Literals are found by our own substring search (`literal.rs`); a case-insensitive one
-    // only when ASCII, and the regex answers for files where Unicode folding differs.
-    let literal = if is_regex {
-        None
-    } else {
-        Literal::new(a.query.as_bytes(), case_insensitive)
-    };
-    let re = RegexBuilder::new(&pattern)
-        .case_insensitive(case_insensitive)
-        .multi_line(true)
-        .crlf(true)
-        .size_limit(limits.max_regex_bytes as usize)
-        .dfa_size_limit(limits.max_regex_bytes as usize * 2)
-        .nest_limit(limits.max_regex_nesting)
-        .build()
-        .map_err(|e| match e {
-            regex::Error::CompiledTooBig(n) => ToolError::invalid(format!(
-                "the regex compiles to more than {n} bytes; simplify it (fewer repetitions or alternatives)"
-            )),
-            other => ToolError::invalid(format!("the regex is malformed: {other}")),
-        })?;
-    let required = if is_regex && !case_insensitive {
-        required_literals(&pattern, limits.max_regex_nesting)
-    } else {
-        Vec::new()
-    };
-    Ok(Matcher {
-        re,
-        literal,
-        required,
-    })
-}
-
-/// At most this many required literals are checked per file.
-const MAX_REQUIRED: usize = 8;
-
-/// Literals that every match of a (case-sensitive) regex contains: those of its top-level
-/// sequence, looking into groups and repetitions of at least one. A file without one of
-/// them holds no match, and is passed over without running the regex; the common ones
-/// are found near the start of a file, so checking them costs little.
-fn required_literals(pattern: &str, nest_limit: u32) -> Vec<Literal> {
-    use regex_syntax::hir::{Hir, HirKind};
-    fn walk(h: &Hir, out: &mut Vec<Literal>) {
-        match h.kind() {
-            HirKind::Literal(l) => out.extend(Literal::new(&l.0, false)),
-            HirKind::Concat(subs) => subs.iter().for_each(|s| walk(s, out)),
-            HirKind::Capture(c) => walk(&c.sub, out),
-            HirKind::Repetition(r) if r.min >= 1 => walk(&r.sub, out),
-            _ => {}
-        }
-    }
-    // The same syntax settings as the regex itself (`regex::bytes` allows non-UTF-8).
-    let parsed = regex_syntax::ParserBuilder::new()
-        .multi_line(true)
-        .crlf(true)
-        .utf8(false)
-        .nest_limit(nest_limit)
-        .build()
-        .parse(pattern);
-    let mut out = Vec::new();
-    if let Ok(h) = parsed {
-        walk(&h, &mut out);
-    }
-    // Longest first: the longer a literal, the likelier it is to be rare.
-    out.sort_by_key(|l| std::cmp::Reverse(l.len()));
-    out.truncate(MAX_REQUIRED);
-    out
-}
-
-/// A compiled query.
-#[derive(Debug)]
-pub struct Matcher {
-    re: Regex,
-    /// The query when it is a literal (and ASCII, if case-insensitive).
-    literal: Option<Literal>,
-    /// For a regex, literals every match contains.
-    required: Vec<Literal>,
-}
-
-impl Matcher {
-    /// The same matcher without the required-literal check (for differential tests).
-    #[cfg(test)]
-    pub(crate) fn without_required(mut self) -> Self {
-        self.required.clear();
-        self
-    }
-}
-
-/// What finds matches in one buffer: the regex, or the literal.
-enum Finder<'a> {
-    Regex(&'a Regex),
-    Literal(&'a Literal),
-}
-
-impl Finder<'_> {
-    fn find_at(&self, buf: &[u8], pos: usize) -> Option<(usize, usize)> {
-        match self {
-            Finder::Regex(re) => re.find_at(buf, pos).map(|m| (m.start(), m.end())),
-            Finder::Literal(l) => l
-                .find(buf.get(pos..)?)
-                .map(|i| (pos + i, pos + i + l.len())),
-        }
-    }
-
-    /// The first match inside `line`.
-    fn find_in(&self, line: &[u8]) -> Option<(usize, usize)> {
-        match self {
-            Finder::Regex(re) => re.find(line).map(|m| (m.start(), m.end())),
-            Finder::Literal(l) => l.find(line).map(|i| (i, i + l.len())),
-        }
-    }
-}
 
 /// Lines of one file that match, with their context.
 #[derive(Debug)]
 pub struct FileMatches {
     pub count: u32,
     pub lines: Vec<SearchMatch>,
+    /// A line shown (matched or context) is not UTF-8.
+    pub lossy: bool,
 }
 
 /// Searches one buffer. `want` is how many match records to build (0 for counting only).
@@ -171,10 +53,29 @@ pub fn search_buffer(
     context: u32,
     want: usize,
 ) -> FileMatches {
-    if m.required.iter().any(|l| l.find(buf).is_none()) {
+    search_in(m, path, buf, context, want, false)
+}
+
+/// [`search_buffer`], passing over the required ASCII literals when `checked` (already
+/// found in the file's bytes).
+fn search_in(
+    m: &Matcher,
+    path: &str,
+    buf: &[u8],
+    context: u32,
+    want: usize,
+    checked: bool,
+) -> FileMatches {
+    let unchecked = |l: &&Literal| !(checked && l.needle().is_ascii());
+    if m.required
+        .iter()
+        .filter(unchecked)
+        .any(|l| l.find(buf).is_none())
+    {
         return FileMatches {
             count: 0,
             lines: Vec::new(),
+            lossy: false,
         };
     }
     let hay = match &m.literal {
@@ -183,6 +84,7 @@ pub fn search_buffer(
     };
     let mut count = 0u32;
     let mut lines = Vec::new();
+    let mut lossy = false;
     let mut pos = 0usize;
     let mut line_no = 1u32;
     let mut counted_to = 0usize;
@@ -206,6 +108,7 @@ pub fn search_buffer(
             if lines.len() < want {
                 line_no += memchr::memchr_iter(b'\n', &buf[counted_to..ls]).count() as u32;
                 counted_to = ls;
+                lossy |= !is_utf8(&buf[ls..le]);
                 let shown = crate::text::snippet::around(&buf[ls..le], col, col_end);
                 lines.push(SearchMatch {
                     path: path.to_string(),
@@ -216,17 +119,25 @@ pub fn search_buffer(
                     cut_after: shown.cut_after,
                     match_start: shown.match_start,
                     match_len: shown.match_len,
-                    before: context_before(buf, ls, context),
-                    after: context_after(buf, le, context),
+                    before: context_before(buf, ls, context, &mut lossy),
+                    after: context_after(buf, le, context, &mut lossy),
                 });
             }
         }
         pos = le + 1;
     }
-    FileMatches { count, lines }
+    FileMatches {
+        count,
+        lines,
+        lossy,
+    }
 }
 
-fn context_before(buf: &[u8], line_start: usize, n: u32) -> Vec<String> {
+fn is_utf8(line: &[u8]) -> bool {
+    line.is_ascii() || std::str::from_utf8(line).is_ok()
+}
+
+fn context_before(buf: &[u8], line_start: usize, n: u32, lossy: &mut bool) -> Vec<String> {
     let mut out = Vec::new();
     let mut end = line_start;
     for _ in 0..n {
@@ -235,6 +146,7 @@ fn context_before(buf: &[u8], line_start: usize, n: u32) -> Vec<String> {
         }
         let prev_end = end - 1;
         let start = memchr::memrchr(b'\n', &buf[..prev_end]).map_or(0, |i| i + 1);
+        *lossy |= !is_utf8(&buf[start..prev_end]);
         out.push(crate::text::snippet::head(&buf[start..prev_end]));
         end = start;
     }
@@ -242,7 +154,7 @@ fn context_before(buf: &[u8], line_start: usize, n: u32) -> Vec<String> {
     out
 }
 
-fn context_after(buf: &[u8], line_end: usize, n: u32) -> Vec<String> {
+fn context_after(buf: &[u8], line_end: usize, n: u32, lossy: &mut bool) -> Vec<String> {
     let mut out = Vec::new();
     let mut start = line_end + 1;
     for _ in 0..n {
@@ -250,6 +162,7 @@ fn context_after(buf: &[u8], line_end: usize, n: u32) -> Vec<String> {
             break;
         }
         let end = memchr::memchr(b'\n', &buf[start..]).map_or(buf.len(), |i| start + i);
+        *lossy |= !is_utf8(&buf[start..end]);
         out.push(crate::text::snippet::head(&buf[start..end]));
         start = end + 1;
     }
@@ -321,6 +234,7 @@ pub fn search_text(
         bytes: 0,
         buf: Vec::new(),
         meter: Meter::default(),
+        configs: Default::default(),
     };
     if !start.is_root() {
         let r = s.readable_path(&start)?;
@@ -397,6 +311,8 @@ struct State<'a> {
     bytes: u64,
     buf: Vec<u8>,
     meter: Meter,
+    /// Configuration files read for declared encodings, once per call.
+    configs: crate::tools::conventions::Seen,
 }
 
 impl State<'_> {
@@ -466,11 +382,28 @@ impl State<'_> {
             Ok(_) => {}
             Err(_) => return self.skips.add("unreadable"),
         }
-        if looks_binary(&self.buf) {
-            return self.skips.add("binary");
-        }
+        // UTF-16 and UTF-32 text is searched decoded; other NUL bytes are binary.
+        let wide = match encoded::wide_text(&self.buf) {
+            Ok(text) => text,
+            Err(encoded::Binary) => return self.skips.add("binary"),
+        };
         self.searched += 1;
         self.bytes += self.buf.len() as u64;
+        let (text, checked) = match wide {
+            Some(text) => (Some(text), false),
+            // A query that could tell legacy text from its bytes: such a file is searched
+            // decoded, once the ASCII literals its matches need are found.
+            None if self.re.beyond_ascii => {
+                if !self.re.ascii_required_in(&self.buf) {
+                    return;
+                }
+                (
+                    encoded::legacy_text(self.s, real_path, &self.buf, true, &mut self.configs),
+                    true,
+                )
+            }
+            None => (None, false),
+        };
         let room = self.want.saturating_sub(self.matches.len());
         // Lines earlier pages returned are collected to be passed over (they still count).
         let skip = if self.want > 0 {
@@ -478,7 +411,24 @@ impl State<'_> {
         } else {
             0
         };
-        let mut fm = search_buffer(self.re, shown, &self.buf, self.context, room + skip);
+        let hay = text.as_ref().map_or(&self.buf[..], |t| t.as_bytes());
+        let mut fm = search_in(self.re, shown, hay, self.context, room + skip, checked);
+        if fm.lossy && text.is_none() {
+            // A line to show is not UTF-8: a legacy file is searched again, decoded, so
+            // that its lines read right (the same lines match: see `encoded`).
+            if let Some(t) =
+                encoded::legacy_text(self.s, real_path, &self.buf, false, &mut self.configs)
+            {
+                fm = search_in(
+                    self.re,
+                    shown,
+                    t.as_bytes(),
+                    self.context,
+                    room + skip,
+                    false,
+                );
+            }
+        }
         if fm.count == 0 {
             return;
         }
@@ -599,243 +549,4 @@ impl State<'_> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn re(q: &str, regex: bool, ci: bool) -> Matcher {
-        let a = SearchTextArgs {
-            query: q.into(),
-            regex: Some(regex),
-            case_insensitive: Some(ci),
-            ..Default::default()
-        };
-        compile(&a, &Policy::from_json("").unwrap()).unwrap()
-    }
-
-    #[test]
-    fn one_record_per_line_with_columns_and_numbers() {
-        let buf = b"foo foo\nbar\nxfoo\n";
-        let m = search_buffer(&re("foo", false, false), "f", buf, 0, 10);
-        assert_eq!(m.count, 2);
-        assert_eq!((m.lines[0].line, m.lines[0].column), (1, 1));
-        assert_eq!(
-            (m.lines[1].line, m.lines[1].column, m.lines[1].text.as_str()),
-            (3, 2, "xfoo")
-        );
-    }
-
-    #[test]
-    fn anchors_work_per_line_and_before_crlf() {
-        let buf = b"a1\r\nb2\r\na3\r\n";
-        let m = search_buffer(&re("^a\\d$", true, false), "f", buf, 0, 10);
-        assert_eq!(m.count, 2);
-        assert_eq!(m.lines[1].line, 3);
-        assert_eq!(m.lines[1].text, "a3");
-    }
-
-    #[test]
-    fn matches_never_span_lines() {
-        let buf = b"foo\nbar\n";
-        assert_eq!(
-            search_buffer(&re("foo\\s+bar", true, false), "f", buf, 0, 10).count,
-            0
-        );
-        let buf = b"x foo\nfoo  bar\n";
-        let m = search_buffer(&re("foo\\s+bar", true, false), "f", buf, 0, 10);
-        assert_eq!((m.count, m.lines[0].line), (1, 2));
-    }
-
-    #[test]
-    fn context_and_case() {
-        let buf = b"l1\nl2\nHIT\nl4\n";
-        let m = search_buffer(&re("hit", false, true), "f", buf, 2, 10);
-        assert_eq!(m.lines[0].before, ["l1", "l2"]);
-        assert_eq!(m.lines[0].after, ["l4"]);
-        assert_eq!(
-            search_buffer(&re("hit", false, false), "f", buf, 0, 10).count,
-            0
-        );
-    }
-
-    #[test]
-    fn counting_without_records() {
-        let m = search_buffer(&re("a", false, false), "f", b"a\na\na", 0, 0);
-        assert_eq!((m.count, m.lines.len()), (3, 0));
-    }
-
-    #[test]
-    fn literal_metacharacters_are_literal() {
-        let m = search_buffer(&re("a.b(", false, false), "f", b"axb(\na.b(\n", 0, 10);
-        assert_eq!((m.count, m.lines[0].line), (1, 2));
-    }
-
-    #[test]
-    fn oversized_and_malformed_regexes_are_invalid_input() {
-        let pol = Policy::from_json(r#"{"limits":{"max_regex_bytes":1000}}"#).unwrap();
-        let a = SearchTextArgs {
-            query: "(a{1,100}){1,100}".into(),
-            regex: Some(true),
-            ..Default::default()
-        };
-        assert_eq!(
-            compile(&a, &pol).unwrap_err().code,
-            crate::error::ErrorCode::InvalidInput
-        );
-        let a = SearchTextArgs {
-            query: "(".into(),
-            regex: Some(true),
-            ..Default::default()
-        };
-        assert!(compile(&a, &pol).is_err());
-        let deep = format!("{}a{}", "(".repeat(200), ")".repeat(200));
-        let a = SearchTextArgs {
-            query: deep,
-            regex: Some(true),
-            ..Default::default()
-        };
-        assert!(compile(&a, &Policy::from_json("").unwrap()).is_err());
-    }
-
-    #[test]
-    fn case_insensitive_literals_fold_ascii_and_still_see_unicode_forms() {
-        let m = re("Mutex_Lock", false, true);
-        assert!(m.literal.as_ref().is_some_and(Literal::folds));
-        let buf = b"mutex_lock(a);\nMUTEX_LOCK\nmutex-lock\nx MuTeX_lOcK y mutex_lock\n";
-        let got = search_buffer(&m, "f", buf, 0, 10);
-        assert_eq!(got.count, 3);
-        assert_eq!(
-            got.lines
-                .iter()
-                .map(|l| (l.line, l.column))
-                .collect::<Vec<_>>(),
-            [(1, 1), (2, 1), (4, 3)]
-        );
-        // The Kelvin sign folds to 'k': a file with it is searched by the regex.
-        let kelvin = "mutex_loc\u{212A}\n".as_bytes();
-        assert_eq!(search_buffer(&m, "f", kelvin, 0, 10).count, 1);
-        // Regexes and non-ASCII case-insensitive literals go to the regex.
-        assert!(re("a.b", true, true).literal.is_none());
-        assert!(re("é", false, true).literal.is_none());
-        assert!(re("é", false, false).literal.is_some());
-    }
-
-    #[test]
-    fn required_literals_come_from_the_top_level_sequence() {
-        let lits = |p: &str| -> Vec<String> {
-            required_literals(p, 50)
-                .iter()
-                .map(|l| String::from_utf8_lossy(l.needle()).into_owned())
-                .collect()
-        };
-        assert_eq!(
-            lits(r"static\s+int\s+\w+_probe"),
-            ["static", "_probe", "int"]
-        );
-        assert_eq!(lits(r"(foo)+bar"), ["foo", "bar"]);
-        assert_eq!(lits(r"(?:foo){2}x?bar"), ["foo", "bar"]);
-        assert_eq!(lits(r"(foo)*bar"), ["bar"]);
-        assert_eq!(lits(r"foo|bar"), Vec::<String>::new());
-        assert_eq!(lits(r"[A-Z]{4}_[0-9]{3}"), ["_"]);
-        assert_eq!(lits(r"(?i)static"), Vec::<String>::new());
-        assert_eq!(lits(r"^caf\u{e9}$"), ["caf\u{e9}"]);
-    }
-
-    #[test]
-    fn only_two_non_ascii_characters_fold_to_ascii_letters() {
-        // The folding literal relies on this for files that are not all ASCII.
-        let mut found = Vec::new();
-        for letter in b'a'..=b'z' {
-            let re = Regex::new(&format!("(?i)^{}$", letter as char)).unwrap();
-            for c in (0x80u32..0x11_0000).filter_map(char::from_u32) {
-                if re.is_match(c.to_string().as_bytes()) {
-                    found.push((letter as char, c));
-                }
-            }
-        }
-        assert_eq!(found, [('k', '\u{212A}'), ('s', '\u{17F}')]);
-    }
-
-    #[test]
-    fn a_match_far_into_a_long_line_is_shown_with_its_context_and_the_cuts_marked() {
-        // Regression: the line's first 500 bytes came back, without the match at column 5001
-        // and without a word about the cut.
-        let mut line = "é".repeat(2500); // 5000 bytes of two-byte characters
-        line.push_str("NEEDLE");
-        line.push_str(&"ü".repeat(3000));
-        line.push('\n');
-        let m = search_buffer(&re("NEEDLE", false, false), "f", line.as_bytes(), 0, 10);
-        let hit = &m.lines[0];
-        assert_eq!(hit.column, 5001);
-        assert!(hit.text.contains("NEEDLE"), "{}", hit.text);
-        assert!(hit.cut_before > 0 && hit.cut_after > 0, "{hit:?}");
-        assert!(hit.text.len() < 700, "{}", hit.text.len());
-        assert!(
-            hit.text
-                .starts_with(&format!("[…{} bytes cut]", hit.cut_before)),
-            "{}",
-            hit.text
-        );
-        assert!(
-            hit.text
-                .ends_with(&format!("[{} bytes cut…]", hit.cut_after)),
-            "{}",
-            hit.text
-        );
-        // What is kept plus what was cut is the whole line; no character was split.
-        let kept = hit
-            .text
-            .split_once(']')
-            .and_then(|(_, r)| r.rsplit_once('['))
-            .map(|(k, _)| k)
-            .unwrap();
-        assert!(!kept.contains('\u{fffd}'));
-        assert_eq!(
-            hit.cut_before as usize + kept.len() + hit.cut_after as usize,
-            line.len() - 1
-        );
-        let at = hit.match_start as usize;
-        assert_eq!(&hit.text[at..at + hit.match_len as usize], "NEEDLE");
-        // A short line is whole and unmarked.
-        let m = search_buffer(&re("b", false, false), "f", b"abc\n", 0, 10);
-        assert_eq!(
-            (
-                m.lines[0].text.as_str(),
-                m.lines[0].cut_before,
-                m.lines[0].cut_after
-            ),
-            ("abc", 0, 0)
-        );
-    }
-
-    #[test]
-    fn a_match_longer_than_the_window_keeps_its_start() {
-        let line = format!("{}{}\n", "x".repeat(100), "y".repeat(5000));
-        let m = search_buffer(&re("y+", true, false), "f", line.as_bytes(), 0, 10);
-        let hit = &m.lines[0];
-        assert!(hit.text.contains("xyyy"), "{}", hit.text);
-        assert!(
-            hit.cut_after > 0 && hit.text.len() < 1600,
-            "{}",
-            hit.text.len()
-        );
-    }
-
-    #[test]
-    fn long_context_lines_are_cut_with_a_marker() {
-        let buf = format!("{}\nHIT\n", "c".repeat(2000));
-        let m = search_buffer(&re("HIT", false, false), "f", buf.as_bytes(), 1, 10);
-        assert!(
-            m.lines[0].before[0].ends_with("bytes cut…]"),
-            "{}",
-            m.lines[0].before[0]
-        );
-    }
-
-    #[test]
-    fn shards_partition_paths() {
-        let n = (0..1000)
-            .filter(|i| crate::rules::walk::shard_of(&format!("f{i}"), 4) == 0)
-            .count();
-        assert!(n > 150 && n < 350, "{n}");
-    }
-}
+mod tests;
