@@ -253,8 +253,9 @@ path = "components.rs"
     # build does, so none of the workspace's artifacts fit it.
     target = ROOT / "target"
     env = cargo_env(tmp_path)
+    # Compiling Wasmtime takes 10-20 minutes on two busy cores: the limit leaves room for it.
     run(["cargo", "build", "--release", "--locked", *patch, "--manifest-path",
-         src / "Cargo.toml", "--target-dir", target], env, tmp_path)
+         src / "Cargo.toml", "--target-dir", target], env, tmp_path, timeout=2700)
     # The library alone: none of the applications' dependencies come with it (the watch's
     # `notify` only with the `watch` feature).
     manifest = (src / "Cargo.toml").read_text()
@@ -262,7 +263,7 @@ path = "components.rs"
                     "prometheus-client", "tokio", "toml"):
         assert f"[dependencies.{app_dep}]" not in manifest, app_dep
     run(["cargo", "build", "--release", *patch, "--manifest-path", consumer / "Cargo.toml",
-         "--target-dir", target], env, consumer)
+         "--target-dir", target], env, consumer, timeout=2700)
 
     out = run([target / "release" / "file-tools-package-readme", repo], env, tmp_path).stdout
     assert_read_and_refused(out)
