@@ -16,15 +16,27 @@ use regex_syntax::hir::{Class, Hir, HirKind, Look};
 /// Whether matches of `pattern` (parsed with the search's own settings) may hold, or look
 /// at, a character beyond ASCII. A pattern that does not parse reaches.
 pub fn reaches_beyond_ascii(pattern: &str, case_insensitive: bool, nest_limit: u32) -> bool {
-    let parsed = regex_syntax::ParserBuilder::new()
+    parse_as_search(pattern, case_insensitive, nest_limit).map_or(true, |hir| reaches(&hir))
+}
+
+/// Parses `pattern` with the syntax settings search compiles its regexes with
+/// (`regex::bytes`: multi-line, CRLF-aware, matching non-UTF-8 bytes).
+///
+/// # Errors
+/// The parser's error for a pattern that is not a valid regex.
+pub fn parse_as_search(
+    pattern: &str,
+    case_insensitive: bool,
+    nest_limit: u32,
+) -> Result<Hir, regex_syntax::Error> {
+    regex_syntax::ParserBuilder::new()
         .case_insensitive(case_insensitive)
         .multi_line(true)
         .crlf(true)
         .utf8(false)
         .nest_limit(nest_limit)
         .build()
-        .parse(pattern);
-    parsed.map_or(true, |hir| reaches(&hir))
+        .parse(pattern)
 }
 
 /// Whether the characters `lo..=hi` hold one beyond ASCII other than the two folds.

@@ -85,13 +85,7 @@ pub(super) fn required_literals(pattern: &str, nest_limit: u32) -> Vec<Literal> 
         }
     }
     // The same syntax settings as the regex itself (`regex::bytes` allows non-UTF-8).
-    let parsed = regex_syntax::ParserBuilder::new()
-        .multi_line(true)
-        .crlf(true)
-        .utf8(false)
-        .nest_limit(nest_limit)
-        .build()
-        .parse(pattern);
+    let parsed = crate::text::encoding::reach::parse_as_search(pattern, false, nest_limit);
     let mut out = Vec::new();
     if let Ok(h) = parsed {
         walk(&h, &mut out);
