@@ -8,6 +8,11 @@ pub fn sha256_hex(data: &[u8]) -> String {
     hex(&Sha256::digest(data))
 }
 
+/// The sha256 of `data`, computed in the component.
+pub fn sha256(data: &[u8]) -> [u8; 32] {
+    Sha256::digest(data).into()
+}
+
 /// The sha256 and size of an opened file: read whole when it is under 1 MiB, else
 /// streamed in 1 MiB chunks, each of which is also shown to `each`.
 ///

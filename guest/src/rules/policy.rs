@@ -67,6 +67,9 @@ pub struct Limits {
     /// Largest file `file_info` hashes (larger ones report no sha256; `read_file` by range
     /// still gives it).
     pub max_hash_bytes: u64,
+    /// Most bytes the search index may take (in memory, and on disk in the state
+    /// directory); 0 turns the index off. Files beyond it are searched by reading them.
+    pub max_index_bytes: u64,
 }
 
 impl Default for Limits {
@@ -88,6 +91,7 @@ impl Default for Limits {
             max_write_bytes: 8 * 1024 * 1024,
             max_diff_bytes: 64 * 1024,
             max_hash_bytes: 256 * 1024 * 1024,
+            max_index_bytes: 256 * 1024 * 1024,
         }
     }
 }

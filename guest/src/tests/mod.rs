@@ -4,6 +4,7 @@
 
 mod conventions;
 mod encodings;
+mod index;
 mod layers;
 mod paging;
 mod patch;

@@ -94,7 +94,6 @@ impl Literal {
     }
 
     /// Whether the needle is matched ASCII case-insensitively.
-    #[cfg(test)]
     pub fn folds(&self) -> bool {
         self.folds
     }

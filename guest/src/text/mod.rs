@@ -11,4 +11,5 @@ pub(crate) mod literal;
 pub(crate) mod prefixes;
 pub(crate) mod simd;
 pub(crate) mod snippet;
+pub(crate) mod trigram;
 pub(crate) mod visible;

@@ -10,6 +10,7 @@ pub(crate) mod conventions;
 pub(crate) mod cursor;
 mod dispatch;
 pub(crate) mod edit;
+pub(crate) mod index;
 pub(crate) mod journal;
 pub mod list;
 pub mod media;

@@ -19,6 +19,8 @@ pub struct Session {
     pub memory: crate::tools::baseline::Memory,
     /// The `changes_since` snapshots kept in memory when there is no state directory.
     pub changes_memory: crate::tools::changes::store::Memory,
+    /// The search index, kept between calls (see [`crate::tools::index`]).
+    pub index: crate::tools::index::Shared,
     /// Calls made in this session, for the audit events' numbers.
     pub calls: std::sync::Arc<std::sync::atomic::AtomicU64>,
     /// The key that signs continuation cursors (the host's, or one made per session).
@@ -63,6 +65,7 @@ impl Session {
             state_dir: None,
             memory: Default::default(),
             changes_memory: Default::default(),
+            index: Default::default(),
             calls: Default::default(),
             cursor_key: random_key(),
             lock_token: None,

@@ -16,19 +16,14 @@ use regex_syntax::hir::{Class, Hir, HirKind, Look};
 /// Whether matches of `pattern` (parsed with the search's own settings) may hold, or look
 /// at, a character beyond ASCII. A pattern that does not parse reaches.
 pub fn reaches_beyond_ascii(pattern: &str, case_insensitive: bool, nest_limit: u32) -> bool {
-    parse_as_search(pattern, case_insensitive, nest_limit).map_or(true, |hir| reaches(&hir))
+    parse_as_search(pattern, case_insensitive, nest_limit).is_none_or(|hir| reaches(&hir))
 }
 
 /// Parses `pattern` with the syntax settings search compiles its regexes with
 /// (`regex::bytes`: multi-line, CRLF-aware, matching non-UTF-8 bytes).
 ///
-/// # Errors
-/// The parser's error for a pattern that is not a valid regex.
-pub fn parse_as_search(
-    pattern: &str,
-    case_insensitive: bool,
-    nest_limit: u32,
-) -> Result<Hir, regex_syntax::Error> {
+/// `None` for a pattern that is not a valid regex (the regex crate's own compile says why).
+pub fn parse_as_search(pattern: &str, case_insensitive: bool, nest_limit: u32) -> Option<Hir> {
     regex_syntax::ParserBuilder::new()
         .case_insensitive(case_insensitive)
         .multi_line(true)
@@ -37,6 +32,7 @@ pub fn parse_as_search(
         .nest_limit(nest_limit)
         .build()
         .parse(pattern)
+        .ok()
 }
 
 /// Whether the characters `lo..=hi` hold one beyond ASCII other than the two folds.

@@ -87,7 +87,7 @@ pub(super) fn required_literals(pattern: &str, nest_limit: u32) -> Vec<Literal> 
     // The same syntax settings as the regex itself (`regex::bytes` allows non-UTF-8).
     let parsed = crate::text::encoding::reach::parse_as_search(pattern, false, nest_limit);
     let mut out = Vec::new();
-    if let Ok(h) = parsed {
+    if let Some(h) = parsed {
         walk(&h, &mut out);
     }
     // Longest first: the longer a literal, the likelier it is to be rare.
@@ -121,6 +121,31 @@ impl Matcher {
 }
 
 impl Matcher {
+    /// Trigrams every match holds (see [`crate::text::trigram`]): those of the literal the
+    /// query is, or of the literals every match of a regex contains. None for a query
+    /// whose matches may reach beyond ASCII (legacy text is searched decoded then). A
+    /// case-insensitive literal leaves out the windows holding a 'k' or an 's', which
+    /// Unicode folding also matches with the Kelvin sign and the long s.
+    pub(super) fn trigrams(&self) -> Vec<crate::text::trigram::Trigram> {
+        use crate::text::trigram::of_needle;
+        if self.beyond_ascii {
+            return Vec::new();
+        }
+        let mut out = Vec::new();
+        if let Some(l) = &self.literal {
+            let folds = l.folds();
+            out.extend(of_needle(l.needle(), |w| {
+                !folds || !w.iter().any(|&b| b == b'k' || b == b's')
+            }));
+        }
+        for l in &self.required {
+            out.extend(of_needle(l.needle(), |_| true));
+        }
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+
     /// The same matcher without the required-literal check (for differential tests).
     #[cfg(test)]
     pub(crate) fn without_required(mut self) -> Self {

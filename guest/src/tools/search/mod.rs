@@ -27,6 +27,7 @@ use crate::tools::cursor::{Page, Skipper};
 use crate::tools::session::Session;
 
 mod encoded;
+mod indexed;
 mod matcher;
 
 #[cfg(test)]
@@ -235,6 +236,7 @@ pub fn search_text(
         buf: Vec::new(),
         meter: Meter::default(),
         configs: Default::default(),
+        index: None,
     };
     if !start.is_root() {
         let r = s.readable_path(&start)?;
@@ -261,9 +263,19 @@ pub fn search_text(
         max_depth: usize::MAX,
         shard: a.shard.map(|sh| (sh.index, sh.count)),
     };
+    // The index holds no file the ignore rules leave out: a search that reads them scans.
+    if opts.respect_ignore {
+        let whole_tree = start.is_root() && opts.shard.is_none();
+        st.index = indexed::Indexed::open(s, re.trigrams(), whole_tree);
+    }
     let mut walk_skips = Skips::default();
     let stopped = walk(&s.fs, &s.policy, &start, &opts, &mut walk_skips, |e| {
         let p = e.path.as_str();
+        if e.ty == EntryType::File {
+            if let Some(ix) = &mut st.index {
+                ix.saw(&e.path);
+            }
+        }
         if e.ty != EntryType::File {
             if e.ty == EntryType::Symlink {
                 st.skips.add("symlink");
@@ -282,6 +294,9 @@ pub fn search_text(
             Flow::Continue
         }
     })?;
+    if let Some(ix) = st.index.take() {
+        ix.close(s, !stopped);
+    }
     // Each shard's walk counts only its own entries, so shards' counts add up.
     st.skips.merge(&walk_skips);
     if stopped && st.stopped_by.is_none() {
@@ -313,6 +328,8 @@ struct State<'a> {
     meter: Meter,
     /// Configuration files read for declared encodings, once per call.
     configs: crate::tools::conventions::Seen,
+    /// The search index, when this search uses it.
+    index: Option<indexed::Indexed>,
 }
 
 impl State<'_> {
@@ -368,6 +385,22 @@ impl State<'_> {
             Kind::Binary => return self.skips.add("binary"),
             _ => {}
         }
+        let s = self.s;
+        let look = match &mut self.index {
+            Some(ix) => ix.look(s, real_path, held),
+            None => None,
+        };
+        if let (Some(ix), Some(l)) = (&self.index, &look) {
+            match ix.answer(s, real_path, l) {
+                Some(indexed::Answer::Binary) => return self.skips.add("binary"),
+                Some(indexed::Answer::TooLarge) => return self.skips.add("too_large"),
+                Some(indexed::Answer::NoMatch) => {
+                    self.searched += 1;
+                    return;
+                }
+                None => {}
+            }
+        }
         let limit = self.max_file_bytes;
         let read = match self.s.fs.services().read_file(real_path, limit + 1) {
             Some(Ok(bytes)) => {
@@ -377,16 +410,38 @@ impl State<'_> {
             Some(Err(e)) => Err(e),
             None => self.read_through_port(real_path, held, limit + 1),
         };
-        match read {
-            Ok(n) if n as u64 > limit => return self.skips.add("too_large"),
-            Ok(_) => {}
+        let n = match read {
+            Ok(n) => n as u64,
             Err(_) => return self.skips.add("unreadable"),
+        };
+        let record = |index: &mut Option<indexed::Indexed>,
+                      what: &mut dyn FnMut(
+            &mut crate::text::trigram::Scratch,
+        ) -> crate::tools::index::What| {
+            if let (Some(ix), Some(l)) = (index.as_mut(), look.as_ref()) {
+                ix.record(s, real_path, l, n, what);
+            }
+        };
+        if n > limit {
+            record(&mut self.index, &mut |_| {
+                crate::tools::index::What::TooLarge
+            });
+            return self.skips.add("too_large");
         }
         // UTF-16 and UTF-32 text is searched decoded; other NUL bytes are binary.
         let wide = match encoded::wide_text(&self.buf) {
             Ok(text) => text,
-            Err(encoded::Binary) => return self.skips.add("binary"),
+            Err(encoded::Binary) => {
+                record(&mut self.index, &mut |_| crate::tools::index::What::Binary);
+                return self.skips.add("binary");
+            }
         };
+        if wide.is_none() {
+            let buf = &self.buf;
+            record(&mut self.index, &mut |scratch| {
+                indexed::text_record(s, real_path, buf, scratch)
+            });
+        }
         self.searched += 1;
         self.bytes += self.buf.len() as u64;
         let (text, checked) = match wide {

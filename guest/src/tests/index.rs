@@ -1,0 +1,329 @@
+//! The search index against the scan: random queries (literals in either case, regexes,
+//! globs, small pages with cursors, every output) answered by a session with the index
+//! and one without must agree in everything, while the tree is changed between queries —
+//! files created, edited (also to the same size with the old modification time put
+//! back), renamed, deleted, turned binary or secret-bearing. And the index must be used:
+//! the indexed session reads far fewer bytes once its records are older than the
+//! timestamp step.
+#![allow(clippy::unwrap_used)]
+
+use std::fs;
+use std::path::Path;
+use std::time::{Duration, SystemTime};
+
+use crate::api::{SearchOutput, SearchTextArgs, SearchTextResult};
+use crate::audit::CallLog;
+use crate::rules::fsx::Fs;
+use crate::rules::policy::Policy;
+use crate::tools::index::RACY_NS;
+use crate::tools::session::Session;
+
+const WORDS: &[&str] = &[
+    "alpha",
+    "Bravo",
+    "charlie",
+    "delta_echo",
+    "Foxtrot",
+    "golf",
+    "hotel",
+    "india",
+    "juliet",
+    "kilo",
+    "LIMA",
+    "mike",
+    "november",
+    "oscar",
+    "papa",
+    "quebec",
+    "romeo",
+    "sierra",
+    "tango",
+];
+
+/// A small deterministic generator (xorshift), so a failure repeats.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+
+    /// One of 57 words: a base word and one of three endings.
+    fn word(&mut self) -> String {
+        let i = self.below(WORDS.len() * 3);
+        format!(
+            "{}{}",
+            WORDS[i % WORDS.len()],
+            ["xq", "zv", "jw"][i / WORDS.len()]
+        )
+    }
+}
+
+/// Lines drawn from five words of the vocabulary, so each word is in a few files only.
+fn text(r: &mut Rng, lines: usize) -> String {
+    let mine: Vec<String> = (0..5).map(|_| r.word()).collect();
+    (0..lines)
+        .map(|_| {
+            let (a, b) = (&mine[r.below(5)], &mine[r.below(5)]);
+            format!("{a} {b} {}\n", r.below(1000))
+        })
+        .collect()
+}
+
+fn session(root: &Path, state: &Path, policy: &str) -> Session {
+    let mut s = Session::new(Fs::open(root).unwrap(), Policy::from_json(policy).unwrap());
+    s.state_dir = Some(state.to_path_buf());
+    s
+}
+
+/// Every page of a search, and the bytes it read.
+fn search(s: &Session, mut a: SearchTextArgs) -> (Vec<SearchTextResult>, u64) {
+    let (mut pages, mut bytes) = (Vec::new(), 0);
+    loop {
+        let mut log = CallLog::default();
+        let mut r = crate::tools::search::search_text(s, &mut log, &a).unwrap();
+        bytes += log.bytes_read;
+        let next = r.next_cursor.take();
+        pages.push(r);
+        match next {
+            Some(c) if pages.len() < 50 => a.cursor = Some(c),
+            _ => return (pages, bytes),
+        }
+    }
+}
+
+fn random_query(r: &mut Rng) -> SearchTextArgs {
+    let w = r.word();
+    let w = w.as_str();
+    let (query, regex) = match r.below(6) {
+        0 => (w.to_string(), false),
+        1 => (w[..3.min(w.len())].to_string(), false),
+        2 => (format!("{w} \\w+ \\d+"), true),
+        3 => (format!("(?:{w}|{})", r.word()), true),
+        4 => ("zzz_absent".to_string(), false),
+        _ => (format!("{} {}", w, r.word()), false),
+    };
+    SearchTextArgs {
+        query,
+        regex: Some(regex),
+        case_insensitive: Some(r.below(3) == 0),
+        max_matches: [None, Some(3), Some(40)][r.below(3)],
+        output: Some(
+            [
+                SearchOutput::Matches,
+                SearchOutput::Files,
+                SearchOutput::Count,
+            ][r.below(3)],
+        ),
+        include: if r.below(4) == 0 {
+            vec!["d1/**".into()]
+        } else {
+            vec![]
+        },
+        ..Default::default()
+    }
+}
+
+fn mutate(r: &mut Rng, root: &Path, step: usize) {
+    let dir = root.join(format!("d{}", r.below(4)));
+    let names: Vec<_> = fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    let victim = &names[r.below(names.len())];
+    match r.below(7) {
+        0 => fs::write(dir.join(format!("new{step}.txt")), text(r, 5)).unwrap(),
+        1 => {
+            // Same size, new words, the old modification time put back.
+            let old = fs::read(victim).unwrap();
+            let mtime = fs::metadata(victim).unwrap().modified().unwrap();
+            let mut new = text(r, 40).into_bytes();
+            new.resize(old.len(), b'\n');
+            fs::write(victim, &new).unwrap();
+            let f = fs::File::options().write(true).open(victim).unwrap();
+            f.set_modified(mtime).unwrap();
+        }
+        2 => {
+            let to = root.join(format!("d{}/moved{step}.txt", r.below(4)));
+            fs::rename(victim, to).unwrap();
+        }
+        3 => fs::remove_file(victim).unwrap(),
+        4 => fs::write(victim, b"alpha\0binary now").unwrap(),
+        5 => fs::write(
+            victim,
+            format!("alpha golf\nAKIA{}\n", "ABCDEFGHIJKLMNOP").as_bytes(),
+        )
+        .unwrap(),
+        _ => {
+            let mut f = fs::OpenOptions::new().append(true).open(victim).unwrap();
+            std::io::Write::write_all(&mut f, text(r, 3).as_bytes()).unwrap();
+        }
+    }
+}
+
+fn json(pages: &[SearchTextResult]) -> serde_json::Value {
+    serde_json::to_value(pages).unwrap()
+}
+
+fn settle() {
+    std::thread::sleep(Duration::from_nanos(RACY_NS) + Duration::from_millis(150));
+}
+
+#[test]
+fn indexed_searches_answer_exactly_what_scans_answer_while_the_tree_changes() {
+    let seed = SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos() as u64
+        | 1;
+    eprintln!("seed {seed}");
+    let mut r = Rng(seed);
+    let repo = tempfile::tempdir().unwrap();
+    let (st_on, st_off) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    for d in 0..4 {
+        fs::create_dir(repo.path().join(format!("d{d}"))).unwrap();
+        for f in 0..30 {
+            let lines = 20 + r.below(200);
+            let body = text(&mut r, lines);
+            fs::write(repo.path().join(format!("d{d}/f{f}.txt")), body).unwrap();
+        }
+    }
+    fs::write(repo.path().join("d0/big.txt"), "alpha\n".repeat(40_000)).unwrap();
+    fs::write(repo.path().join("d0/bin.dat"), b"alpha\0\x01\x02").unwrap();
+    let small_files = r#"{"limits": {"max_search_file_bytes": 100000}}"#;
+    let on = session(repo.path(), st_on.path(), small_files);
+    let off = session(
+        repo.path(),
+        st_off.path(),
+        r#"{"limits": {"max_search_file_bytes": 100000, "max_index_bytes": 0}}"#,
+    );
+    for round in 0..4 {
+        settle();
+        for q in 0..25 {
+            let a = random_query(&mut r);
+            let (mut got, _) = search(&on, a.clone());
+            let (mut want, _) = search(&off, a.clone());
+            for p in got.iter_mut().chain(want.iter_mut()) {
+                p.next_cursor = None;
+                p.summary = p.summary.replace(char::is_numeric, "");
+            }
+            assert_eq!(json(&got), json(&want), "round {round}, query {q}: {a:?}");
+            if q % 5 == 4 {
+                mutate(&mut r, repo.path(), round * 100 + q);
+            }
+        }
+    }
+    // Once the changes are older than the timestamp step, a query for a word (in a few
+    // files each) reads only the files that may hold it.
+    settle();
+    let (mut read_on, mut read_off) = (0, 0);
+    for _ in 0..10 {
+        let a = SearchTextArgs {
+            query: r.word(),
+            ..Default::default()
+        };
+        let (got, b_on) = search(&on, a.clone());
+        let (want, b_off) = search(&off, a);
+        assert_eq!(json(&got), json(&want));
+        read_on += b_on;
+        read_off += b_off;
+    }
+    assert!(
+        read_on * 3 < read_off,
+        "the index saved too little: {read_on} bytes read against {read_off}"
+    );
+    // And it was saved for the next process.
+    assert!(fs::read_dir(st_on.path().join("index")).unwrap().count() >= 1);
+    assert!(!st_off.path().join("index").exists());
+}
+
+#[test]
+fn a_new_session_uses_the_saved_index_and_refuses_a_damaged_one() {
+    let repo = tempfile::tempdir().unwrap();
+    let state = tempfile::tempdir().unwrap();
+    let mut r = Rng(42);
+    for f in 0..200 {
+        let body = text(&mut r, 50);
+        fs::write(repo.path().join(format!("f{f}.txt")), body).unwrap();
+    }
+    fs::write(repo.path().join("needle.txt"), "the rare_needle_here\n").unwrap();
+    settle();
+    let a = SearchTextArgs {
+        query: "rare_needle_here".into(),
+        ..Default::default()
+    };
+    let (first, full) = search(&session(repo.path(), state.path(), ""), a.clone());
+    assert_eq!(first[0].total_matches, 1);
+    // A new session (another process) loads the index the first one saved.
+    let (again, narrow) = search(&session(repo.path(), state.path(), ""), a.clone());
+    assert_eq!(again[0].total_matches, 1);
+    assert!(narrow * 20 < full, "{narrow} bytes read against {full}");
+    // A damaged index file is not trusted: the search reads everything again, and answers.
+    let dir = state.path().join("index");
+    let file = fs::read_dir(&dir).unwrap().next().unwrap().unwrap().path();
+    let mut bytes = fs::read(&file).unwrap();
+    let mid = bytes.len() / 2;
+    bytes[mid] ^= 1;
+    fs::write(&file, &bytes).unwrap();
+    let (third, reread) = search(&session(repo.path(), state.path(), ""), a.clone());
+    assert_eq!(third[0].total_matches, 1);
+    assert_eq!(reread, full, "a damaged index must not spare a read");
+    // A policy that differs gets an index of its own.
+    let other = session(
+        repo.path(),
+        state.path(),
+        r#"{"limits": {"max_read_lines": 99}}"#,
+    );
+    let (_, other_bytes) = search(&other, a);
+    assert!(
+        other_bytes * 2 > full,
+        "another policy's search used this index"
+    );
+}
+
+#[test]
+fn a_secret_bearing_file_keeps_no_trigrams_and_changes_no_answer() {
+    let repo = tempfile::tempdir().unwrap();
+    let state = tempfile::tempdir().unwrap();
+    let key = format!("AKIA{}", "QWERTYUIOPASDFGH");
+    fs::write(
+        repo.path().join("cfg.txt"),
+        format!("key = {key}\nplain words\n"),
+    )
+    .unwrap();
+    fs::write(repo.path().join("ok.txt"), "plain words\n").unwrap();
+    settle();
+    let s = session(repo.path(), state.path(), "");
+    for q in [key.as_str(), &key[..8], "plain words", "key = "] {
+        let a = SearchTextArgs {
+            query: q.into(),
+            ..Default::default()
+        };
+        let (first, _) = search(&s, a.clone());
+        let (second, _) = search(&s, a);
+        assert_eq!(json(&first), json(&second), "{q}");
+        assert!(first[0].files.iter().all(|f| f.path != "cfg.txt"), "{q}");
+    }
+    let ix = s.index.lock().unwrap();
+    let ix = ix.as_ref().unwrap();
+    let id = crate::tools::index::Identity::of(
+        &s.fs
+            .open_dir(&crate::rules::path::LogicalPath::parse_dir("").unwrap())
+            .unwrap()
+            .stat_at("cfg.txt")
+            .unwrap()
+            .unwrap(),
+    );
+    assert_eq!(
+        ix.lookup("cfg.txt", &id),
+        Some(&crate::tools::index::What::Secret)
+    );
+}

@@ -1,0 +1,185 @@
+//! The index on disk: `index/<binding>` in the host's state directory, written whole to a
+//! temporary name and renamed over the old one, so that a reader (another process serving
+//! the same repository) sees the old index or the new one, never a torn one, and a crash
+//! leaves the old one usable. Two writers race only to replace each other's whole file.
+//!
+//! Layout (integers little-endian):
+//!
+//! ```text
+//! "ftindex" FORMAT:u8  binding:64 hex bytes  count:u64
+//! count × record:
+//!     path_len:u32 path  size:u64 mtime:u64 ctime:u64 inode:u64 taken:u64  what:u8
+//!     what = 0 (text): words:u32, words × u64 (the trigram filter)
+//!     what = 1 binary, 2 too large, 3 secret
+//! checksum: 32 bytes, the sha256 of the sha256s of each 32 MiB of everything before it
+//! ```
+//!
+//! An unknown time or inode is `u64::MAX`. Decoding checks the checksum first, then every
+//! length against what is left; a file that fails any check, or is bound to another
+//! repository, policy or format, is not used (the next save replaces it).
+
+use std::path::{Path, PathBuf};
+
+use super::{Identity, Index, Rec, What};
+use crate::rules::services::Services;
+use crate::text::trigram::Filter;
+
+/// The format's version: part of the binding and of the header.
+pub const FORMAT: u8 = 1;
+
+const MAGIC: &[u8; 7] = b"ftindex";
+const CHUNK: usize = 32 << 20;
+
+/// Where the index bound as `binding` lives in `state_dir`.
+pub fn path_in(state_dir: &Path, binding: &str) -> PathBuf {
+    state_dir.join("index").join(binding)
+}
+
+fn checksum(data: &[u8], services: &dyn Services) -> [u8; 32] {
+    let mut parts = Vec::new();
+    for chunk in data.chunks(CHUNK) {
+        parts.extend_from_slice(services.sha256_hex(chunk).as_bytes());
+    }
+    crate::fs::hash::sha256(&parts)
+}
+
+fn opt(v: Option<u64>) -> u64 {
+    v.unwrap_or(u64::MAX)
+}
+
+/// The bytes of `ix`.
+pub fn encode(ix: &Index, services: &dyn Services) -> Vec<u8> {
+    let mut out = Vec::with_capacity(ix.weight() as usize + 128);
+    out.extend_from_slice(MAGIC);
+    out.push(FORMAT);
+    out.extend_from_slice(ix.bound_to().as_bytes());
+    out.extend_from_slice(&(ix.files.len() as u64).to_le_bytes());
+    let mut paths: Vec<&String> = ix.files.keys().collect();
+    paths.sort();
+    for p in paths {
+        let r = &ix.files[p];
+        out.extend_from_slice(&(p.len() as u32).to_le_bytes());
+        out.extend_from_slice(p.as_bytes());
+        for v in [
+            r.id.size,
+            opt(r.id.mtime),
+            opt(r.id.ctime),
+            opt(r.id.inode),
+            r.taken,
+        ] {
+            out.extend_from_slice(&v.to_le_bytes());
+        }
+        match &r.what {
+            What::Text(f) => {
+                out.push(0);
+                out.extend_from_slice(&(f.words().len() as u32).to_le_bytes());
+                for w in f.words() {
+                    out.extend_from_slice(&w.to_le_bytes());
+                }
+            }
+            What::Binary => out.push(1),
+            What::TooLarge => out.push(2),
+            What::Secret => out.push(3),
+        }
+    }
+    let sum = checksum(&out, services);
+    out.extend_from_slice(&sum);
+    out
+}
+
+/// Reads what `data` holds, front to back, refusing any length past its end.
+struct Reader<'a> {
+    data: &'a [u8],
+}
+
+impl<'a> Reader<'a> {
+    fn take(&mut self, n: usize) -> Option<&'a [u8]> {
+        if n > self.data.len() {
+            return None;
+        }
+        let (head, rest) = self.data.split_at(n);
+        self.data = rest;
+        Some(head)
+    }
+
+    fn u8(&mut self) -> Option<u8> {
+        Some(self.take(1)?[0])
+    }
+
+    fn u32(&mut self) -> Option<u32> {
+        Some(u32::from_le_bytes(self.take(4)?.try_into().ok()?))
+    }
+
+    fn u64(&mut self) -> Option<u64> {
+        Some(u64::from_le_bytes(self.take(8)?.try_into().ok()?))
+    }
+}
+
+fn known(v: u64) -> Option<u64> {
+    (v != u64::MAX).then_some(v)
+}
+
+/// The index `data` holds, when it is whole, bound as `binding` and of this format.
+pub fn decode(data: &[u8], binding: &str, services: &dyn Services) -> Option<Index> {
+    let body_len = data.len().checked_sub(32)?;
+    let (body, sum) = data.split_at(body_len);
+    if checksum(body, services)[..] != sum[..] {
+        return None;
+    }
+    let mut r = Reader { data: body };
+    if r.take(MAGIC.len())? != MAGIC || r.u8()? != FORMAT {
+        return None;
+    }
+    if r.take(binding.len())? != binding.as_bytes() {
+        return None;
+    }
+    let count = r.u64()?;
+    let mut ix = Index::new(binding.to_string());
+    for _ in 0..count {
+        let len = r.u32()? as usize;
+        let path = std::str::from_utf8(r.take(len)?).ok()?.to_string();
+        let id = Identity {
+            size: r.u64()?,
+            mtime: known(r.u64()?),
+            ctime: known(r.u64()?),
+            inode: known(r.u64()?),
+        };
+        let taken = r.u64()?;
+        let what = match r.u8()? {
+            0 => {
+                let n = r.u32()? as usize;
+                let bytes = r.take(n.checked_mul(8)?)?;
+                let words = bytes
+                    .chunks_exact(8)
+                    .map(|c| u64::from_le_bytes(c.try_into().unwrap_or([0; 8])))
+                    .collect();
+                What::Text(Filter::from_words(words))
+            }
+            1 => What::Binary,
+            2 => What::TooLarge,
+            3 => What::Secret,
+            _ => return None,
+        };
+        ix.record(&path, Rec { id, taken, what }, u64::MAX);
+    }
+    if !r.data.is_empty() {
+        return None;
+    }
+    ix.dirty = 0;
+    Some(ix)
+}
+
+/// The index stored for `binding` in `state_dir`, when there is a usable one.
+pub fn load(state_dir: &Path, binding: &str, services: &dyn Services) -> Option<Index> {
+    let data = std::fs::read(path_in(state_dir, binding)).ok()?;
+    decode(&data, binding, services)
+}
+
+/// Stores `ix` in `state_dir`, replacing the one there; best effort (the index is only
+/// ever a shortcut: a failed save costs the next process reads, never answers).
+pub fn save(ix: &mut Index, state_dir: &Path, services: &dyn Services) {
+    let data = encode(ix, services);
+    if crate::tools::baseline::write_atomic(&path_in(state_dir, ix.bound_to()), &data).is_ok() {
+        ix.dirty = 0;
+    }
+}

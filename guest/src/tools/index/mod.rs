@@ -1,0 +1,207 @@
+//! The search index: for each file a search has read, what it was (size, times, inode)
+//! and what a search needs to know of it without reading it again — the trigrams its
+//! text may hold ([`crate::text::trigram::Filter`]), or that it was binary, too large, or
+//! held a secret.
+//!
+//! The index only ever spares a read. A file is passed over on its word only when the
+//! file's metadata, looked at during the very call, is what the record was made from,
+//! and that metadata is older than the record by more than the coarsest timestamp step
+//! ([`RACY_NS`], git's "racily clean" rule); anything else is read as a scan reads it, and
+//! recorded again. So a search answers exactly what a scan answers: the walk, the policy,
+//! the classification by name and every count are the scan's own.
+//!
+//! What goes in is only what a search read under the policy in force: never a file the
+//! read policy hides, a secret by name, git internals, or a file the ignore rules leave
+//! out; a file whose content holds a secret is recorded as [`What::Secret`], without its
+//! trigrams. The index is bound to the repository (its root's identity), the policy and
+//! the format ([`Index::binding`]); it lives in the instance's memory and, when the host
+//! mounts a state directory, in `index/` there ([`file`]), where a damaged, foreign or
+//! outdated file is refused and replaced.
+
+pub mod file;
+#[cfg(test)]
+mod tests;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use crate::fs::port::Stat;
+use crate::text::trigram::Filter;
+
+/// The timestamp step assumed of the file system (2 s: FAT's, the coarsest in common use).
+pub const RACY_NS: u64 = 2_000_000_000;
+
+/// The index of one instance, shared by its calls; `None` until the first search.
+pub type Shared = Arc<Mutex<Option<Index>>>;
+
+/// What identifies one state of a file: any write moves its size or its times.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Identity {
+    pub size: u64,
+    /// Modification time, nanoseconds since the Unix epoch.
+    pub mtime: Option<u64>,
+    /// Status change time (moves with every write, and cannot be set back by a user).
+    pub ctime: Option<u64>,
+    pub inode: Option<u64>,
+}
+
+fn nanos(t: Option<std::time::SystemTime>) -> Option<u64> {
+    let d = t?.duration_since(std::time::UNIX_EPOCH).ok()?;
+    u64::try_from(d.as_nanos()).ok()
+}
+
+impl Identity {
+    /// The identity a look at a file tells.
+    pub fn of(st: &Stat) -> Self {
+        Identity {
+            size: st.size,
+            mtime: nanos(st.modified),
+            ctime: nanos(st.changed),
+            inode: st.inode,
+        }
+    }
+
+    /// Whether a write could have left these times unchanged after `taken`: a time
+    /// missing, or within [`RACY_NS`] of it.
+    fn racy(&self, taken: u64) -> bool {
+        let newest = match (self.mtime, self.ctime) {
+            (Some(m), Some(c)) => m.max(c),
+            (Some(m), None) => m,
+            _ => return true,
+        };
+        newest.saturating_add(RACY_NS) >= taken
+    }
+}
+
+/// What a search needs to know of a file's content.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum What {
+    /// Text searched as its bytes: the trigrams it may hold.
+    Text(Filter),
+    /// Passed over as binary.
+    Binary,
+    /// Over the policy's size for searches.
+    TooLarge,
+    /// Holds what looks like a secret: searched, never answered from.
+    Secret,
+}
+
+/// One file's record.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rec {
+    pub id: Identity,
+    /// When the metadata was looked at, before the content was read (ns since the epoch).
+    pub taken: u64,
+    pub what: What,
+}
+
+impl Rec {
+    /// Whether the record tells what a file that now looks like `id` holds.
+    pub fn answers_for(&self, id: &Identity) -> bool {
+        self.id == *id && !id.racy(self.taken)
+    }
+
+    /// Bytes the record takes in memory and on disk, roughly.
+    fn weight(&self, path: &str) -> u64 {
+        let filter = match &self.what {
+            What::Text(f) => f.words().len() * 8,
+            _ => 0,
+        };
+        (path.len() + filter + 64) as u64
+    }
+}
+
+/// The records of one repository under one policy.
+#[derive(Debug)]
+pub struct Index {
+    binding: String,
+    files: HashMap<String, Rec>,
+    /// Sum of the records' weights.
+    weight: u64,
+    /// Records added, replaced or removed since the index was loaded or saved.
+    dirty: usize,
+}
+
+impl Index {
+    /// The binding of an index to a repository root's identity and a policy: an index
+    /// made for anything else is not used.
+    pub fn binding(root: crate::fs::port::FileId, policy_fingerprint: &str) -> String {
+        let text = format!(
+            "file-tools index {}\n{} {}\n{policy_fingerprint}",
+            file::FORMAT,
+            root.0,
+            root.1
+        );
+        crate::fs::hash::sha256_hex(text.as_bytes())
+    }
+
+    /// An empty index bound as [`Index::binding`] says.
+    pub fn new(binding: String) -> Self {
+        Index {
+            binding,
+            files: HashMap::new(),
+            weight: 0,
+            dirty: 0,
+        }
+    }
+
+    pub fn bound_to(&self) -> &str {
+        &self.binding
+    }
+
+    /// The record of `path`, if it answers for a file that now looks like `id`.
+    pub fn lookup(&self, path: &str, id: &Identity) -> Option<&What> {
+        self.files
+            .get(path)
+            .filter(|r| r.answers_for(id))
+            .map(|r| &r.what)
+    }
+
+    /// Records `path`, unless that would take the index over `max_weight` bytes.
+    pub fn record(&mut self, path: &str, rec: Rec, max_weight: u64) {
+        let add = rec.weight(path);
+        let old = self.files.get(path).map_or(0, |r| r.weight(path));
+        if self.weight - old + add > max_weight {
+            self.remove(path);
+            return;
+        }
+        self.weight = self.weight - old + add;
+        self.files.insert(path.to_string(), rec);
+        self.dirty += 1;
+    }
+
+    /// Forgets `path`.
+    pub fn remove(&mut self, path: &str) {
+        if let Some(r) = self.files.remove(path) {
+            self.weight -= r.weight(path);
+            self.dirty += 1;
+        }
+    }
+
+    /// Forgets every file `keep` refuses (files gone from a walk that saw the whole tree).
+    pub fn retain(&mut self, keep: impl Fn(&str) -> bool) {
+        let gone: Vec<String> = self.files.keys().filter(|p| !keep(p)).cloned().collect();
+        for p in gone {
+            self.remove(&p);
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.files.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.files.is_empty()
+    }
+
+    /// Bytes the index takes, roughly (what the policy's `max_index_bytes` bounds).
+    pub fn weight(&self) -> u64 {
+        self.weight
+    }
+
+    /// Whether enough changed since the last save for a save to be worth its cost: a
+    /// sixteenth of the records, and at least 32.
+    pub fn worth_saving(&self) -> bool {
+        self.dirty >= 32.max(self.files.len() / 16)
+    }
+}

@@ -1,0 +1,138 @@
+#![allow(clippy::unwrap_used)]
+use super::*;
+use crate::rules::services::NoServices;
+
+fn rec(size: u64, mtime: u64, taken: u64, what: What) -> Rec {
+    Rec {
+        id: Identity {
+            size,
+            mtime: Some(mtime),
+            ctime: Some(mtime),
+            inode: Some(7),
+        },
+        taken,
+        what,
+    }
+}
+
+fn text(words: &[u64]) -> What {
+    What::Text(Filter::from_words(words.to_vec()))
+}
+
+#[test]
+fn a_record_answers_only_for_the_same_metadata_well_after_it_was_taken() {
+    let r = rec(10, 1_000, 1_000 + RACY_NS + 1, What::Binary);
+    assert!(r.answers_for(&r.id));
+    for other in [
+        Identity { size: 11, ..r.id },
+        Identity {
+            mtime: Some(999),
+            ..r.id
+        },
+        Identity {
+            ctime: Some(2_000),
+            ..r.id
+        },
+        Identity {
+            inode: Some(8),
+            ..r.id
+        },
+        Identity {
+            mtime: None,
+            ..r.id
+        },
+    ] {
+        assert!(!r.answers_for(&other), "{other:?}");
+    }
+    // Written in the same timestamp step as the look: a later write could hide.
+    let racy = rec(10, 1_000, 1_000 + RACY_NS, What::Binary);
+    assert!(!racy.answers_for(&racy.id));
+}
+
+#[test]
+fn the_index_stays_under_its_bound() {
+    let mut ix = Index::new("b".into());
+    ix.record("a", rec(1, 0, 0, text(&[0; 100])), 10_000);
+    let w = ix.weight();
+    assert!(w > 800);
+    ix.record("b", rec(1, 0, 0, text(&[0; 100])), w + 100);
+    assert_eq!(ix.len(), 1, "the second record would pass the bound");
+    // Replacing a record frees what the old one took.
+    ix.record("a", rec(1, 0, 0, text(&[0; 10])), w);
+    assert!(ix.weight() < w);
+    ix.retain(|p| p != "a");
+    assert!(ix.is_empty());
+    assert_eq!(ix.weight(), 0);
+}
+
+fn sample() -> Index {
+    let mut ix = Index::new("f".repeat(64));
+    ix.record(
+        "src/a.rs",
+        rec(5, 10, 20, text(&[1, u64::MAX, 3])),
+        u64::MAX,
+    );
+    ix.record("b.bin", rec(6, 11, 21, What::Binary), u64::MAX);
+    ix.record("big", rec(7, 12, 22, What::TooLarge), u64::MAX);
+    ix.record("notes/ké", rec(8, 13, 23, What::Secret), u64::MAX);
+    let mut no_times = rec(9, 0, 24, What::Binary);
+    no_times.id.mtime = None;
+    no_times.id.inode = None;
+    ix.record("t", no_times, u64::MAX);
+    ix
+}
+
+#[test]
+fn an_index_comes_back_from_its_bytes_whole() {
+    let ix = sample();
+    let bytes = file::encode(&ix, &NoServices);
+    let back = file::decode(&bytes, ix.bound_to(), &NoServices).unwrap();
+    assert_eq!(back.files, ix.files);
+    assert_eq!(back.weight(), ix.weight());
+}
+
+#[test]
+fn a_damaged_foreign_or_truncated_index_is_refused() {
+    let ix = sample();
+    let bytes = file::encode(&ix, &NoServices);
+    assert!(file::decode(&bytes, &"e".repeat(64), &NoServices).is_none());
+    for cut in [0, 1, 40, bytes.len() / 2, bytes.len() - 1] {
+        assert!(file::decode(&bytes[..cut], ix.bound_to(), &NoServices).is_none());
+    }
+    for at in [0, 8, 80, bytes.len() / 2, bytes.len() - 40, bytes.len() - 1] {
+        let mut bad = bytes.clone();
+        bad[at] ^= 0x40;
+        assert!(
+            file::decode(&bad, ix.bound_to(), &NoServices).is_none(),
+            "a flipped byte at {at} was not noticed"
+        );
+    }
+}
+
+#[test]
+fn lengths_past_the_end_are_refused_even_under_a_good_checksum() {
+    // A well-formed checksum over a record whose filter claims more words than follow:
+    // what a writer of another version, or an attacker who can write the state
+    // directory, could leave. Decoding must say no, not panic or allocate without bound.
+    let ix = sample();
+    let mut body = file::encode(&ix, &NoServices);
+    body.truncate(body.len() - 32);
+    let pos = body.windows(8).position(|w| w == b"src/a.rs").unwrap() + 8 + 40 + 1;
+    body[pos..pos + 4].copy_from_slice(&u32::MAX.to_le_bytes());
+    let mut parts = Vec::new();
+    for chunk in body.chunks(32 << 20) {
+        parts.extend_from_slice(crate::fs::hash::sha256_hex(chunk).as_bytes());
+    }
+    body.extend_from_slice(&crate::fs::hash::sha256(&parts));
+    assert!(file::decode(&body, ix.bound_to(), &NoServices).is_none());
+}
+
+#[test]
+fn a_saved_index_loads_only_for_its_binding() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut ix = sample();
+    file::save(&mut ix, tmp.path(), &NoServices);
+    let back = file::load(tmp.path(), ix.bound_to(), &NoServices).unwrap();
+    assert_eq!(back.len(), ix.len());
+    assert!(file::load(tmp.path(), &"e".repeat(64), &NoServices).is_none());
+}

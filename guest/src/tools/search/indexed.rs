@@ -1,0 +1,219 @@
+//! How a search uses the index ([`crate::tools::index`]): for each file the walk shows,
+//! a look at its metadata (one host call per directory where the host lists with
+//! metadata); when the index's record answers for exactly that metadata, the file is
+//! passed over as a scan would have ended with it — binary, too large, or searched
+//! without a match because it lacks a trigram every match needs, or holds a secret —
+//! and otherwise read as a scan reads it and recorded again.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+use crate::fs::port::{Dir, Stat};
+use crate::rules::path::LogicalPath;
+use crate::text::trigram::{Filter, Scratch, Trigram};
+use crate::tools::changes::scan::now_ns;
+use crate::tools::index::{file, Identity, Index, Rec, What};
+use crate::tools::session::Session;
+
+/// How the index ends a file without reading it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Answer {
+    Binary,
+    TooLarge,
+    /// Searched, nothing to show: it lacks a trigram of the query, or holds a secret.
+    NoMatch,
+}
+
+/// A look at one file before it is read.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Look {
+    pub id: Identity,
+    /// When the look was taken (before the metadata was read).
+    taken: u64,
+    nlink: u64,
+}
+
+/// Metadata of one directory's entries, and when it was read.
+struct Listing {
+    taken: u64,
+    stats: Option<HashMap<String, Stat>>,
+}
+
+/// The index as one search uses it.
+pub(super) struct Indexed {
+    index: Index,
+    /// Trigrams every match holds; empty when the query offers none.
+    need: Vec<Trigram>,
+    dirs: HashMap<String, Listing>,
+    scratch: Option<Box<Scratch>>,
+    max_weight: u64,
+    /// Every file the walk showed, when it walks the whole tree (to forget the rest).
+    seen: Option<HashSet<String>>,
+}
+
+impl std::fmt::Debug for Indexed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Indexed")
+            .field("files", &self.index.len())
+            .field("need", &self.need.len())
+            .finish()
+    }
+}
+
+impl Indexed {
+    /// The index of `s` for a search needing `need`, or `None` when the policy turns the
+    /// index off. `whole_tree`: the walk starts at the root and shows every file a search
+    /// may read (no shard), so files it does not show are gone.
+    pub(super) fn open(s: &Session, need: Vec<Trigram>, whole_tree: bool) -> Option<Self> {
+        let max_weight = s.policy.limits().max_index_bytes;
+        if max_weight == 0 {
+            return None;
+        }
+        let root = crate::tools::list::root_id(s).ok()?;
+        let binding = Index::binding(root, &s.policy.fingerprint());
+        let kept = s.index.lock().ok()?.take();
+        let index = match kept {
+            Some(ix) if ix.bound_to() == binding => ix,
+            _ => s
+                .state_dir
+                .as_deref()
+                .and_then(|d| file::load(d, &binding, s.fs.services()))
+                .unwrap_or_else(|| Index::new(binding)),
+        };
+        Some(Indexed {
+            index,
+            need,
+            dirs: HashMap::new(),
+            scratch: None,
+            max_weight,
+            seen: whole_tree.then(HashSet::new),
+        })
+    }
+
+    /// Notes that the walk showed `path` (whatever then becomes of it).
+    pub(super) fn saw(&mut self, path: &LogicalPath) {
+        if let Some(seen) = &mut self.seen {
+            seen.insert(path.to_string());
+        }
+    }
+
+    /// Looks at `path` (through `held`, its parent, when the host lists no metadata).
+    pub(super) fn look(
+        &mut self,
+        s: &Session,
+        path: &LogicalPath,
+        held: Option<&Arc<Dir>>,
+    ) -> Option<Look> {
+        let parent = path.parent();
+        let listing = self.dirs.entry(parent.to_string()).or_insert_with(|| {
+            let taken = now_ns();
+            let stats = s.fs.services().read_dir_stat(&parent).and_then(|r| {
+                let items = r.ok()?;
+                Some(
+                    items
+                        .into_iter()
+                        .filter_map(|(n, st)| Some((n.ok()?, st)))
+                        .collect(),
+                )
+            });
+            Listing { taken, stats }
+        });
+        let (taken, st) = match &listing.stats {
+            Some(m) => (listing.taken, *m.get(path.name())?),
+            None => {
+                let taken = now_ns();
+                let opened;
+                let dir = match held {
+                    Some(d) => d.as_ref(),
+                    None => {
+                        opened = s.fs.open_dir(&parent).ok()?;
+                        &opened
+                    }
+                };
+                (taken, dir.stat_at(path.name()).ok()??)
+            }
+        };
+        st.is_file().then(|| Look {
+            id: Identity::of(&st),
+            taken,
+            nlink: st.nlink,
+        })
+    }
+
+    /// How the index ends the file `path` that looks like `look`, if it can.
+    pub(super) fn answer(&self, s: &Session, path: &LogicalPath, look: &Look) -> Option<Answer> {
+        if !s.policy.links_allowed(look.nlink) {
+            return None;
+        }
+        match self.index.lookup(path.as_str(), &look.id)? {
+            What::Binary => Some(Answer::Binary),
+            What::TooLarge => Some(Answer::TooLarge),
+            What::Secret => Some(Answer::NoMatch),
+            What::Text(f) => {
+                (!self.need.is_empty() && !f.may_hold_all(&self.need)).then_some(Answer::NoMatch)
+            }
+        }
+    }
+
+    /// Records what a read of `path` (`len` bytes) found, when the read is of the state
+    /// `look` describes. `what` is computed only when a record is wanted.
+    pub(super) fn record(
+        &mut self,
+        s: &Session,
+        path: &LogicalPath,
+        look: &Look,
+        len: u64,
+        what: &mut dyn FnMut(&mut Scratch) -> What,
+    ) {
+        if !s.policy.links_allowed(look.nlink)
+            || self.index.lookup(path.as_str(), &look.id).is_some()
+        {
+            return;
+        }
+        // Read whole as it was looked at, or cut at the policy's limit of a file that was
+        // over it when looked at; anything else moved in between and is not recorded.
+        let whole = len == look.id.size;
+        let too_large = len > s.policy.limits().max_search_file_bytes
+            && look.id.size > s.policy.limits().max_search_file_bytes;
+        if !whole && !too_large {
+            return;
+        }
+        let scratch = self.scratch.get_or_insert_with(Box::default);
+        let rec = Rec {
+            id: look.id,
+            taken: look.taken,
+            what: what(scratch),
+        };
+        self.index.record(path.as_str(), rec, self.max_weight);
+    }
+
+    /// Puts the index back into the session, forgetting files a whole walk did not show
+    /// when `complete`, and saves it when enough changed.
+    pub(super) fn close(mut self, s: &Session, complete: bool) {
+        if let (true, Some(seen)) = (complete, &self.seen) {
+            self.index.retain(|p| seen.contains(p));
+        }
+        if let Some(dir) = s.state_dir.as_deref() {
+            if self.index.worth_saving() {
+                file::save(&mut self.index, dir, s.fs.services());
+            }
+        }
+        if let Ok(mut slot) = s.index.lock() {
+            *slot = Some(self.index);
+        }
+    }
+}
+
+/// The record of readable text `buf` of `path`.
+pub(super) fn text_record(
+    s: &Session,
+    path: &LogicalPath,
+    buf: &[u8],
+    scratch: &mut Scratch,
+) -> What {
+    if s.policy.sniffs(path) && crate::rules::sniff::secret_in(buf).is_some() {
+        What::Secret
+    } else {
+        What::Text(Filter::of(buf, scratch))
+    }
+}
