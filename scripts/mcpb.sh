@@ -13,7 +13,7 @@
 # MCPB_PLATFORM (darwin, linux, win32) and MCPB_ARCH say otherwise.
 #
 # Usage: bash scripts/mcpb.sh [BIN]   (default: $FILE_TOOLS_BIN, else target/release/file-tools)
-# Prints the bundle's path.
+# FILE_TOOLS_MCPB_OUT names another output directory. Prints the bundle's path.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
