@@ -12,6 +12,8 @@
 #   - the official MCP conformance suite (the npm registry's @modelcontextprotocol/conformance)
 #     in target/conformance, and the Node 22 it needs (the npm registry's package `node`, a
 #     Node binary) in target/node22 (scripts/conformance.sh)
+#   - the MCP bundle tool (the npm registry's @anthropic-ai/mcpb) in target/mcpb-cli, which
+#     scripts/mcpb.sh packs the desktop clients' bundle with
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -114,4 +116,14 @@ if [ "$(node -p "try { require('./$CONFORMANCE_PKG').version } catch { '' }")" !
     rm -rf target/conformance
     npm install --prefix target/conformance --no-audit --no-fund --loglevel=error \
         "@modelcontextprotocol/conformance@$CONFORMANCE_VERSION"
+fi
+
+# The MCP bundle tool (scripts/mcpb.sh, tests/packages/test_mcpb.py), pinned.
+MCPB_VERSION=2.1.2
+MCPB_PKG=target/mcpb-cli/node_modules/@anthropic-ai/mcpb/package.json
+if [ "$(node -p "try { require('./$MCPB_PKG').version } catch { '' }")" != "$MCPB_VERSION" ]; then
+    echo "setup: the MCP bundle tool $MCPB_VERSION into target/mcpb-cli"
+    rm -rf target/mcpb-cli
+    npm install --prefix target/mcpb-cli --no-audit --no-fund --loglevel=error \
+        "@anthropic-ai/mcpb@$MCPB_VERSION"
 fi

@@ -3,7 +3,8 @@
 # the Rust unit and integration tests (the wasmtime CLI ones included), the MCP server under
 # the official Python MCP SDK, the official MCP conformance suite against the HTTP server,
 # the component under Wassette, the Python and Node example
-# hosts, and the packages (crate, wheel, npm) installed into clean places and used there.
+# hosts, the packages (crate, wheel, npm) installed into clean places and used there, and the
+# MCP bundle for desktop clients (scripts/mcpb.sh) validated, unpacked and served from.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -27,6 +28,7 @@ FILE_TOOLS_BIN="$BIN" bash scripts/conformance.sh
 echo "== Node host (jco + preview2-shim)"
 (cd examples/node && FILE_TOOLS_WASM="$PWD/../../target/file-tools.wasm" npm run -s transpile && npm test --silent)
 
-echo "== Packages: the crate, the wheel and the npm package, installed into clean places"
+echo "== Packages: the crate, the wheel and the npm package, installed into clean places; the MCP bundle"
 bash scripts/package.sh >/dev/null
-target/venv/bin/python -m pytest -q -p no:cacheprovider tests/packages
+# tests/packages/test_mcpb.py builds the bundle itself (scripts/mcpb.sh) from this binary.
+FILE_TOOLS_BIN="$BIN" target/venv/bin/python -m pytest -q -p no:cacheprovider tests/packages
