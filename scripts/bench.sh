@@ -9,10 +9,10 @@ FILE_TOOLS_SETUP_RUST_ONLY=1 bash scripts/setup.sh
 corpus="${1:-$PWD/target/bench-corpus}"
 mkdir -p "$corpus"
 corpus="$(cd "$corpus" && pwd)"
-# FILE_TOOLS_BENCH names the sections (default: all); only search, walk and changes need
-# the Linux tree.
-sections=",${FILE_TOOLS_BENCH:-search,walk,ops,overhead,changes,hosts},"
-linux_wanted() { [[ $sections =~ ,(search|walk|changes), ]]; }
+# FILE_TOOLS_BENCH names the sections (default: all); only search, walk, index and changes
+# need the Linux tree.
+sections=",${FILE_TOOLS_BENCH:-search,walk,index,ops,overhead,changes,hosts},"
+linux_wanted() { [[ $sections =~ ,(search|walk|index|changes), ]]; }
 need=()
 command -v rg >/dev/null 2>&1 || need+=(ripgrep)
 if linux_wanted && [ ! -f /usr/src/linux-source-6.1.tar.xz ]; then need+=(linux-source-6.1); fi

@@ -16,6 +16,8 @@ use serde_json::json;
 
 #[path = "bench/changes.rs"]
 mod changes;
+#[path = "bench/index.rs"]
+mod index;
 
 fn policy() -> serde_json::Value {
     json!({
@@ -28,6 +30,8 @@ fn policy() -> serde_json::Value {
             "max_whole_read_bytes": 64u64 << 20,
             "max_write_bytes": 64u64 << 20,
             "max_diff_bytes": 64u32 << 20,
+            // The scan rows measure the scan: the `index` section turns the index on.
+            "max_index_bytes": 0,
         },
         "patch": { "max_inserted_lines": 1_000_000, "max_deleted_lines": 1_000_000, "max_bytes": 1u64 << 30 },
     })
@@ -57,7 +61,7 @@ fn session(rt: &Runtime, repo: &Path, writable: bool) -> Session {
 const ROUNDS: usize = 5;
 
 /// Which sections to run: all, or those named in `FILE_TOOLS_BENCH` (comma-separated:
-/// search, walk, ops, overhead, changes).
+/// search, walk, index, ops, overhead, changes, hosts).
 fn wanted(section: &str) -> bool {
     std::env::var("FILE_TOOLS_BENCH").map_or(true, |v| v.split(',').any(|s| s.trim() == section))
 }
@@ -205,6 +209,9 @@ fn main() {
         if wanted("walk") {
             walk_rows(&linux, &mut s, &mut wasi_only, &mut unmetered, cores);
         }
+    }
+    if wanted("index") {
+        index::index_rows(&rt, &linux, &corpus);
     }
     if wanted("ops") {
         ops_rows(&rt, &files);

@@ -17,6 +17,7 @@ mod encodings;
 mod git_apply;
 mod git_shape_as_git_sees_it;
 mod hygiene;
+mod index;
 mod limits;
 mod list;
 mod long_calls;

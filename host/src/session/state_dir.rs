@@ -1,6 +1,6 @@
 //! The session's private state directory: the baseline (`index.json`, `blobs/`), the
-//! `changes_since` snapshots (`changes/`), the journal of pending temporary files, and
-//! `repository-id`, which binds all of it to one repository.
+//! `changes_since` snapshots (`changes/`), the search index (`index/`), the journal of
+//! pending temporary files, and `repository-id`, which binds all of it to one repository.
 //!
 //! - **Owner only.** The directory and its subdirectories are `0700`, files `0600` (see
 //!   [`crate::private_dir`]). The component writes through WASI, which cannot set modes:
@@ -28,8 +28,9 @@ use crate::private_dir;
 const REPO_ID: &str = "repository-id";
 /// Files the component keeps at the top of the state directory.
 const TOP_FILES: [&str; 3] = ["index.json", "pending-temps.json", REPO_ID];
-/// Subdirectories the component keeps, each holding files named by their sha256.
-const SUBDIRS: [&str; 2] = ["blobs", "changes"];
+/// Subdirectories the component keeps, each holding files named by a sha256 (of their
+/// content, or for the search index of what it is bound to).
+const SUBDIRS: [&str; 3] = ["blobs", "changes", "index"];
 /// The crash journal's directory (the component's `journal::TXN_DIR`): records of changes
 /// under way, and the lock holder's `holder` file.
 const TXN: &str = "txn";
@@ -53,7 +54,7 @@ pub(super) struct StateDir {
     remove_on_drop: bool,
     /// Modification times of the directories as last tightened (top, [`SUBDIRS`], [`TXN`]):
     /// a directory whose time has not moved holds nothing new to tighten.
-    seen: Mutex<[Option<SystemTime>; 4]>,
+    seen: Mutex<[Option<SystemTime>; 5]>,
 }
 
 fn config(dir: &Path, e: impl std::fmt::Display) -> HostError {
@@ -106,7 +107,7 @@ impl StateDir {
         Ok(StateDir {
             path,
             remove_on_drop: true,
-            seen: Mutex::new([None; 4]),
+            seen: Mutex::new([None; 5]),
         })
     }
 
@@ -114,7 +115,7 @@ impl StateDir {
         let state = StateDir {
             path,
             remove_on_drop,
-            seen: Mutex::new([None; 4]),
+            seen: Mutex::new([None; 5]),
         };
         for sub in SUBDIRS {
             private_dir::ensure_dir(&state.path.join(sub)).map_err(|e| config(&state.path, e))?;
@@ -153,6 +154,7 @@ impl StateDir {
             self.path.clone(),
             self.path.join(SUBDIRS[0]),
             self.path.join(SUBDIRS[1]),
+            self.path.join(SUBDIRS[2]),
             self.path.join(TXN),
         ];
         let now = SystemTime::now();

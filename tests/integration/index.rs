@@ -1,0 +1,139 @@
+//! The search index through the component and the host's listing with metadata
+//! (`host-fs.read-dir-stat`): a session with the index answers exactly what one without
+//! it answers, before and after the tree changes (an edit to the same size with the old
+//! modification time put back, a rename, a delete, a new file), reads far fewer bytes once
+//! built, and keeps nothing of what the policy hides in its file.
+
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use file_tools_host::{AuditEvent, Limits, Session};
+use serde_json::{json, Value};
+
+use crate::support::*;
+
+const WORDS: &[&str] = &[
+    "amber", "basil", "cedar", "dune", "ember", "fjord", "garnet", "heron", "iris", "jade",
+];
+
+fn open(repo: &Path, state: &Path, policy: Value, bytes: Arc<Mutex<u64>>) -> Session {
+    Session::builder(runtime())
+        .repo(repo)
+        .state_dir(state)
+        .policy(policy)
+        .limits(Limits::default())
+        .audit_sink(Arc::new(move |e: &AuditEvent| {
+            *bytes.lock().expect("bytes") += e.bytes_read;
+        }))
+        .build()
+        .expect("session")
+}
+
+/// The answer without what differs by session (the cursor is signed by each session).
+fn answer(s: &mut Session, args: &Value) -> Value {
+    let mut v = call(s, "search_text", args.clone()).expect("search");
+    v.as_object_mut().expect("object").remove("next_cursor");
+    v
+}
+
+fn settle() {
+    // Records are trusted once the file's times are two seconds older than the look.
+    std::thread::sleep(Duration::from_millis(2_200));
+}
+
+#[test]
+fn indexed_search_answers_as_the_scan_and_reads_less() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let repo = tmp.path().join("repo");
+    for d in 0..4 {
+        for f in 0..10 {
+            let (a, b) = (WORDS[(d * 10 + f) % 10], WORDS[(d + f * 3) % 10]);
+            let body = format!("{a}_{d}{f} uses {b}\n").repeat(50);
+            write(&repo.join(format!("d{d}/f{f}.txt")), body.as_bytes());
+        }
+    }
+    write(
+        &repo.join("private/plan.txt"),
+        b"garnet private_plan_marker\n",
+    );
+    write(&repo.join(".env"), b"TOKEN=amber_secret_value\n");
+    write(&repo.join("blob.bin"), b"amber\0\x01");
+    let policy = json!({ "read": { "block": ["private/**"] } });
+    let mut off_policy = policy.clone();
+    off_policy["limits"] = json!({ "max_index_bytes": 0 });
+    let (st_on, st_off) = (tmp.path().join("state-on"), tmp.path().join("state-off"));
+    let (b_on, b_off) = (Arc::new(Mutex::new(0)), Arc::new(Mutex::new(0)));
+    let mut on = open(&repo, &st_on, policy, b_on.clone());
+    let mut off = open(&repo, &st_off, off_policy, b_off.clone());
+    settle();
+    let queries: Vec<Value> = WORDS
+        .iter()
+        .map(|w| json!({ "query": format!("{w}_1") }))
+        .chain([
+            json!({ "query": "USES GARNET", "case_insensitive": true }),
+            json!({ "query": r"heron_\d+ uses", "regex": true, "output": "files" }),
+            json!({ "query": "private_plan_marker" }),
+            json!({ "query": "amber_secret_value", "include_hidden": true }),
+            json!({ "query": "amber", "max_matches": 7 }),
+            json!({ "query": "jade", "output": "count", "path": "d2" }),
+        ])
+        .collect();
+    let compare = |on: &mut Session, off: &mut Session, what: &str| {
+        for q in &queries {
+            assert_eq!(answer(on, q), answer(off, q), "{what}: {q}");
+        }
+    };
+    compare(&mut on, &mut off, "first pass (builds the index)");
+    let (on0, off0) = (*b_on.lock().unwrap(), *b_off.lock().unwrap());
+    compare(&mut on, &mut off, "second pass");
+    let (on1, off1) = (*b_on.lock().unwrap() - on0, *b_off.lock().unwrap() - off0);
+    assert!(
+        on1 * 3 < off1,
+        "read {on1} bytes with the index, {off1} without"
+    );
+
+    // Same size, new words, the old modification time put back; a rename; a delete; a
+    // new file.
+    let victim = repo.join("d1/f1.txt");
+    let old = std::fs::read(&victim).unwrap();
+    let mtime = std::fs::metadata(&victim).unwrap().modified().unwrap();
+    let mut new = b"garnet_1 swapped in\n".repeat(old.len() / 20 + 1);
+    new.truncate(old.len());
+    std::fs::write(&victim, &new).unwrap();
+    std::fs::File::options()
+        .write(true)
+        .open(&victim)
+        .unwrap()
+        .set_modified(mtime)
+        .unwrap();
+    std::fs::rename(repo.join("d2/f2.txt"), repo.join("d3/moved.txt")).unwrap();
+    std::fs::remove_file(repo.join("d0/f0.txt")).unwrap();
+    write(&repo.join("d0/new.txt"), b"iris_1 arrives\n");
+    compare(&mut on, &mut off, "right after the changes");
+    settle();
+    compare(&mut on, &mut off, "after the changes settled");
+
+    // The index file holds nothing of the blocked directory or the secret.
+    let dir = st_on.join("index");
+    let mut seen = 0;
+    for e in std::fs::read_dir(&dir).unwrap().flatten() {
+        let bytes = std::fs::read(e.path()).unwrap();
+        seen += 1;
+        for hidden in [&b"private/"[..], b".env", b"amber_secret"] {
+            assert!(
+                !bytes.windows(hidden.len()).any(|w| w == hidden),
+                "{} holds {}",
+                e.path().display(),
+                String::from_utf8_lossy(hidden)
+            );
+        }
+        assert!(
+            bytes.windows(9).any(|w| w == b"d1/f1.txt"),
+            "positive control"
+        );
+    }
+    assert_eq!(seen, 1);
+    let off_files = std::fs::read_dir(st_off.join("index")).map_or(0, |d| d.count());
+    assert_eq!(off_files, 0, "a session without the index saved one");
+}
