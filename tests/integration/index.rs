@@ -59,7 +59,10 @@ fn indexed_search_answers_as_the_scan_and_reads_less() {
     );
     write(&repo.join(".env"), b"TOKEN=amber_secret_value\n");
     write(&repo.join("blob.bin"), b"amber\0\x01");
-    let policy = json!({ "read": { "block": ["private/**"] } });
+    let policy = json!({
+        "read": { "block": ["private/**"] },
+        "limits": { "max_index_bytes": 1 << 28 },
+    });
     let mut off_policy = policy.clone();
     off_policy["limits"] = json!({ "max_index_bytes": 0 });
     let (st_on, st_off) = (tmp.path().join("state-on"), tmp.path().join("state-off"));

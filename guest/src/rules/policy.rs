@@ -68,7 +68,8 @@ pub struct Limits {
     /// still gives it).
     pub max_hash_bytes: u64,
     /// Most bytes the search index may take (in memory, and on disk in the state
-    /// directory); 0 turns the index off. Files beyond it are searched by reading them.
+    /// directory); 0, the default, turns the index off. Files beyond it are searched by
+    /// reading them.
     pub max_index_bytes: u64,
 }
 
@@ -91,7 +92,7 @@ impl Default for Limits {
             max_write_bytes: 8 * 1024 * 1024,
             max_diff_bytes: 64 * 1024,
             max_hash_bytes: 256 * 1024 * 1024,
-            max_index_bytes: 256 * 1024 * 1024,
+            max_index_bytes: 0,
         }
     }
 }

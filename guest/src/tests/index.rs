@@ -77,6 +77,9 @@ fn text(r: &mut Rng, lines: usize) -> String {
         .collect()
 }
 
+/// A policy with the index on (it is off by default).
+const ON: &str = r#"{"limits": {"max_index_bytes": 99999999}}"#;
+
 fn session(root: &Path, state: &Path, policy: &str) -> Session {
     let mut s = Session::new(Fs::open(root).unwrap(), Policy::from_json(policy).unwrap());
     s.state_dir = Some(state.to_path_buf());
@@ -198,7 +201,8 @@ fn indexed_searches_answer_exactly_what_scans_answer_while_the_tree_changes() {
     }
     fs::write(repo.path().join("d0/big.txt"), "alpha\n".repeat(40_000)).unwrap();
     fs::write(repo.path().join("d0/bin.dat"), b"alpha\0\x01\x02").unwrap();
-    let small_files = r#"{"limits": {"max_search_file_bytes": 100000}}"#;
+    let small_files =
+        r#"{"limits": {"max_search_file_bytes": 100000, "max_index_bytes": 99999999}}"#;
     let on = session(repo.path(), st_on.path(), small_files);
     let off = session(
         repo.path(),
@@ -260,10 +264,10 @@ fn a_new_session_uses_the_saved_index_and_refuses_a_damaged_one() {
         query: "rare_needle_here".into(),
         ..Default::default()
     };
-    let (first, full) = search(&session(repo.path(), state.path(), ""), a.clone());
+    let (first, full) = search(&session(repo.path(), state.path(), ON), a.clone());
     assert_eq!(first[0].total_matches, 1);
     // A new session (another process) loads the index the first one saved.
-    let (again, narrow) = search(&session(repo.path(), state.path(), ""), a.clone());
+    let (again, narrow) = search(&session(repo.path(), state.path(), ON), a.clone());
     assert_eq!(again[0].total_matches, 1);
     assert!(narrow * 20 < full, "{narrow} bytes read against {full}");
     // A damaged index file is not trusted: the search reads everything again, and answers.
@@ -273,14 +277,14 @@ fn a_new_session_uses_the_saved_index_and_refuses_a_damaged_one() {
     let mid = bytes.len() / 2;
     bytes[mid] ^= 1;
     fs::write(&file, &bytes).unwrap();
-    let (third, reread) = search(&session(repo.path(), state.path(), ""), a.clone());
+    let (third, reread) = search(&session(repo.path(), state.path(), ON), a.clone());
     assert_eq!(third[0].total_matches, 1);
     assert_eq!(reread, full, "a damaged index must not spare a read");
     // A policy that differs gets an index of its own.
     let other = session(
         repo.path(),
         state.path(),
-        r#"{"limits": {"max_read_lines": 99}}"#,
+        r#"{"limits": {"max_read_lines": 99, "max_index_bytes": 99999999}}"#,
     );
     let (_, other_bytes) = search(&other, a);
     assert!(
@@ -301,7 +305,7 @@ fn a_secret_bearing_file_keeps_no_trigrams_and_changes_no_answer() {
     .unwrap();
     fs::write(repo.path().join("ok.txt"), "plain words\n").unwrap();
     settle();
-    let s = session(repo.path(), state.path(), "");
+    let s = session(repo.path(), state.path(), ON);
     for q in [key.as_str(), &key[..8], "plain words", "key = "] {
         let a = SearchTextArgs {
             query: q.into(),
