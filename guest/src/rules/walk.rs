@@ -65,13 +65,25 @@ pub enum Flow {
     Stop,
 }
 
+/// Every reason counted, in order, for a caller that must know where in a walk each
+/// skip fell (the search index replays a walk, and may stop it anywhere).
+pub type Tape = Rc<std::cell::RefCell<Vec<&'static str>>>;
+
 /// Counts of what a walk or tool passed over, by reason.
 #[derive(Debug, Default, Clone)]
-pub struct Skips(BTreeMap<&'static str, u32>);
+pub struct Skips(BTreeMap<&'static str, u32>, Option<Tape>);
 
 impl Skips {
+    /// Counts that also write each reason to `tape` as it is counted.
+    pub fn taped(tape: Tape) -> Self {
+        Skips(BTreeMap::new(), Some(tape))
+    }
+
     pub fn add(&mut self, reason: &'static str) {
         *self.0.entry(reason).or_insert(0) += 1;
+        if let Some(t) = &self.1 {
+            t.borrow_mut().push(reason);
+        }
     }
 
     #[cfg(test)]

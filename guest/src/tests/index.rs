@@ -86,6 +86,89 @@ fn session(root: &Path, state: &Path, policy: &str) -> Session {
     s
 }
 
+/// Listings with metadata natively, as the Rust host offers them (`read-dir-stat`), and
+/// plain listings (`read-dir`), counted: a search that replays its last walk lists no
+/// directory plainly.
+#[derive(Debug)]
+struct Listings {
+    root: std::path::PathBuf,
+    plain: std::sync::atomic::AtomicUsize,
+}
+
+fn entry_type(t: std::fs::FileType) -> crate::fs::port::EntryType {
+    use crate::fs::port::EntryType;
+    if t.is_symlink() {
+        EntryType::Symlink
+    } else if t.is_dir() {
+        EntryType::Dir
+    } else if t.is_file() {
+        EntryType::File
+    } else {
+        EntryType::Other
+    }
+}
+
+impl crate::rules::services::Services for Listings {
+    fn read_dir(
+        &self,
+        dir: &crate::rules::path::LogicalPath,
+    ) -> Option<std::io::Result<Vec<crate::fs::port::DirItem>>> {
+        self.plain.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let rd = match fs::read_dir(self.root.join(dir.as_str())) {
+            Ok(rd) => rd,
+            Err(e) => return Some(Err(e)),
+        };
+        Some(Ok(rd
+            .flatten()
+            .map(|e| {
+                let name = e.file_name().into_string().map_err(|_| ());
+                (name, entry_type(e.file_type().unwrap()))
+            })
+            .collect()))
+    }
+
+    fn read_dir_stat(
+        &self,
+        dir: &crate::rules::path::LogicalPath,
+    ) -> Option<std::io::Result<Vec<crate::rules::services::StatItem>>> {
+        use std::os::unix::fs::MetadataExt;
+        let rd = match fs::read_dir(self.root.join(dir.as_str())) {
+            Ok(rd) => rd,
+            Err(e) => return Some(Err(e)),
+        };
+        let ns = |s: i64, n: i64| {
+            SystemTime::UNIX_EPOCH + Duration::from_secs(s as u64) + Duration::from_nanos(n as u64)
+        };
+        Some(Ok(rd
+            .flatten()
+            .filter_map(|e| {
+                let m = fs::symlink_metadata(e.path()).ok()?;
+                let st = crate::fs::port::Stat {
+                    ty: entry_type(m.file_type()),
+                    size: m.len(),
+                    nlink: m.nlink(),
+                    modified: Some(ns(m.mtime(), m.mtime_nsec())),
+                    changed: Some(ns(m.ctime(), m.ctime_nsec())),
+                    inode: Some(m.ino()),
+                };
+                Some((e.file_name().into_string().map_err(|_| ()), st))
+            })
+            .collect()))
+    }
+}
+
+/// A session whose host lists with metadata; its count of plain listings.
+fn listing_session(root: &Path, state: &Path, policy: &str) -> (Session, std::sync::Arc<Listings>) {
+    let l = std::sync::Arc::new(Listings {
+        root: root.to_path_buf(),
+        plain: Default::default(),
+    });
+    let fs = Fs::open(root).unwrap().with_services(l.clone());
+    let mut s = Session::new(fs, Policy::from_json(policy).unwrap());
+    s.state_dir = Some(state.to_path_buf());
+    (s, l)
+}
+
 /// Every page of a search, and the bytes it read.
 fn search(s: &Session, mut a: SearchTextArgs) -> (Vec<SearchTextResult>, u64) {
     let (mut pages, mut bytes) = (Vec::new(), 0);
@@ -140,9 +223,31 @@ fn mutate(r: &mut Rng, root: &Path, step: usize) {
         .unwrap()
         .flatten()
         .map(|e| e.path())
+        .filter(|p| p.is_file())
         .collect();
     let victim = &names[r.below(names.len())];
-    match r.below(7) {
+    match r.below(9) {
+        7 => {
+            // The ignore file rewritten in place: its directory's times do not move.
+            let gi = root.join("d3/.gitignore");
+            let now = fs::read_to_string(&gi).unwrap_or_default();
+            let next = if now.contains("f1") {
+                "*.log\n"
+            } else {
+                "*.log\nf1*\n"
+            };
+            let mut f = fs::OpenOptions::new()
+                .write(true)
+                .truncate(true)
+                .open(&gi)
+                .unwrap();
+            std::io::Write::write_all(&mut f, next.as_bytes()).unwrap();
+        }
+        8 => {
+            let sub = dir.join(format!("sub{step}"));
+            fs::create_dir(&sub).unwrap();
+            fs::write(sub.join("x.txt"), text(r, 4)).unwrap();
+        }
         0 => fs::write(dir.join(format!("new{step}.txt")), text(r, 5)).unwrap(),
         1 => {
             // Same size, new words, the old modification time put back.
@@ -182,6 +287,15 @@ fn settle() {
 
 #[test]
 fn indexed_searches_answer_exactly_what_scans_answer_while_the_tree_changes() {
+    differential(false);
+}
+
+#[test]
+fn replayed_walks_answer_exactly_what_scans_answer_while_the_tree_changes() {
+    differential(true);
+}
+
+fn differential(listings: bool) {
     let seed = SystemTime::now()
         .duration_since(SystemTime::UNIX_EPOCH)
         .unwrap()
@@ -203,7 +317,13 @@ fn indexed_searches_answer_exactly_what_scans_answer_while_the_tree_changes() {
     fs::write(repo.path().join("d0/bin.dat"), b"alpha\0\x01\x02").unwrap();
     let small_files =
         r#"{"limits": {"max_search_file_bytes": 100000, "max_index_bytes": 99999999}}"#;
-    let on = session(repo.path(), st_on.path(), small_files);
+    fs::write(repo.path().join("d3/.gitignore"), "*.log\n").unwrap();
+    let (on, plain) = if listings {
+        let (s, l) = listing_session(repo.path(), st_on.path(), small_files);
+        (s, Some(l))
+    } else {
+        (session(repo.path(), st_on.path(), small_files), None)
+    };
     let off = session(
         repo.path(),
         st_off.path(),
@@ -229,6 +349,7 @@ fn indexed_searches_answer_exactly_what_scans_answer_while_the_tree_changes() {
     // files each) reads only the files that may hold it.
     settle();
     let (mut read_on, mut read_off) = (0, 0);
+    let mut plain_after_first = None;
     for _ in 0..10 {
         let a = SearchTextArgs {
             query: r.word(),
@@ -239,6 +360,16 @@ fn indexed_searches_answer_exactly_what_scans_answer_while_the_tree_changes() {
         assert_eq!(json(&got), json(&want));
         read_on += b_on;
         read_off += b_off;
+        if let Some(l) = &plain {
+            let n = l.plain.load(std::sync::atomic::Ordering::SeqCst);
+            // After the first search walks (the last changes were too recent to trust),
+            // the others replay its walk: no directory is listed plainly again.
+            assert_eq!(
+                *plain_after_first.get_or_insert(n),
+                n,
+                "a search walked again"
+            );
+        }
     }
     assert!(
         read_on * 3 < read_off,

@@ -21,6 +21,7 @@
 pub mod file;
 #[cfg(test)]
 mod tests;
+pub mod tree;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -63,7 +64,7 @@ impl Identity {
 
     /// Whether a write could have left these times unchanged after `taken`: a time
     /// missing, or within [`RACY_NS`] of it.
-    fn racy(&self, taken: u64) -> bool {
+    pub fn racy(&self, taken: u64) -> bool {
         let newest = match (self.mtime, self.ctime) {
             (Some(m), Some(c)) => m.max(c),
             (Some(m), None) => m,
@@ -120,6 +121,8 @@ pub struct Index {
     weight: u64,
     /// Records added, replaced or removed since the index was loaded or saved.
     dirty: usize,
+    /// The last whole walks (one per choice of hidden entries), in memory only.
+    trees: Vec<tree::Tree>,
 }
 
 impl Index {
@@ -142,6 +145,7 @@ impl Index {
             files: HashMap::new(),
             weight: 0,
             dirty: 0,
+            trees: Vec::new(),
         }
     }
 
@@ -184,6 +188,22 @@ impl Index {
         for p in gone {
             self.remove(&p);
         }
+    }
+
+    /// Takes out the last whole walk with this choice of hidden entries.
+    pub fn take_tree(&mut self, include_hidden: bool) -> Option<tree::Tree> {
+        let i = self
+            .trees
+            .iter()
+            .position(|t| t.include_hidden == include_hidden)?;
+        Some(self.trees.swap_remove(i))
+    }
+
+    /// Keeps `tree` as the last whole walk with its choice of hidden entries.
+    pub fn put_tree(&mut self, tree: tree::Tree) {
+        self.trees
+            .retain(|t| t.include_hidden != tree.include_hidden);
+        self.trees.push(tree);
     }
 
     pub fn len(&self) -> usize {

@@ -4,14 +4,19 @@
 //! passed over as a scan would have ended with it — binary, too large, or searched
 //! without a match because it lacks a trigram every match needs, or holds a secret —
 //! and otherwise read as a scan reads it and recorded again.
+//!
+//! A search of the whole tree also replays the last whole walk when its directories are
+//! unchanged ([`crate::tools::index::tree`]), and records the walk when it walks.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use crate::fs::port::{Dir, Stat};
 use crate::rules::path::LogicalPath;
+use crate::rules::walk::{Tape, WalkEntry};
 use crate::text::trigram::{Filter, Scratch, Trigram};
 use crate::tools::changes::scan::now_ns;
+use crate::tools::index::tree::{DirCheck, Shown, Tree, IGNORE_FILES};
 use crate::tools::index::{file, Identity, Index, Rec, What};
 use crate::tools::session::Session;
 
@@ -49,6 +54,16 @@ pub(super) struct Indexed {
     max_weight: u64,
     /// Every file the walk showed, when it walks the whole tree (to forget the rest).
     seen: Option<HashSet<String>>,
+    /// The walk being recorded for replay, when this search walks the whole tree.
+    recording: Option<Recording>,
+}
+
+/// A whole walk as it runs.
+struct Recording {
+    tree: Tree,
+    tape: Tape,
+    /// Directories the walk entered, in order (the root is `tree.dirs[0]`).
+    entered: Vec<LogicalPath>,
 }
 
 impl std::fmt::Debug for Indexed {
@@ -87,7 +102,156 @@ impl Indexed {
             scratch: None,
             max_weight,
             seen: whole_tree.then(HashSet::new),
+            recording: None,
         })
+    }
+
+    /// Lists `dir` with metadata now, unless this search already did.
+    fn enter_dir(&mut self, s: &Session, dir: &LogicalPath) {
+        if self.dirs.contains_key(dir.as_str()) {
+            return;
+        }
+        let taken = now_ns();
+        let stats = s.fs.services().read_dir_stat(dir).and_then(|r| {
+            let items = r.ok()?;
+            Some(
+                items
+                    .into_iter()
+                    .filter_map(|(n, st)| Some((n.ok()?, st)))
+                    .collect(),
+            )
+        });
+        self.dirs.insert(dir.to_string(), Listing { taken, stats });
+    }
+
+    /// The identity of `name` in `dir`'s listing: `None` when absent or unlisted.
+    fn listed(&self, dir: &str, name: &str) -> Option<Identity> {
+        let st = self.dirs.get(dir)?.stats.as_ref()?.get(name)?;
+        Some(Identity::of(st))
+    }
+
+    /// The ignore files of `dir` as listed; `None` when the host lists no metadata.
+    fn ignores_of(&self, dir: &LogicalPath) -> Option<[Option<Identity>; 2]> {
+        let stats = self.dirs.get(dir.as_str())?.stats.as_ref()?;
+        Some(IGNORE_FILES.map(|n| stats.get(n).map(Identity::of)))
+    }
+
+    /// The identity of directory `dir` (the root: its own metadata, looked at now).
+    fn dir_identity(&self, s: &Session, dir: &LogicalPath) -> Option<Identity> {
+        if dir.is_root() {
+            return s.fs.root().stat().ok().map(|st| Identity::of(&st));
+        }
+        let parent = dir.parent();
+        self.listed(parent.as_str(), dir.name())
+    }
+
+    /// The last whole walk with this choice of hidden entries, when everything it depends
+    /// on is unchanged (the listings it looks at are kept for the files' own looks).
+    pub(super) fn replayable(&mut self, s: &Session, include_hidden: bool) -> Option<Tree> {
+        let tree = self.index.take_tree(include_hidden)?;
+        let root_now = self.dir_identity(s, &LogicalPath::root());
+        let mut ok = tree
+            .dirs
+            .first()
+            .is_some_and(|r| tree.unchanged(&Some(r.id), &root_now));
+        for d in &tree.dirs {
+            if !ok {
+                break;
+            }
+            self.enter_dir(s, &d.path);
+            let id_ok =
+                d.path.is_root() || tree.unchanged(&Some(d.id), &self.dir_identity(s, &d.path));
+            ok = id_ok
+                && self
+                    .ignores_of(&d.path)
+                    .is_some_and(|now| (0..2).all(|i| tree.unchanged(&d.ignores[i], &now[i])));
+        }
+        if ok {
+            // Nothing moved: the files are the last walk's, so none is to be forgotten.
+            self.seen = None;
+        }
+        ok.then_some(tree)
+    }
+
+    /// Keeps `tree` for the next search.
+    pub(super) fn put_back(&mut self, tree: Tree) {
+        self.index.put_tree(tree);
+    }
+
+    /// Starts recording a whole walk; returns the tape its skips go to.
+    pub(super) fn record_walk(&mut self, s: &Session, include_hidden: bool) -> Option<Tape> {
+        let taken = now_ns();
+        let root = LogicalPath::root();
+        let root_id = self.dir_identity(s, &root)?;
+        self.enter_dir(s, &root);
+        let ignores = self.ignores_of(&root)?;
+        let tape = Tape::default();
+        self.recording = Some(Recording {
+            tree: Tree {
+                include_hidden,
+                taken,
+                dirs: vec![DirCheck {
+                    path: root,
+                    id: root_id,
+                    ignores,
+                }],
+                entries: Vec::new(),
+                marks: Vec::new(),
+                tape: Vec::new(),
+                budget_stopped: false,
+            },
+            tape: tape.clone(),
+            entered: Vec::new(),
+        });
+        Some(tape)
+    }
+
+    /// Notes one entry the walk shows (before the walk lists it, when a directory).
+    pub(super) fn note(&mut self, s: &Session, e: &WalkEntry) {
+        if e.ty == crate::rules::fsx::EntryType::File {
+            self.saw(&e.path);
+        }
+        let Some(rec) = &mut self.recording else {
+            return;
+        };
+        rec.tree.marks.push(rec.tape.borrow().len() as u32);
+        rec.tree.entries.push(Shown {
+            path: e.path.clone(),
+            ty: e.ty,
+            kind: e.kind,
+        });
+        if e.ty == crate::rules::fsx::EntryType::Dir {
+            rec.entered.push(e.path.clone());
+            self.enter_dir(s, &e.path);
+        }
+    }
+
+    /// Ends the recording: keeps the tree when the walk ran to its end (or to the walk
+    /// budget), with every directory's identity known.
+    pub(super) fn end_walk(&mut self, whole: bool, budget_stopped: bool) {
+        let Some(mut rec) = self.recording.take() else {
+            return;
+        };
+        if !whole {
+            return;
+        }
+        rec.tree.budget_stopped = budget_stopped;
+        rec.tree.tape = rec.tape.borrow().clone();
+        for dir in rec.entered {
+            let parent = dir.parent();
+            let (Some(id), Some(ignores)) = (
+                self.listed(parent.as_str(), dir.name()),
+                self.ignores_of(&dir),
+            ) else {
+                return;
+            };
+            rec.tree.dirs.push(DirCheck {
+                path: dir,
+                id,
+                ignores,
+            });
+        }
+        self.index.put_tree(rec.tree);
     }
 
     /// Notes that the walk showed `path` (whatever then becomes of it).
@@ -104,20 +268,11 @@ impl Indexed {
         path: &LogicalPath,
         held: Option<&Arc<Dir>>,
     ) -> Option<Look> {
-        let parent = path.parent();
-        let listing = self.dirs.entry(parent.to_string()).or_insert_with(|| {
-            let taken = now_ns();
-            let stats = s.fs.services().read_dir_stat(&parent).and_then(|r| {
-                let items = r.ok()?;
-                Some(
-                    items
-                        .into_iter()
-                        .filter_map(|(n, st)| Some((n.ok()?, st)))
-                        .collect(),
-                )
-            });
-            Listing { taken, stats }
-        });
+        let parent_text = path.as_str().rfind('/').map_or("", |i| &path.as_str()[..i]);
+        if !self.dirs.contains_key(parent_text) {
+            self.enter_dir(s, &path.parent());
+        }
+        let listing = self.dirs.get(parent_text)?;
         let (taken, st) = match &listing.stats {
             Some(m) => (listing.taken, *m.get(path.name())?),
             None => {
@@ -126,7 +281,7 @@ impl Indexed {
                 let dir = match held {
                     Some(d) => d.as_ref(),
                     None => {
-                        opened = s.fs.open_dir(&parent).ok()?;
+                        opened = s.fs.open_dir(&path.parent()).ok()?;
                         &opened
                     }
                 };

@@ -21,7 +21,7 @@ use crate::rules::fsx::EntryType;
 use crate::rules::glob::Globs;
 use crate::rules::path::LogicalPath;
 use crate::rules::policy::Policy;
-use crate::rules::walk::{walk, walk_budget, Flow, Skips, WalkOptions};
+use crate::rules::walk::{walk, walk_budget, Flow, Skips, WalkEntry, WalkOptions};
 use crate::text::literal::Literal;
 use crate::tools::cursor::{Page, Skipper};
 use crate::tools::session::Session;
@@ -264,36 +264,46 @@ pub fn search_text(
         shard: a.shard.map(|sh| (sh.index, sh.count)),
     };
     // The index holds no file the ignore rules leave out: a search that reads them scans.
+    let whole_tree = start.is_root() && opts.shard.is_none();
     if opts.respect_ignore {
-        let whole_tree = start.is_root() && opts.shard.is_none();
         st.index = indexed::Indexed::open(s, re.trigrams(), whole_tree);
     }
     let mut walk_skips = Skips::default();
-    let stopped = walk(&s.fs, &s.policy, &start, &opts, &mut walk_skips, |e| {
-        let p = e.path.as_str();
-        if e.ty == EntryType::File {
+    let tree = match &mut st.index {
+        Some(ix) if whole_tree => ix.replayable(s, opts.include_hidden),
+        _ => None,
+    };
+    let stopped = match tree {
+        Some(tree) => {
+            let stopped = st.replay(&tree, &include, &exclude, &mut walk_skips);
             if let Some(ix) = &mut st.index {
-                ix.saw(&e.path);
+                ix.put_back(tree);
             }
+            stopped
         }
-        if e.ty != EntryType::File {
-            if e.ty == EntryType::Symlink {
-                st.skips.add("symlink");
-            } else if e.ty == EntryType::Other {
-                st.skips.add("special");
+        None => {
+            if whole_tree {
+                let tape = st
+                    .index
+                    .as_mut()
+                    .and_then(|ix| ix.record_walk(s, opts.include_hidden));
+                if let Some(tape) = tape {
+                    walk_skips = Skips::taped(tape);
+                }
             }
-            return Flow::Continue;
+            let stopped = walk(&s.fs, &s.policy, &start, &opts, &mut walk_skips, |e| {
+                if let Some(ix) = &mut st.index {
+                    ix.note(s, e);
+                }
+                st.visit(e, &include, &exclude)
+            })?;
+            let by_search = st.stopped_by.is_some();
+            if let Some(ix) = &mut st.index {
+                ix.end_walk(!by_search, stopped && !by_search);
+            }
+            stopped
         }
-        if !include.is_empty() && !include.matches(p) || exclude.matches(p) {
-            return Flow::Continue;
-        }
-        st.search_file(&e.path, p, e.kind, e.dir.as_ref());
-        if st.stopped_by.is_some() {
-            Flow::Stop
-        } else {
-            Flow::Continue
-        }
-    })?;
+    };
     if let Some(ix) = st.index.take() {
         ix.close(s, !stopped);
     }
@@ -333,6 +343,62 @@ struct State<'a> {
 }
 
 impl State<'_> {
+    /// What the search does with one entry a walk shows.
+    fn visit(&mut self, e: &WalkEntry, include: &Globs, exclude: &Globs) -> Flow {
+        let p = e.path.as_str();
+        if e.ty != EntryType::File {
+            if e.ty == EntryType::Symlink {
+                self.skips.add("symlink");
+            } else if e.ty == EntryType::Other {
+                self.skips.add("special");
+            }
+            return Flow::Continue;
+        }
+        if !include.is_empty() && !include.matches(p) || exclude.matches(p) {
+            return Flow::Continue;
+        }
+        self.search_file(&e.path, p, e.kind, e.dir.as_ref());
+        if self.stopped_by.is_some() {
+            Flow::Stop
+        } else {
+            Flow::Continue
+        }
+    }
+
+    /// Replays a recorded whole walk: the same entries in the same order, each skip the
+    /// walk counted added where the walk counted it. True when it stopped early (the
+    /// search asked, or the recorded walk ran out of budget).
+    fn replay(
+        &mut self,
+        tree: &crate::tools::index::tree::Tree,
+        include: &Globs,
+        exclude: &Globs,
+        walk_skips: &mut Skips,
+    ) -> bool {
+        let mut counted = 0usize;
+        for (shown, &mark) in tree.entries.iter().zip(&tree.marks) {
+            let mark = mark as usize;
+            for r in tree.tape.get(counted..mark).unwrap_or(&[]) {
+                walk_skips.add(r);
+            }
+            counted = counted.max(mark);
+            let e = WalkEntry {
+                path: shown.path.clone(),
+                ty: shown.ty,
+                depth: 0,
+                kind: shown.kind,
+                dir: None,
+            };
+            if self.visit(&e, include, exclude) == Flow::Stop {
+                return true;
+            }
+        }
+        for r in tree.tape.get(counted..).unwrap_or(&[]) {
+            walk_skips.add(r);
+        }
+        tree.budget_stopped
+    }
+
     /// Reads up to `max` bytes of `path` into the buffer through its held parent directory
     /// (the walk's, or one opened from the root when there is none).
     fn read_through_port(
