@@ -48,7 +48,7 @@ make("300k.txt", 300 * 1024)
 make("10m.txt", 10 * 1024 * 1024)
 open(os.path.join(d, "patch.txt"), "w").write("".join(f"patch line {i:05d}\n" for i in range(10000)))
 PY
-cargo run --release -p file-tools-host --example bench -- "$corpus"
+cargo run --release -p file-tools-host --features watch --example bench -- "$corpus"
 if [[ $sections == *,hosts,* ]]; then
     # The Python and Node hosts over the same generated files (scripts/setup.sh installed
     # their packages; the component is written from the release build).

@@ -169,7 +169,9 @@ pub(crate) fn open_session_counted(
         // Read-only sessions too: `changes_since` tokens must outlive this process.
         .state_dir(state_dir(o, repo)?);
     if let Some(m) = metrics {
-        builder = builder.observer(m.clone());
+        // A served session lives long: where the policy turns the search index on, a
+        // watch lets it answer without looking at the tree while nothing changed.
+        builder = builder.observer(m.clone()).watch_tree(true);
     }
     if let Some(p) = &o.policy {
         builder = builder.host_file(p);

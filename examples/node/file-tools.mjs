@@ -127,7 +127,7 @@ export async function openFileTools({ repo, readOnly = false, policy = {}, onAud
     // No host-held directories (`root` answers none): the component works through its WASI
     // preopen; the resource classes exist only because the interface names them.
     'agent:file-tools/host-fs': { copyMode: () => false, readDir: () => undefined,
-      readDirStat: () => undefined, readFile: () => undefined,
+      readDirStat: () => undefined, readFile: () => undefined, treeChanges: () => undefined,
       sha256: (data) => new Uint8Array(createHash('sha256').update(data).digest()),
       root: () => undefined, Dir: class Dir {}, File: class File {} },
     // Progress reports of long calls: this host shows none.

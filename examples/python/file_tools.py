@@ -212,6 +212,7 @@ class FileTools:
                 # instructions through Python's hashlib.
                 host_fs.add_func("read-dir", lambda _store, _path: None)
                 host_fs.add_func("read-dir-stat", lambda _store, _path: None)
+                host_fs.add_func("tree-changes", lambda _store: None)
                 host_fs.add_func("read-file", lambda _store, _path, _max: None)
                 host_fs.add_func("sha256", lambda _store, data: hashlib.sha256(bytes(data)).digest())
                 # No host-held directories (`root` answers none): the component then works

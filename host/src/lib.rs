@@ -31,6 +31,8 @@ mod private_dir;
 pub mod runtime;
 pub mod session;
 pub mod sharded;
+#[cfg(all(feature = "watch", target_os = "linux"))]
+mod tree_watch;
 #[cfg(feature = "watch")]
 pub mod watch;
 

@@ -140,3 +140,94 @@ fn indexed_search_answers_as_the_scan_and_reads_less() {
     let off_files = std::fs::read_dir(st_off.join("index")).map_or(0, |d| d.count());
     assert_eq!(off_files, 0, "a session without the index saved one");
 }
+
+/// With the host's watch, a search right after a change (no pause) answers as a scan
+/// does: the watch's count is exact when read, so a replay that trusts its records only
+/// while the count stays the same never misses a change, however soon it follows.
+#[test]
+fn with_a_watch_a_change_just_before_a_search_is_never_missed() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let repo = tmp.path().join("repo");
+    for d in 0..3 {
+        for f in 0..8 {
+            let body = format!("{} steady text {d}{f}\n", WORDS[(d + f) % 10]).repeat(20);
+            write(&repo.join(format!("d{d}/f{f}.txt")), body.as_bytes());
+        }
+    }
+    let policy = json!({ "limits": { "max_index_bytes": 1 << 28 } });
+    let mut off_policy = policy.clone();
+    off_policy["limits"]["max_index_bytes"] = json!(0);
+    let open_watched = |state: &Path, policy: Value| {
+        Session::builder(runtime())
+            .repo(&repo)
+            .state_dir(state)
+            .policy(policy)
+            .watch_tree(true)
+            .build()
+            .expect("session")
+    };
+    let mut on = open_watched(&tmp.path().join("state-on"), policy);
+    let mut off = open_watched(&tmp.path().join("state-off"), off_policy);
+    settle();
+    let q = |w: &str| json!({ "query": w, "output": "files" });
+    for w in ["amber", "steady text 1", "marker"] {
+        assert_eq!(answer(&mut on, &q(w)), answer(&mut off, &q(w)), "{w}");
+    }
+    for round in 0..40 {
+        let marker = format!("marker{round}");
+        match round % 5 {
+            // Same size, the old modification time put back (a file an earlier round
+            // removed is made again).
+            0 => match std::fs::read(repo.join(format!("d{}/f{}.txt", round % 3, round % 8))) {
+                Err(_) => write(
+                    &repo.join(format!("d{}/f{}.txt", round % 3, round % 8)),
+                    marker.as_bytes(),
+                ),
+                Ok(old) => {
+                    let p = repo.join(format!("d{}/f{}.txt", round % 3, round % 8));
+                    let mtime = std::fs::metadata(&p).unwrap().modified().unwrap();
+                    let mut new = format!("{marker} ").into_bytes().repeat(old.len());
+                    new.truncate(old.len());
+                    std::fs::write(&p, &new).unwrap();
+                    std::fs::File::options()
+                        .write(true)
+                        .open(&p)
+                        .unwrap()
+                        .set_modified(mtime)
+                        .unwrap();
+                }
+            },
+            1 => write(
+                &repo.join(format!("new{round}/deeper/x.txt")),
+                marker.as_bytes(),
+            ),
+            2 => std::fs::rename(
+                repo.join(format!("d{}/f{}.txt", round % 3, (round + 1) % 8)),
+                repo.join(format!("d{}/{marker}.txt", (round + 1) % 3)),
+            )
+            .unwrap_or(()),
+            3 => {
+                let _ =
+                    std::fs::remove_file(repo.join(format!("d{}/f{}.txt", round % 3, round % 8)));
+            }
+            _ => {
+                let mut f = std::fs::OpenOptions::new()
+                    .append(true)
+                    .open(repo.join("d0/f0.txt"))
+                    .unwrap();
+                std::io::Write::write_all(&mut f, marker.as_bytes()).unwrap();
+            }
+        }
+        // No pause: the search follows the change at once.
+        for w in [marker.as_str(), "marker", "steady"] {
+            assert_eq!(
+                answer(&mut on, &q(w)),
+                answer(&mut off, &q(w)),
+                "round {round}: {w}"
+            );
+        }
+        if round % 10 == 9 {
+            settle();
+        }
+    }
+}

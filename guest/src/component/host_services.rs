@@ -92,6 +92,10 @@ impl Services for HostServices {
         })
     }
 
+    fn tree_changes(&self) -> Option<u64> {
+        agent::file_tools::host_fs::tree_changes()
+    }
+
     fn read_dir_stat(
         &self,
         dir: &LogicalPath,

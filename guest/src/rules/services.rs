@@ -48,6 +48,13 @@ pub trait Services: std::fmt::Debug + Send + Sync {
         None
     }
 
+    /// How many changes the host's watch has seen below the repository, counting every
+    /// change completed before the call; `None` when no watch runs or its count is not
+    /// exact. Asked once per search, never cached.
+    fn tree_changes(&self) -> Option<u64> {
+        None
+    }
+
     /// Up to `max` bytes of the regular file `path` in one call, refusing any symlink on
     /// the way; `None` when not offered.
     fn read_file(&self, _path: &LogicalPath, _max: u64) -> Option<io::Result<Vec<u8>>> {

@@ -21,6 +21,9 @@ pub struct HostState {
     pub(crate) read_only: bool,
     /// Whether the policy lets files with several hard links be read (batched reads).
     pub(crate) allow_hardlinks: bool,
+    /// The watch behind `host-fs.tree-changes`, when the session runs one.
+    #[cfg(all(feature = "watch", target_os = "linux"))]
+    pub(crate) tree_watch: Option<std::sync::Arc<crate::tree_watch::TreeWatch>>,
     pub(crate) wasi: WasiCtx,
     pub(crate) table: ResourceTable,
     pub(crate) memory: MemoryLimiter,

@@ -54,6 +54,7 @@ pub struct SessionBuilder {
     host_files: Vec<PathBuf>,
     cursor_key: Option<[u8; 32]>,
     observer: Option<Arc<dyn crate::CallObserver>>,
+    watch_tree: bool,
 }
 
 impl std::fmt::Debug for SessionBuilder {
@@ -87,7 +88,19 @@ impl SessionBuilder {
             host_files: Vec::new(),
             cursor_key: None,
             observer: None,
+            watch_tree: false,
         }
+    }
+
+    /// Runs a watch on the repository (inotify, Linux, with the `watch` feature) whose
+    /// count of changes lets the component's search index, when the policy turns it on
+    /// (`limits.max_index_bytes`), answer a search without looking at any file while
+    /// nothing changed. Costs one inotify watch per directory of the repository; where
+    /// they cannot be had, or without the feature or Linux, searches look at every file's
+    /// metadata instead. Off by default; the MCP server turns it on.
+    pub fn watch_tree(mut self, yes: bool) -> Self {
+        self.watch_tree = yes;
+        self
     }
 
     /// Tells `observer` about every call of the session (one observer may serve as many
@@ -253,6 +266,20 @@ impl SessionBuilder {
             Some(d) => StateDir::given(d, &canonical_repo, &repo_id)?,
             None => StateDir::temporary()?,
         });
+        // The watch serves only an index the policy turns on.
+        #[cfg(all(feature = "watch", target_os = "linux"))]
+        let tree_watch = {
+            let indexed = policy
+                .pointer("/limits/max_index_bytes")
+                .and_then(Value::as_u64)
+                .is_some_and(|n| n > 0);
+            match (&state, self.watch_tree && indexed && self.batched_reads) {
+                (Some(st), true) => crate::tree_watch::TreeWatch::start(&canonical_repo, &st.path)
+                    .ok()
+                    .map(Arc::new),
+                _ => None,
+            }
+        };
         let repo_dir = if self.batched_reads {
             Some(Arc::new(cap_std::fs::Dir::from_std_file(held)))
         } else {
@@ -285,6 +312,8 @@ impl SessionBuilder {
                 lock_token: hex(&random_key().map_err(|e| {
                     HostError::Config(format!("no randomness for the lock token: {e}"))
                 })?),
+                #[cfg(all(feature = "watch", target_os = "linux"))]
+                tree_watch,
             }),
             instance: None,
             sequence: 0,

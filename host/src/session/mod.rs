@@ -86,6 +86,10 @@ struct Config {
     /// The session's name while it holds the mutation lock (see [`lock`]).
     lock_token: String,
     observer: Option<Arc<dyn crate::CallObserver>>,
+    /// The count of changes below the repository the search index may trust (see
+    /// [`crate::SessionBuilder::watch_tree`]).
+    #[cfg(all(feature = "watch", target_os = "linux"))]
+    tree_watch: Option<Arc<crate::tree_watch::TreeWatch>>,
 }
 
 /// An open session. Calls take `&mut self`; open one session per thread, or share one
@@ -216,6 +220,8 @@ impl Session {
             repo_dir: c.repo_dir.clone(),
             read_only: c.read_only,
             allow_hardlinks: c.allow_hardlinks,
+            #[cfg(all(feature = "watch", target_os = "linux"))]
+            tree_watch: c.tree_watch.clone(),
             wasi: wasi.build(),
             table: ResourceTable::new(),
             memory: MemoryLimiter {
@@ -598,6 +604,8 @@ pub fn describe_tools(runtime: &Runtime, policy: Value) -> Result<Value, HostErr
         state: None,
         read_only,
         allow_hardlinks: false,
+        #[cfg(all(feature = "watch", target_os = "linux"))]
+        tree_watch: None,
         policy_json: policy.to_string(),
         limits: Limits::default(),
         sink: None,

@@ -160,7 +160,13 @@ pub fn decode(data: &[u8], binding: &str, services: &dyn Services) -> Option<Ind
             3 => What::Secret,
             _ => return None,
         };
-        ix.record(&path, Rec { id, taken, what }, u64::MAX);
+        let rec = Rec {
+            id,
+            taken,
+            what,
+            generation: 0,
+        };
+        ix.record(&path, rec, u64::MAX);
     }
     if !r.data.is_empty() {
         return None;

@@ -94,6 +94,9 @@ pub struct Rec {
     /// When the metadata was looked at, before the content was read (ns since the epoch).
     pub taken: u64,
     pub what: What,
+    /// The walk that last confirmed the record ([`tree::Tree::generation`]); 0 when none
+    /// did in this instance. Not stored on disk.
+    pub generation: u64,
 }
 
 impl Rec {
@@ -123,6 +126,8 @@ pub struct Index {
     dirty: usize,
     /// The last whole walks (one per choice of hidden entries), in memory only.
     trees: Vec<tree::Tree>,
+    /// The newest walk generation handed out.
+    generation: u64,
 }
 
 impl Index {
@@ -146,6 +151,7 @@ impl Index {
             weight: 0,
             dirty: 0,
             trees: Vec::new(),
+            generation: 0,
         }
     }
 
@@ -172,6 +178,27 @@ impl Index {
         self.weight = self.weight - old + add;
         self.files.insert(path.to_string(), rec);
         self.dirty += 1;
+    }
+
+    /// A new walk generation.
+    pub fn next_generation(&mut self) -> u64 {
+        self.generation += 1;
+        self.generation
+    }
+
+    /// Marks the record of `path` as confirmed by walk `generation`.
+    pub fn confirm(&mut self, path: &str, generation: u64) {
+        if let Some(r) = self.files.get_mut(path) {
+            r.generation = generation;
+        }
+    }
+
+    /// The record of `path` when walk `generation` confirmed it.
+    pub fn confirmed(&self, path: &str, generation: u64) -> Option<&What> {
+        self.files
+            .get(path)
+            .filter(|r| r.generation == generation)
+            .map(|r| &r.what)
     }
 
     /// Forgets `path`.

@@ -12,6 +12,7 @@ fn rec(size: u64, mtime: u64, taken: u64, what: What) -> Rec {
         },
         taken,
         what,
+        generation: 0,
     }
 }
 

@@ -12,6 +12,10 @@
 //! metadata of each directory was looked at before the walk listed it, so a change made
 //! while the walk ran shows as a change next time.
 //!
+//! Where the host runs a watch (`host-fs.tree-changes`), a replay while its count has not
+//! moved since the walk looks at nothing at all: no directory, no file's metadata; files
+//! whose records the walk confirmed are answered from them.
+//!
 //! Kept in the instance's memory only: a new process walks once, then replays.
 
 use super::Identity;
@@ -58,6 +62,12 @@ pub struct Tree {
     pub tape: Vec<&'static str>,
     /// The walk stopped at the policy's `max_walk_entries`.
     pub budget_stopped: bool,
+    /// The host watch's count of changes, read before the walk began (`None` without a
+    /// watch): while it stays the same, the walk and every record it confirmed hold.
+    pub changes: Option<u64>,
+    /// The mark of the records this walk (or the last replay that looked at every
+    /// directory) confirmed: only those are trusted without a look.
+    pub generation: u64,
 }
 
 impl Tree {

@@ -56,6 +56,11 @@ pub(super) struct Indexed {
     seen: Option<HashSet<String>>,
     /// The walk being recorded for replay, when this search walks the whole tree.
     recording: Option<Recording>,
+    /// The generation that records this search confirms get.
+    confirming: Option<u64>,
+    /// Set when nothing changed since the replayed walk (the host watch's count): records
+    /// of this generation answer without a look.
+    trusted: Option<u64>,
 }
 
 /// A whole walk as it runs.
@@ -103,6 +108,8 @@ impl Indexed {
             max_weight,
             seen: whole_tree.then(HashSet::new),
             recording: None,
+            confirming: None,
+            trusted: None,
         })
     }
 
@@ -148,7 +155,19 @@ impl Indexed {
     /// The last whole walk with this choice of hidden entries, when everything it depends
     /// on is unchanged (the listings it looks at are kept for the files' own looks).
     pub(super) fn replayable(&mut self, s: &Session, include_hidden: bool) -> Option<Tree> {
-        let tree = self.index.take_tree(include_hidden)?;
+        let changes = s.fs.services().tree_changes();
+        let mut tree = self.index.take_tree(include_hidden)?;
+        if changes.is_some() && changes == tree.changes {
+            // Nothing below the repository changed since the walk: no look at all.
+            self.trusted = Some(tree.generation);
+            self.seen = None;
+            return Some(tree);
+        }
+        // Looked at directory by directory: the records this replay confirms get a new
+        // generation, which later replays may trust while the count stays at `changes`.
+        tree.changes = changes;
+        tree.generation = self.index.next_generation();
+        self.confirming = Some(tree.generation);
         let root_now = self.dir_identity(s, &LogicalPath::root());
         let mut ok = tree
             .dirs
@@ -180,6 +199,9 @@ impl Indexed {
 
     /// Starts recording a whole walk; returns the tape its skips go to.
     pub(super) fn record_walk(&mut self, s: &Session, include_hidden: bool) -> Option<Tape> {
+        let changes = s.fs.services().tree_changes();
+        let generation = self.index.next_generation();
+        self.confirming = Some(generation);
         let taken = now_ns();
         let root = LogicalPath::root();
         let root_id = self.dir_identity(s, &root)?;
@@ -199,6 +221,8 @@ impl Indexed {
                 marks: Vec::new(),
                 tape: Vec::new(),
                 budget_stopped: false,
+                changes,
+                generation,
             },
             tape: tape.clone(),
             entered: Vec::new(),
@@ -295,12 +319,9 @@ impl Indexed {
         })
     }
 
-    /// How the index ends the file `path` that looks like `look`, if it can.
-    pub(super) fn answer(&self, s: &Session, path: &LogicalPath, look: &Look) -> Option<Answer> {
-        if !s.policy.links_allowed(look.nlink) {
-            return None;
-        }
-        match self.index.lookup(path.as_str(), &look.id)? {
+    /// How a record ends its file for this query, if it does.
+    fn end(&self, what: &What) -> Option<Answer> {
+        match what {
             What::Binary => Some(Answer::Binary),
             What::TooLarge => Some(Answer::TooLarge),
             What::Secret => Some(Answer::NoMatch),
@@ -308,6 +329,31 @@ impl Indexed {
                 (!self.need.is_empty() && !f.may_hold_all(&self.need)).then_some(Answer::NoMatch)
             }
         }
+    }
+
+    /// When nothing changed since the replayed walk and it confirmed the record of
+    /// `path`: `Some` of how the record ends the file (`None`: it is to be read). `None`
+    /// when the file is to be looked at.
+    pub(super) fn trusted(&self, path: &LogicalPath) -> Option<Option<Answer>> {
+        let what = self.index.confirmed(path.as_str(), self.trusted?)?;
+        Some(self.end(what))
+    }
+
+    /// How the index ends the file `path` that looks like `look`, if it can.
+    pub(super) fn answer(
+        &mut self,
+        s: &Session,
+        path: &LogicalPath,
+        look: &Look,
+    ) -> Option<Answer> {
+        if !s.policy.links_allowed(look.nlink) {
+            return None;
+        }
+        let answer = self.end(self.index.lookup(path.as_str(), &look.id)?);
+        if let Some(g) = self.confirming {
+            self.index.confirm(path.as_str(), g);
+        }
+        answer
     }
 
     /// Records what a read of `path` (`len` bytes) found, when the read is of the state
@@ -320,9 +366,12 @@ impl Indexed {
         len: u64,
         what: &mut dyn FnMut(&mut Scratch) -> What,
     ) {
-        if !s.policy.links_allowed(look.nlink)
-            || self.index.lookup(path.as_str(), &look.id).is_some()
-        {
+        if !s.policy.links_allowed(look.nlink) {
+            return;
+        }
+        let generation = self.confirming.unwrap_or(0);
+        if self.index.lookup(path.as_str(), &look.id).is_some() {
+            self.index.confirm(path.as_str(), generation);
             return;
         }
         // Read whole as it was looked at, or cut at the policy's limit of a file that was
@@ -338,6 +387,7 @@ impl Indexed {
             id: look.id,
             taken: look.taken,
             what: what(scratch),
+            generation,
         };
         self.index.record(path.as_str(), rec, self.max_weight);
     }

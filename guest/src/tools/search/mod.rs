@@ -452,20 +452,26 @@ impl State<'_> {
             _ => {}
         }
         let s = self.s;
-        let look = match &mut self.index {
-            Some(ix) => ix.look(s, real_path, held),
-            None => None,
-        };
-        if let (Some(ix), Some(l)) = (&self.index, &look) {
-            match ix.answer(s, real_path, l) {
-                Some(indexed::Answer::Binary) => return self.skips.add("binary"),
-                Some(indexed::Answer::TooLarge) => return self.skips.add("too_large"),
-                Some(indexed::Answer::NoMatch) => {
-                    self.searched += 1;
-                    return;
+        let mut look = None;
+        let mut answer = None;
+        if let Some(ix) = &mut self.index {
+            match ix.trusted(real_path) {
+                // Nothing changed since the walk that confirmed the record.
+                Some(a) => answer = a,
+                None => {
+                    look = ix.look(s, real_path, held);
+                    answer = look.as_ref().and_then(|l| ix.answer(s, real_path, l));
                 }
-                None => {}
             }
+        }
+        match answer {
+            Some(indexed::Answer::Binary) => return self.skips.add("binary"),
+            Some(indexed::Answer::TooLarge) => return self.skips.add("too_large"),
+            Some(indexed::Answer::NoMatch) => {
+                self.searched += 1;
+                return;
+            }
+            None => {}
         }
         let limit = self.max_file_bytes;
         let read = match self.s.fs.services().read_file(real_path, limit + 1) {

@@ -195,6 +195,14 @@ impl Host for HostState {
         Some(read_dir(dir, &path))
     }
 
+    fn tree_changes(&mut self) -> Option<u64> {
+        #[cfg(all(feature = "watch", target_os = "linux"))]
+        if let Some(w) = &self.tree_watch {
+            return w.count();
+        }
+        None
+    }
+
     fn read_dir_stat(&mut self, path: String) -> Option<Result<Vec<DirEntryStat>, String>> {
         let dir = self.repo_dir.as_ref()?;
         Some(read_dir_stat(dir, &path))

@@ -1,0 +1,216 @@
+//! A count of the changes below the repository, exact at the moment it is read, for the
+//! component's search index: when the count has not moved since the index's last walk,
+//! nothing below the repository changed, and the index needs no look at any file.
+//!
+//! One inotify instance watches every directory of the repository (never through a
+//! symlink) and a `cookies/` directory in the session's state directory. Every event below
+//! the repository moves the count; a directory created or moved in is watched, with all its
+//! subdirectories, before the count moves, so a file made in it before its watch existed
+//! is still covered by that move. To read the count, a caller creates a cookie file and
+//! waits until the watch thread has seen the cookie's own event: inotify queues the
+//! events of one instance in order, so every change completed before the cookie was made
+//! has been counted by then (Watchman's cookie files, kept out of the repository here).
+//!
+//! When the queue overflows, a watch cannot be added (the system's limit), or the thread
+//! ends, the count is no longer exact and [`TreeWatch::count`] answers `None` from then on:
+//! the index then looks at every file, as without a watch.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::Duration;
+
+use inotify::{EventMask, Inotify, WatchDescriptor, WatchMask, Watches};
+
+/// How long a read of the count waits for its cookie before giving up (answering `None`).
+const COOKIE_WAIT: Duration = Duration::from_secs(2);
+
+#[derive(Debug, Default)]
+struct Count {
+    changes: u64,
+    /// The newest cookie the thread has seen.
+    cookie: u64,
+    /// The count is no longer exact.
+    broken: bool,
+    /// The watch was dropped: the thread ends at its next wake.
+    stop: bool,
+}
+
+/// The watch; dropping it ends the thread (its inotify descriptor closes with it).
+#[derive(Debug)]
+pub(crate) struct TreeWatch {
+    shared: Arc<(Mutex<Count>, Condvar)>,
+    cookies: PathBuf,
+    next_cookie: Mutex<u64>,
+}
+
+fn repo_mask() -> WatchMask {
+    WatchMask::CREATE
+        | WatchMask::DELETE
+        | WatchMask::MODIFY
+        | WatchMask::ATTRIB
+        | WatchMask::CLOSE_WRITE
+        | WatchMask::MOVED_FROM
+        | WatchMask::MOVED_TO
+        | WatchMask::DELETE_SELF
+        | WatchMask::MOVE_SELF
+        | WatchMask::DONT_FOLLOW
+        | WatchMask::ONLYDIR
+}
+
+/// Watches `dir` and every directory below it (not through symlinks), recording each
+/// watch's directory.
+fn watch_tree(
+    watches: &mut Watches,
+    dirs: &mut HashMap<WatchDescriptor, PathBuf>,
+    dir: &Path,
+) -> std::io::Result<()> {
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        match watches.add(&d, repo_mask()) {
+            Ok(wd) => {
+                dirs.insert(wd, d.clone());
+            }
+            // Gone or replaced by a non-directory since it was seen: its parent's event
+            // covers it.
+            Err(e) if matches!(e.raw_os_error(), Some(2 | 20)) => continue,
+            Err(e) => return Err(e),
+        }
+        let Ok(entries) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            if e.file_type().is_ok_and(|t| t.is_dir()) {
+                stack.push(e.path());
+            }
+        }
+    }
+    Ok(())
+}
+
+impl TreeWatch {
+    /// Watches `repo`, with its cookies in `state_dir/cookies`.
+    ///
+    /// # Errors
+    /// The operating system's, when inotify or a watch cannot be set up.
+    pub(crate) fn start(repo: &Path, state_dir: &Path) -> std::io::Result<TreeWatch> {
+        let cookies = state_dir.join("cookies");
+        std::fs::create_dir_all(&cookies)?;
+        for e in std::fs::read_dir(&cookies)?.flatten() {
+            let _ = std::fs::remove_file(e.path());
+        }
+        let mut inotify = Inotify::init()?;
+        let mut watches = inotify.watches();
+        let cookie_wd = watches.add(&cookies, WatchMask::CREATE | WatchMask::ONLYDIR)?;
+        let mut dirs = HashMap::new();
+        watch_tree(&mut watches, &mut dirs, repo)?;
+        let shared = Arc::new((Mutex::new(Count::default()), Condvar::new()));
+        let thread_shared = shared.clone();
+        let mut thread_watches = inotify.watches();
+        let thread_cookies = cookies.clone();
+        std::thread::Builder::new()
+            .name("file-tools-tree-watch".into())
+            .spawn(move || {
+                let mut buf = vec![0u8; 64 * 1024];
+                loop {
+                    let events = match inotify.read_events_blocking(&mut buf) {
+                        Ok(ev) => ev,
+                        Err(_) => break,
+                    };
+                    let mut moved = false;
+                    let mut broken = false;
+                    let mut newest_cookie = None;
+                    for ev in events {
+                        if ev.mask.contains(EventMask::Q_OVERFLOW) {
+                            broken = true;
+                            continue;
+                        }
+                        if ev.wd == cookie_wd {
+                            let n = ev
+                                .name
+                                .and_then(|n| n.to_str())
+                                .and_then(|n| n.strip_prefix('c'))
+                                .and_then(|n| n.parse::<u64>().ok());
+                            if let Some(n) = n {
+                                newest_cookie = Some(n);
+                                let _ = std::fs::remove_file(thread_cookies.join(format!("c{n}")));
+                            }
+                            continue;
+                        }
+                        moved = true;
+                        if ev.mask.contains(EventMask::IGNORED) {
+                            dirs.remove(&ev.wd);
+                            continue;
+                        }
+                        let is_new_dir = ev.mask.contains(EventMask::ISDIR)
+                            && (ev.mask.contains(EventMask::CREATE)
+                                || ev.mask.contains(EventMask::MOVED_TO));
+                        if is_new_dir {
+                            let path = dirs.get(&ev.wd).zip(ev.name).map(|(d, n)| d.join(n));
+                            if let Some(p) = path {
+                                if watch_tree(&mut thread_watches, &mut dirs, &p).is_err() {
+                                    broken = true;
+                                }
+                            }
+                        }
+                    }
+                    let (lock, cvar) = &*thread_shared;
+                    let Ok(mut c) = lock.lock() else { break };
+                    // The count moves after the new directories are watched.
+                    c.changes += u64::from(moved);
+                    c.broken |= broken;
+                    if let Some(n) = newest_cookie {
+                        c.cookie = c.cookie.max(n);
+                    }
+                    cvar.notify_all();
+                    if c.stop {
+                        // Dropping the inotify descriptor removes every watch.
+                        break;
+                    }
+                }
+                let (lock, cvar) = &*thread_shared;
+                if let Ok(mut c) = lock.lock() {
+                    c.broken = true;
+                }
+                cvar.notify_all();
+            })?;
+        drop(watches);
+        Ok(TreeWatch {
+            shared,
+            cookies,
+            next_cookie: Mutex::new(0),
+        })
+    }
+
+    /// The number of changes seen below the repository, counting every change completed
+    /// before this call; `None` when the count is not exact.
+    pub(crate) fn count(&self) -> Option<u64> {
+        let n = {
+            let mut next = self.next_cookie.lock().ok()?;
+            *next += 1;
+            *next
+        };
+        std::fs::File::create(self.cookies.join(format!("c{n}"))).ok()?;
+        let (lock, cvar) = &*self.shared;
+        let guard = lock.lock().ok()?;
+        let (c, timeout) = cvar
+            .wait_timeout_while(guard, COOKIE_WAIT, |c| c.cookie < n && !c.broken)
+            .ok()?;
+        if timeout.timed_out() || c.broken {
+            return None;
+        }
+        Some(c.changes)
+    }
+}
+
+impl Drop for TreeWatch {
+    fn drop(&mut self) {
+        // The thread owns the inotify descriptor: it is told to stop, then woken by one
+        // more event in the cookie directory.
+        if let Ok(mut c) = self.shared.0.lock() {
+            c.stop = true;
+        }
+        let _ = std::fs::File::create(self.cookies.join("stop"));
+        let _ = std::fs::remove_file(self.cookies.join("stop"));
+    }
+}
