@@ -188,7 +188,12 @@ fn search(s: &Session, mut a: SearchTextArgs) -> (Vec<SearchTextResult>, u64) {
 fn random_query(r: &mut Rng) -> SearchTextArgs {
     let w = r.word();
     let w = w.as_str();
-    let (query, regex) = match r.below(6) {
+    let (query, regex) = match r.below(9) {
+        // Matches that may reach beyond ASCII: legacy and UTF-16 files are searched
+        // decoded, and only the query's ASCII may narrow.
+        6 => (format!("{}_?\\w+ \\d", &w[..4]), true),
+        7 => ("Grüße aus".to_string(), false),
+        8 => ("M\\w+chen".to_string(), true),
         0 => (w.to_string(), false),
         1 => (w[..3.min(w.len())].to_string(), false),
         2 => (format!("{w} \\w+ \\d+"), true),
@@ -315,6 +320,22 @@ fn differential(listings: bool) {
     }
     fs::write(repo.path().join("d0/big.txt"), "alpha\n".repeat(40_000)).unwrap();
     fs::write(repo.path().join("d0/bin.dat"), b"alpha\0\x01\x02").unwrap();
+    // Latin-1 and UTF-16 text: found by queries beyond ASCII, decoded.
+    fs::create_dir(repo.path().join("enc")).unwrap();
+    fs::write(
+        repo.path().join("enc/latin1.c"),
+        b"/* Gr\xfc\xdfe aus M\xfcnchen */\nalphaxq zvx 1\n",
+    )
+    .unwrap();
+    let utf16: Vec<u8> = [0xFF, 0xFE]
+        .into_iter()
+        .chain(
+            "Grüße aus München\nmikejw 2\n"
+                .encode_utf16()
+                .flat_map(u16::to_le_bytes),
+        )
+        .collect();
+    fs::write(repo.path().join("enc/wide.txt"), utf16).unwrap();
     let small_files =
         r#"{"limits": {"max_search_file_bytes": 100000, "max_index_bytes": 99999999}}"#;
     fs::write(repo.path().join("d3/.gitignore"), "*.log\n").unwrap();
@@ -370,6 +391,19 @@ fn differential(listings: bool) {
                 "a search walked again"
             );
         }
+    }
+    // Positive control: the queries beyond ASCII find the encoded files, with the index
+    // as without it.
+    for (q, regex) in [("Grüße aus", false), ("M\\w+chen", true)] {
+        let a = SearchTextArgs {
+            query: q.into(),
+            regex: Some(regex),
+            ..Default::default()
+        };
+        let (got, _) = search(&on, a.clone());
+        let (want, _) = search(&off, a);
+        assert_eq!(json(&got), json(&want), "{q}");
+        assert_eq!(got[0].files_matched, 2, "{q}: {:?}", got[0].files);
     }
     assert!(
         read_on * 3 < read_off,

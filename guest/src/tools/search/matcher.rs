@@ -121,25 +121,27 @@ impl Matcher {
 }
 
 impl Matcher {
-    /// Trigrams every match holds (see [`crate::text::trigram`]): those of the literal the
-    /// query is, or of the literals every match of a regex contains. None for a query
-    /// whose matches may reach beyond ASCII (legacy text is searched decoded then). A
-    /// case-insensitive literal leaves out the windows holding a 'k' or an 's', which
-    /// Unicode folding also matches with the Kelvin sign and the long s.
+    /// Trigrams every match holds in a file's bytes (see [`crate::text::trigram`]): those
+    /// of the literal the query is, or of the literals every match of a regex contains.
+    /// For a query whose matches may reach beyond ASCII, only windows of ASCII bytes: a
+    /// legacy file is then searched decoded, and ASCII is the one part of the query every
+    /// encoding search decodes spells with the same bytes (UTF-16 and UTF-32 files are
+    /// never passed over on the index's word). A case-insensitive literal leaves out the
+    /// windows holding a 'k' or an 's', which Unicode folding also matches with the
+    /// Kelvin sign and the long s.
     pub(super) fn trigrams(&self) -> Vec<crate::text::trigram::Trigram> {
         use crate::text::trigram::of_needle;
-        if self.beyond_ascii {
-            return Vec::new();
-        }
+        let ascii_only = self.beyond_ascii;
         let mut out = Vec::new();
         if let Some(l) = &self.literal {
             let folds = l.folds();
             out.extend(of_needle(l.needle(), |w| {
-                !folds || !w.iter().any(|&b| b == b'k' || b == b's')
+                (!ascii_only || w.is_ascii())
+                    && (!folds || !w.iter().any(|&b| b == b'k' || b == b's'))
             }));
         }
         for l in &self.required {
-            out.extend(of_needle(l.needle(), |_| true));
+            out.extend(of_needle(l.needle(), |w| !ascii_only || w.is_ascii()));
         }
         out.sort_unstable();
         out.dedup();

@@ -382,6 +382,9 @@ impl State<'_> {
                 walk_skips.add(r);
             }
             counted = counted.max(mark);
+            if self.replay_quick(shown, include, exclude) {
+                continue;
+            }
             let e = WalkEntry {
                 path: shown.path.clone(),
                 ty: shown.ty,
@@ -397,6 +400,36 @@ impl State<'_> {
             walk_skips.add(r);
         }
         tree.budget_stopped
+    }
+
+    /// What [`State::visit`] does with a file the index answers for without a look, done
+    /// without building a walk entry (most files of a replay while nothing changed).
+    /// False when the entry needs the whole path.
+    fn replay_quick(
+        &mut self,
+        shown: &crate::tools::index::tree::Shown,
+        include: &Globs,
+        exclude: &Globs,
+    ) -> bool {
+        if shown.ty != EntryType::File {
+            return false;
+        }
+        let p = shown.path.as_str();
+        if !include.is_empty() && !include.matches(p) || exclude.matches(p) {
+            return true;
+        }
+        if matches!(shown.kind, Kind::Secret | Kind::GitInternal | Kind::Binary) {
+            return false;
+        }
+        let answer = self.index.as_ref().and_then(|ix| ix.trusted(&shown.path));
+        match answer {
+            Some(Some(indexed::Answer::Binary)) => self.skips.add("binary"),
+            Some(Some(indexed::Answer::TooLarge)) => self.skips.add("too_large"),
+            Some(Some(indexed::Answer::NoMatch)) => self.searched += 1,
+            _ => return false,
+        }
+        self.meter.file(self.s.fs.services(), 0, 0);
+        true
     }
 
     /// Reads up to `max` bytes of `path` into the buffer through its held parent directory
