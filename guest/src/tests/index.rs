@@ -241,8 +241,10 @@ fn mutate(r: &mut Rng, root: &Path, step: usize) {
             } else {
                 "*.log\nf1*\n"
             };
+            // (made again if an earlier change removed it).
             let mut f = fs::OpenOptions::new()
                 .write(true)
+                .create(true)
                 .truncate(true)
                 .open(&gi)
                 .unwrap();

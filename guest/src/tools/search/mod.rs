@@ -263,10 +263,12 @@ pub fn search_text(
         max_depth: usize::MAX,
         shard: a.shard.map(|sh| (sh.index, sh.count)),
     };
-    // The index holds no file the ignore rules leave out: a search that reads them scans.
+    // The index holds no file the ignore rules leave out: a search that reads them scans,
+    // and so does a query without a trigram to narrow by (it reads every text file).
     let whole_tree = start.is_root() && opts.shard.is_none();
-    if opts.respect_ignore {
-        st.index = indexed::Indexed::open(s, re.trigrams(), whole_tree);
+    let need = re.trigrams();
+    if opts.respect_ignore && !need.is_empty() {
+        st.index = indexed::Indexed::open(s, need, whole_tree);
     }
     let mut walk_skips = Skips::default();
     let tree = match &mut st.index {
