@@ -7,6 +7,7 @@
 //! default when stdout is a terminal) asks for what a person reads. Usage and set-up errors
 //! exit 2.
 
+mod index;
 mod mcp;
 mod policy_file;
 mod setup;
@@ -70,6 +71,10 @@ enum Command {
     /// The session baseline.
     #[command(subcommand)]
     Session(SessionCommand),
+    /// The search index in the session's state directory (on where the policy's
+    /// `limits.max_index_bytes` is above 0).
+    #[command(subcommand)]
+    Index(index::IndexCommand),
     /// Write the precompiled component for this engine.
     Compile {
         /// Where to write it.
@@ -163,6 +168,7 @@ fn main() -> ExitCode {
         Command::Schema => schema(o),
         Command::Mcp(args) => mcp(o, args),
         Command::Session(SessionCommand::Reset) => session_reset(o),
+        Command::Index(cmd) => index::index(o, cmd),
         Command::Compile { out } => match Runtime::precompile(out) {
             Ok(()) => ok(json!({ "path": out })),
             Err(e) => usage_error(&e.to_string()),

@@ -572,3 +572,48 @@ fn a_keyed_audit_log_finds_a_rewrite_the_plain_chain_misses() {
     assert_eq!(out.status.code(), Some(2));
     assert!(!inside.exists());
 }
+
+#[test]
+fn the_index_is_built_shown_and_dropped_from_the_cli() {
+    let fx = Fixture::new();
+    let state = fx.repo.parent().unwrap().join("index-state");
+    let on = fx.repo.parent().unwrap().join("index-on.toml");
+    std::fs::write(&on, "[limits]\nmax_index_bytes = 268435456\n").unwrap();
+    let repo = fx.repo.to_str().unwrap();
+    let run = |policy: Option<&std::path::Path>, what: &str| {
+        let mut args = vec!["--repo", repo, "--state-dir", state.to_str().unwrap()];
+        if let Some(p) = policy {
+            args.extend(["--policy", p.to_str().unwrap()]);
+        }
+        args.extend(["index", what]);
+        cli(&args, None)
+    };
+    // Off by default: nothing to build, said why.
+    let (out, _) = run(None, "build");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("max_index_bytes"));
+    let (_, v) = run(Some(&on), "status");
+    assert_eq!(v["result"]["files"].as_array().unwrap().len(), 0, "{v}");
+    let (out, v) = run(Some(&on), "build");
+    assert!(out.status.success(), "{v}");
+    assert!(v["result"]["files_searched"].as_u64().unwrap() > 3, "{v}");
+    let (_, v) = run(Some(&on), "status");
+    assert_eq!(v["result"]["files"].as_array().unwrap().len(), 1, "{v}");
+    assert!(v["result"]["bytes"].as_u64().unwrap() > 100, "{v}");
+    // A search through the CLI answers the same with the index as without it.
+    let search = |policy: Option<&std::path::Path>| {
+        let mut args = vec!["--repo", repo, "--state-dir", state.to_str().unwrap()];
+        if let Some(p) = policy {
+            args.extend(["--policy", p.to_str().unwrap()]);
+        }
+        args.extend(["call", "search_text", r#"{"query":"fn add"}"#]);
+        let (_, mut v) = cli(&args, None);
+        v["result"].as_object_mut().unwrap().remove("next_cursor");
+        v
+    };
+    assert_eq!(search(Some(&on)), search(None));
+    let (_, v) = run(Some(&on), "drop");
+    assert_eq!(v["result"]["removed"], 1, "{v}");
+    let (_, v) = run(Some(&on), "status");
+    assert_eq!(v["result"]["files"].as_array().unwrap().len(), 0, "{v}");
+}

@@ -247,8 +247,9 @@ impl Index {
     }
 
     /// Whether enough changed since the last save for a save to be worth its cost: a
-    /// sixteenth of the records, and at least 32.
+    /// sixteenth of the records and at least 32, or anything when the index is under
+    /// 1 MiB (cheap to write).
     pub fn worth_saving(&self) -> bool {
-        self.dirty >= 32.max(self.files.len() / 16)
+        self.dirty > 0 && (self.dirty >= 32.max(self.files.len() / 16) || self.weight < 1 << 20)
     }
 }

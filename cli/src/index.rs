@@ -1,0 +1,112 @@
+//! `file-tools index build | status | drop`: the search index in the session's state
+//! directory (`index/`). The component makes and checks it (see the README's "Search
+//! index"); here it is built by one search that reads every file, shown, or removed.
+
+use std::path::Path;
+use std::process::ExitCode;
+use std::time::Instant;
+
+use clap::Subcommand;
+use serde_json::{json, Value};
+
+use crate::setup::{load_policy, need_repo, open_session, state_dir, usage_error, Options};
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum IndexCommand {
+    /// Build the index now (one search that reads and records every file the policy lets
+    /// a search read); needs a policy with `limits.max_index_bytes` above 0.
+    Build,
+    /// The index files in the state directory and their sizes.
+    Status,
+    /// Remove the index files (the next search with the index on builds them again).
+    Drop,
+}
+
+/// The index files in `dir`: the names the component gives them (64 hex digits).
+fn index_files(dir: &Path) -> Vec<(String, u64)> {
+    let mut out: Vec<(String, u64)> = std::fs::read_dir(dir.join("index"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| {
+            let name = e.file_name().into_string().ok()?;
+            let ours = name.len() == 64 && name.bytes().all(|b| b.is_ascii_hexdigit());
+            let meta = e.metadata().ok().filter(|m| m.is_file())?;
+            ours.then_some((name, meta.len()))
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+fn status_json(dir: &Path, enabled: bool) -> Value {
+    let files = index_files(dir);
+    let bytes: u64 = files.iter().map(|f| f.1).sum();
+    json!({
+        "state_dir": dir,
+        "enabled": enabled,
+        "files": files.iter().map(|(n, b)| json!({"name": n, "bytes": b})).collect::<Vec<_>>(),
+        "bytes": bytes,
+    })
+}
+
+fn print_ok(result: Value) -> ExitCode {
+    println!("{}", json!({"ok": true, "result": result}));
+    ExitCode::SUCCESS
+}
+
+pub(crate) fn index(o: &Options, cmd: &IndexCommand) -> ExitCode {
+    let repo = match need_repo(o, "index") {
+        Ok(r) => r,
+        Err(e) => return usage_error(&e),
+    };
+    let (dir, policy) = match state_dir(o, repo).and_then(|d| Ok((d, load_policy(o)?.0))) {
+        Ok(v) => v,
+        Err(e) => return usage_error(&e),
+    };
+    let enabled = policy
+        .pointer("/limits/max_index_bytes")
+        .and_then(Value::as_u64)
+        .is_some_and(|n| n > 0);
+    match cmd {
+        IndexCommand::Status => print_ok(status_json(&dir, enabled)),
+        IndexCommand::Drop => {
+            let mut removed = 0;
+            for (name, _) in index_files(&dir) {
+                if std::fs::remove_file(dir.join("index").join(name)).is_ok() {
+                    removed += 1;
+                }
+            }
+            print_ok(json!({"state_dir": dir, "removed": removed}))
+        }
+        IndexCommand::Build => {
+            if !enabled {
+                return usage_error(
+                    "the index is off: give a --policy whose [limits] max_index_bytes is above 0 (for example 268435456)",
+                );
+            }
+            let mut session = match open_session(o, repo) {
+                Ok(s) => s,
+                Err(e) => return usage_error(&e),
+            };
+            // A literal no file holds: every file is read once and recorded, no line is
+            // returned. Files already recorded and unchanged are not read again.
+            let probe = format!("file-tools-index-probe-{:x}", std::process::id());
+            let args = json!({"query": probe, "output": "count"}).to_string();
+            let started = Instant::now();
+            match session.call("search_text", &args) {
+                Ok(r) => {
+                    let mut v = status_json(&dir, enabled);
+                    v["files_searched"] = r["files_searched"].clone();
+                    v["skipped"] = r["skipped"].clone();
+                    v["seconds"] = json!(started.elapsed().as_secs_f64());
+                    print_ok(v)
+                }
+                Err(e) => {
+                    println!("{}", json!({"ok": false, "error": e.to_json()}));
+                    ExitCode::from(1)
+                }
+            }
+        }
+    }
+}
