@@ -104,7 +104,21 @@ impl TreeWatch {
         let cookie_wd = watches.add(&cookies, WatchMask::CREATE | WatchMask::ONLYDIR)?;
         let mut dirs = HashMap::new();
         watch_tree(&mut watches, &mut dirs, repo)?;
-        let shared = Arc::new((Mutex::new(Count::default()), Condvar::new()));
+        // The count starts at a random value, so that counts of two watches (two sessions,
+        // two processes sharing a cursor key) are never taken for one another.
+        let start = {
+            use std::hash::{BuildHasher, Hasher};
+            std::collections::hash_map::RandomState::new()
+                .build_hasher()
+                .finish()
+        };
+        let shared = Arc::new((
+            Mutex::new(Count {
+                changes: start,
+                ..Count::default()
+            }),
+            Condvar::new(),
+        ));
         let thread_shared = shared.clone();
         let mut thread_watches = inotify.watches();
         let thread_cookies = cookies.clone();
@@ -157,7 +171,7 @@ impl TreeWatch {
                     let (lock, cvar) = &*thread_shared;
                     let Ok(mut c) = lock.lock() else { break };
                     // The count moves after the new directories are watched.
-                    c.changes += u64::from(moved);
+                    c.changes = c.changes.wrapping_add(u64::from(moved));
                     c.broken |= broken;
                     if let Some(n) = newest_cookie {
                         c.cookie = c.cookie.max(n);
@@ -182,8 +196,8 @@ impl TreeWatch {
         })
     }
 
-    /// The number of changes seen below the repository, counting every change completed
-    /// before this call; `None` when the count is not exact.
+    /// The count of changes seen below the repository (from a random start), counting
+    /// every change completed before this call; `None` when the count is not exact.
     pub(crate) fn count(&self) -> Option<u64> {
         let n = {
             let mut next = self.next_cookie.lock().ok()?;

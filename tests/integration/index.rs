@@ -231,3 +231,64 @@ fn with_a_watch_a_change_just_before_a_search_is_never_missed() {
         }
     }
 }
+
+/// With the host's watch, `changes_since` on a token taken at the watch's present count
+/// answers without a scan, and a change made just before the call is still reported, as a
+/// session without a watch reports it.
+#[test]
+fn with_a_watch_changes_since_answers_at_once_and_misses_nothing() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let repo = tmp.path().join("repo");
+    for f in 0..20 {
+        write(&repo.join(format!("d{}/f{f}.txt", f % 3)), b"steady\n");
+    }
+    let policy = json!({ "limits": { "max_index_bytes": 1 << 28 } });
+    let open = |state: &str, watch: bool| {
+        Session::builder(runtime())
+            .repo(&repo)
+            .state_dir(tmp.path().join(state))
+            .policy(policy.clone())
+            .watch_tree(watch)
+            .build()
+            .expect("session")
+    };
+    let (mut watched, mut plain) = (open("w", true), open("p", false));
+    let token = |s: &mut Session, t: &Option<String>| {
+        let args = match t {
+            Some(t) => json!({ "token": t }),
+            None => json!({}),
+        };
+        let v = call(s, "changes_since", args).expect("changes_since");
+        let mut changes: Vec<String> = v["changes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| format!("{} {}", c["change"], c["path"]))
+            .collect();
+        changes.sort();
+        (v["token"].as_str().unwrap().to_string(), changes)
+    };
+    let (mut tw, _) = token(&mut watched, &None);
+    let (mut tp, _) = token(&mut plain, &None);
+    for round in 0..30 {
+        match round % 4 {
+            0 => write(&repo.join(format!("new/n{round}.txt")), b"new\n"),
+            1 => {
+                let _ = std::fs::remove_file(repo.join(format!("d{}/f{round}.txt", round % 3)));
+            }
+            2 => write(
+                &repo.join(format!("d{}/f{}.txt", round % 3, round % 20)),
+                b"edited!\n",
+            ),
+            // Nothing changed: the watched answer comes from the count.
+            _ => {}
+        }
+        let (nw, cw) = token(&mut watched, &Some(tw));
+        let (np, cp) = token(&mut plain, &Some(tp));
+        assert_eq!(cw, cp, "round {round}");
+        if round % 4 == 3 {
+            assert!(cw.is_empty(), "round {round}: {cw:?}");
+        }
+        (tw, tp) = (nw, np);
+    }
+}

@@ -37,10 +37,13 @@ struct Scope<'a> {
     respect_ignore: bool,
 }
 
-/// A token's payload: the snapshot's name.
+/// A token's payload: the snapshot's name, and the host watch's count of changes read
+/// before the snapshot was taken (see `host-fs.tree-changes`), when a watch runs.
 #[derive(Serialize, Deserialize)]
 struct TokenAt {
     snap: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    changes: Option<u64>,
 }
 
 /// A continuation cursor's payload: the two snapshots compared and where the page ended.
@@ -103,10 +106,16 @@ pub fn changes_since(
                         e.message.push_str(" (this host mounts no state directory, so a token lasts only as long as the component instance that made it)");
                     }
                     e
-                })?
-                .snap,
+                })?,
         ),
     };
+    // The watch's count, read before any look at the tree: when it is the token's, nothing
+    // below the repository changed since the token's snapshot was taken.
+    let changes_now = s.fs.services().tree_changes();
+    let unchanged = from
+        .as_ref()
+        .is_some_and(|t| changes_now.is_some() && t.changes == changes_now);
+    let from = from.map(|t| t.snap);
     // The two snapshots compared, when this call has both at hand (no need to load them).
     let mut pair = None;
     let (from, to, skip, hashed) = match (&from, &a.cursor) {
@@ -122,6 +131,7 @@ pub fn changes_since(
             }
             (Some(from.clone()), at.to, Some((at.count, at.last)), 0)
         }
+        (Some(from), None) if unchanged => (Some(from.clone()), from.clone(), None, 0),
         _ => {
             let old = from.as_deref().map(|n| load(&store, n)).transpose()?;
             let (new, stats) = scan::scan(s, &start, &opts, old.as_ref())?;
@@ -136,7 +146,13 @@ pub fn changes_since(
             (from, to, None, stats.hashed)
         }
     };
-    let token = token_binding.encode_with(&s.cursor_key, TokenAt { snap: to.clone() });
+    let token = token_binding.encode_with(
+        &s.cursor_key,
+        TokenAt {
+            snap: to.clone(),
+            changes: changes_now,
+        },
+    );
     let Some(from) = from else {
         let summary = format!(
             "token for the tree below '{}' as it is now; pass it as token to see what changes{}",
