@@ -214,3 +214,58 @@ impl Drop for TreeWatch {
         let _ = std::fs::remove_file(self.cookies.join("stop"));
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    /// A tree of `n` directories of ten subdirectories each below `at` (made elsewhere,
+    /// then moved in whole: the watch must walk it before the count moves).
+    fn tree(at: &Path, n: usize) {
+        for i in 0..n {
+            for j in 0..10 {
+                std::fs::create_dir_all(at.join(format!("d{i}/e{j}"))).unwrap();
+            }
+        }
+    }
+
+    fn moves_in_and_counts(plant_foreign_cookie: bool) {
+        let tmp = tempfile::tempdir().unwrap();
+        let (repo, state) = (tmp.path().join("repo"), tmp.path().join("state"));
+        std::fs::create_dir_all(&repo).unwrap();
+        let w = TreeWatch::start(&repo, &state).unwrap();
+        let other = TreeWatch::start(&repo, &state).unwrap();
+        if plant_foreign_cookie {
+            // Another watch over the same state directory (two MCP servers on the same
+            // repository and session name) reads its count often: its cookies run ahead.
+            for _ in 0..50 {
+                other.count().unwrap();
+            }
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        let mut last = w.count().unwrap();
+        for round in 0..5 {
+            let outside = tmp.path().join(format!("outside{round}"));
+            tree(&outside, 40);
+            std::fs::rename(&outside, repo.join(format!("in{round}"))).unwrap();
+            // The move completed before this read: the count must have moved.
+            let now = w.count().unwrap();
+            assert!(
+                now > last,
+                "round {round}: a move-in before the read was not counted"
+            );
+            last = now;
+        }
+    }
+
+    #[test]
+    fn a_change_before_the_read_is_counted() {
+        moves_in_and_counts(false);
+    }
+
+    #[test]
+    fn another_watchs_cookie_in_the_same_state_directory_does_not_cut_the_wait_short() {
+        moves_in_and_counts(true);
+    }
+}
