@@ -41,7 +41,22 @@ struct Count {
 pub(crate) struct TreeWatch {
     shared: Arc<(Mutex<Count>, Condvar)>,
     cookies: PathBuf,
+    /// The start of this watch's cookie names (see [`cookie_prefix`]).
+    prefix: String,
     next_cookie: Mutex<u64>,
+}
+
+/// The names of one watch's cookies start with the process and the watch's address, so
+/// that another watch over the same state directory (another process serving the same
+/// repository, or another session) never has its cookies taken for this one's: a cookie
+/// of another further ahead would end this watch's wait before its own cookie's event, and
+/// with it the guarantee that every earlier change was counted.
+fn cookie_prefix(shared: &Arc<(Mutex<Count>, Condvar)>) -> String {
+    format!(
+        "c{}-{:x}-",
+        std::process::id(),
+        Arc::as_ptr(shared) as usize
+    )
 }
 
 fn repo_mask() -> WatchMask {
@@ -105,6 +120,8 @@ impl TreeWatch {
         let mut dirs = HashMap::new();
         watch_tree(&mut watches, &mut dirs, repo)?;
         let shared = Arc::new((Mutex::new(Count::default()), Condvar::new()));
+        let prefix = cookie_prefix(&shared);
+        let thread_prefix = prefix.clone();
         let thread_shared = shared.clone();
         let mut thread_watches = inotify.watches();
         let thread_cookies = cookies.clone();
@@ -126,14 +143,14 @@ impl TreeWatch {
                             continue;
                         }
                         if ev.wd == cookie_wd {
-                            let n = ev
-                                .name
-                                .and_then(|n| n.to_str())
-                                .and_then(|n| n.strip_prefix('c'))
+                            let name = ev.name.and_then(|n| n.to_str());
+                            let n = name
+                                .and_then(|n| n.strip_prefix(thread_prefix.as_str()))
                                 .and_then(|n| n.parse::<u64>().ok());
-                            if let Some(n) = n {
-                                newest_cookie = Some(n);
-                                let _ = std::fs::remove_file(thread_cookies.join(format!("c{n}")));
+                            if let (Some(n), Some(name)) = (n, name) {
+                                // Cookies may be made out of order by concurrent reads.
+                                newest_cookie = Some(newest_cookie.unwrap_or(0).max(n));
+                                let _ = std::fs::remove_file(thread_cookies.join(name));
                             }
                             continue;
                         }
@@ -178,6 +195,7 @@ impl TreeWatch {
         Ok(TreeWatch {
             shared,
             cookies,
+            prefix,
             next_cookie: Mutex::new(0),
         })
     }
@@ -190,7 +208,7 @@ impl TreeWatch {
             *next += 1;
             *next
         };
-        std::fs::File::create(self.cookies.join(format!("c{n}"))).ok()?;
+        std::fs::File::create(self.cookies.join(format!("{}{n}", self.prefix))).ok()?;
         let (lock, cvar) = &*self.shared;
         let guard = lock.lock().ok()?;
         let (c, timeout) = cvar
