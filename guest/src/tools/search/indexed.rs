@@ -101,7 +101,7 @@ impl Indexed {
             _ => s
                 .state_dir
                 .as_deref()
-                .and_then(|d| file::load(d, &binding, s.fs.services()))
+                .and_then(|d| file::load(d, &binding, s.fs.services(), max_weight))
                 .unwrap_or_else(|| Index::new(binding)),
         };
         Some(Indexed {
