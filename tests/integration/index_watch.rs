@@ -92,3 +92,26 @@ fn a_hard_link_made_outside_the_repository_is_seen() {
     assert!(want["skipped"].to_string().contains("unreadable"), "{want}");
     assert_eq!(answer(&mut on, "needle"), want);
 }
+
+/// The repository directory renamed while a session serves it (the session goes on with
+/// the directory it opened): a directory made in it afterwards must be watched like any
+/// other, although the path the watch began from now names nothing.
+#[test]
+fn a_directory_made_after_the_repository_was_renamed_is_watched() {
+    let (tmp, repo, mut on, mut off) = setup();
+    let moved = tmp.path().join("renamed");
+    std::fs::rename(&repo, &moved).unwrap();
+    write(&moved.join("late/a.txt"), b"plain words\n");
+    for _ in 0..2 {
+        assert_eq!(answer(&mut on, "needle"), answer(&mut off, "needle"));
+    }
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(moved.join("late/a.txt"))
+        .unwrap();
+    std::io::Write::write_all(&mut f, b"a needle\n").unwrap();
+    drop(f);
+    let want = answer(&mut off, "needle");
+    assert_eq!(want["files_matched"], 2, "{want}");
+    assert_eq!(answer(&mut on, "needle"), want);
+}
