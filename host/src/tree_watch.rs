@@ -73,16 +73,29 @@ fn repo_mask() -> WatchMask {
         | WatchMask::ONLYDIR
 }
 
-/// Watches `dir` and every directory below it (not through symlinks), recording each
-/// watch's directory.
+/// Watches the directory `rel` below `base` and every directory below it (not through
+/// symlinks), recording each watch's directory relative to `base`.
+///
+/// `base` is `/proc/self/fd/N` of the repository directory the session holds: a path
+/// through it reaches that very directory however it, or a directory above it, was
+/// renamed since (a stored absolute path would name nothing then, or another directory,
+/// and a directory made later would go unwatched).
 fn watch_tree(
     watches: &mut Watches,
     dirs: &mut HashMap<WatchDescriptor, PathBuf>,
-    dir: &Path,
+    base: &Path,
+    rel: &Path,
 ) -> std::io::Result<()> {
-    let mut stack = vec![dir.to_path_buf()];
+    let mut stack = vec![rel.to_path_buf()];
     while let Some(d) = stack.pop() {
-        match watches.add(&d, repo_mask()) {
+        let full = base.join(&d);
+        // The root is reached through the descriptor's link, which must be followed.
+        let mask = if d.as_os_str().is_empty() {
+            repo_mask() & !WatchMask::DONT_FOLLOW
+        } else {
+            repo_mask()
+        };
+        match watches.add(&full, mask) {
             Ok(wd) => {
                 dirs.insert(wd, d.clone());
             }
@@ -91,12 +104,12 @@ fn watch_tree(
             Err(e) if matches!(e.raw_os_error(), Some(2 | 20)) => continue,
             Err(e) => return Err(e),
         }
-        let Ok(entries) = std::fs::read_dir(&d) else {
+        let Ok(entries) = std::fs::read_dir(&full) else {
             continue;
         };
         for e in entries.flatten() {
             if e.file_type().is_ok_and(|t| t.is_dir()) {
-                stack.push(e.path());
+                stack.push(d.join(e.file_name()));
             }
         }
     }
@@ -104,11 +117,21 @@ fn watch_tree(
 }
 
 impl TreeWatch {
-    /// Watches `repo`, with its cookies in `state_dir/cookies`.
+    /// Watches the repository directory `repo` (the session's own descriptor of it: the
+    /// watch follows that directory, not its path), with its cookies in
+    /// `state_dir/cookies`.
     ///
     /// # Errors
-    /// The operating system's, when inotify or a watch cannot be set up.
-    pub(crate) fn start(repo: &Path, state_dir: &Path) -> std::io::Result<TreeWatch> {
+    /// The operating system's, when inotify or a watch cannot be set up, or the
+    /// descriptor cannot be reached through `/proc/self/fd`.
+    pub(crate) fn start(repo: &std::fs::File, state_dir: &Path) -> std::io::Result<TreeWatch> {
+        use std::os::fd::AsRawFd as _;
+        // Owned by the thread, so that the path through it lasts as long as the watch.
+        let root = repo.try_clone()?;
+        let base = PathBuf::from(format!("/proc/self/fd/{}", root.as_raw_fd()));
+        if !std::fs::metadata(&base)?.is_dir() {
+            return Err(std::io::ErrorKind::NotADirectory.into());
+        }
         let cookies = state_dir.join("cookies");
         std::fs::create_dir_all(&cookies)?;
         for e in std::fs::read_dir(&cookies)?.flatten() {
@@ -118,7 +141,7 @@ impl TreeWatch {
         let mut watches = inotify.watches();
         let cookie_wd = watches.add(&cookies, WatchMask::CREATE | WatchMask::ONLYDIR)?;
         let mut dirs = HashMap::new();
-        watch_tree(&mut watches, &mut dirs, repo)?;
+        watch_tree(&mut watches, &mut dirs, &base, Path::new(""))?;
         let shared = Arc::new((Mutex::new(Count::default()), Condvar::new()));
         let prefix = cookie_prefix(&shared);
         let thread_prefix = prefix.clone();
@@ -128,6 +151,7 @@ impl TreeWatch {
         std::thread::Builder::new()
             .name("file-tools-tree-watch".into())
             .spawn(move || {
+                let _root = root;
                 let mut buf = vec![0u8; 64 * 1024];
                 loop {
                     let events = match inotify.read_events_blocking(&mut buf) {
@@ -165,7 +189,7 @@ impl TreeWatch {
                         if is_new_dir {
                             let path = dirs.get(&ev.wd).zip(ev.name).map(|(d, n)| d.join(n));
                             if let Some(p) = path {
-                                if watch_tree(&mut thread_watches, &mut dirs, &p).is_err() {
+                                if watch_tree(&mut thread_watches, &mut dirs, &base, &p).is_err() {
                                     broken = true;
                                 }
                             }
@@ -252,8 +276,9 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let (repo, state) = (tmp.path().join("repo"), tmp.path().join("state"));
         std::fs::create_dir_all(&repo).unwrap();
-        let w = TreeWatch::start(&repo, &state).unwrap();
-        let other = TreeWatch::start(&repo, &state).unwrap();
+        let held = std::fs::File::open(&repo).unwrap();
+        let w = TreeWatch::start(&held, &state).unwrap();
+        let other = TreeWatch::start(&held, &state).unwrap();
         if plant_foreign_cookie {
             // Another watch over the same state directory (two MCP servers on the same
             // repository and session name) reads its count often: its cookies run ahead.
