@@ -273,6 +273,9 @@ mod tests {
     }
 
     fn moves_in_and_counts(plant_foreign_cookie: bool) {
+        let _one = SERIAL
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         let tmp = tempfile::tempdir().unwrap();
         let (repo, state) = (tmp.path().join("repo"), tmp.path().join("state"));
         std::fs::create_dir_all(&repo).unwrap();
@@ -300,6 +303,66 @@ mod tests {
             );
             last = now;
         }
+    }
+
+    /// The tests here run one at a time: one counts the process's watch threads.
+    static SERIAL: Mutex<()> = Mutex::new(());
+
+    fn watch_threads() -> usize {
+        std::fs::read_dir("/proc/self/task")
+            .unwrap()
+            .flatten()
+            .filter(|t| {
+                std::fs::read_to_string(t.path().join("comm"))
+                    .is_ok_and(|c| c.starts_with("file-tools-tree"))
+            })
+            .count()
+    }
+
+    /// More events than the kernel queues while the thread cannot take them: the count is
+    /// no longer exact, and says so, for good; dropping the watch ends its thread.
+    #[test]
+    fn an_overflowed_queue_makes_the_count_unknown_and_a_dropped_watch_ends_its_thread() {
+        let _one = SERIAL
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let tmp = tempfile::tempdir().unwrap();
+        let (repo, state) = (tmp.path().join("repo"), tmp.path().join("state"));
+        std::fs::create_dir_all(&repo).unwrap();
+        // The other tests' watches are dropped: their threads end at their next wake.
+        let deadline = std::time::Instant::now() + Duration::from_secs(5);
+        while watch_threads() > 0 && std::time::Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let before = watch_threads();
+        let w = TreeWatch::start(&std::fs::File::open(&repo).unwrap(), &state).unwrap();
+        // The thread names itself once it runs.
+        let deadline = std::time::Instant::now() + Duration::from_secs(5);
+        while watch_threads() == before && std::time::Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        assert_eq!(watch_threads(), before + 1);
+        assert!(w.count().is_some(), "positive control: an exact count");
+        let queued: usize = std::fs::read_to_string("/proc/sys/fs/inotify/max_queued_events")
+            .map_or(16_384, |t| t.trim().parse().unwrap_or(16_384));
+        {
+            // The thread blocks on the count's lock after its next batch.
+            let _held = w.shared.0.lock().unwrap();
+            std::fs::write(repo.join("first"), b"x").unwrap();
+            std::thread::sleep(Duration::from_millis(100));
+            // Names of their own, so that no event merges with the one before.
+            for i in 0..queued + 10 {
+                std::fs::write(repo.join(format!("f{i}")), b"x").unwrap();
+            }
+        }
+        assert_eq!(w.count(), None, "an overflowed count was taken for exact");
+        assert_eq!(w.count(), None);
+        drop(w);
+        let deadline = std::time::Instant::now() + Duration::from_secs(5);
+        while watch_threads() > before && std::time::Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        assert_eq!(watch_threads(), before, "the watch's thread outlived it");
     }
 
     #[test]
