@@ -41,7 +41,22 @@ struct Count {
 pub(crate) struct TreeWatch {
     shared: Arc<(Mutex<Count>, Condvar)>,
     cookies: PathBuf,
+    /// The start of this watch's cookie names (see [`cookie_prefix`]).
+    prefix: String,
     next_cookie: Mutex<u64>,
+}
+
+/// The names of one watch's cookies start with the process and the watch's address, so
+/// that another watch over the same state directory (another process serving the same
+/// repository, or another session) never has its cookies taken for this one's: a cookie
+/// of another further ahead would end this watch's wait before its own cookie's event, and
+/// with it the guarantee that every earlier change was counted.
+fn cookie_prefix(shared: &Arc<(Mutex<Count>, Condvar)>) -> String {
+    format!(
+        "c{}-{:x}-",
+        std::process::id(),
+        Arc::as_ptr(shared) as usize
+    )
 }
 
 fn repo_mask() -> WatchMask {
@@ -58,16 +73,29 @@ fn repo_mask() -> WatchMask {
         | WatchMask::ONLYDIR
 }
 
-/// Watches `dir` and every directory below it (not through symlinks), recording each
-/// watch's directory.
+/// Watches the directory `rel` below `base` and every directory below it (not through
+/// symlinks), recording each watch's directory relative to `base`.
+///
+/// `base` is `/proc/self/fd/N` of the repository directory the session holds: a path
+/// through it reaches that very directory however it, or a directory above it, was
+/// renamed since (a stored absolute path would name nothing then, or another directory,
+/// and a directory made later would go unwatched).
 fn watch_tree(
     watches: &mut Watches,
     dirs: &mut HashMap<WatchDescriptor, PathBuf>,
-    dir: &Path,
+    base: &Path,
+    rel: &Path,
 ) -> std::io::Result<()> {
-    let mut stack = vec![dir.to_path_buf()];
+    let mut stack = vec![rel.to_path_buf()];
     while let Some(d) = stack.pop() {
-        match watches.add(&d, repo_mask()) {
+        let full = base.join(&d);
+        // The root is reached through the descriptor's link, which must be followed.
+        let mask = if d.as_os_str().is_empty() {
+            repo_mask() & !WatchMask::DONT_FOLLOW
+        } else {
+            repo_mask()
+        };
+        match watches.add(&full, mask) {
             Ok(wd) => {
                 dirs.insert(wd, d.clone());
             }
@@ -76,12 +104,12 @@ fn watch_tree(
             Err(e) if matches!(e.raw_os_error(), Some(2 | 20)) => continue,
             Err(e) => return Err(e),
         }
-        let Ok(entries) = std::fs::read_dir(&d) else {
+        let Ok(entries) = std::fs::read_dir(&full) else {
             continue;
         };
         for e in entries.flatten() {
             if e.file_type().is_ok_and(|t| t.is_dir()) {
-                stack.push(e.path());
+                stack.push(d.join(e.file_name()));
             }
         }
     }
@@ -89,11 +117,21 @@ fn watch_tree(
 }
 
 impl TreeWatch {
-    /// Watches `repo`, with its cookies in `state_dir/cookies`.
+    /// Watches the repository directory `repo` (the session's own descriptor of it: the
+    /// watch follows that directory, not its path), with its cookies in
+    /// `state_dir/cookies`.
     ///
     /// # Errors
-    /// The operating system's, when inotify or a watch cannot be set up.
-    pub(crate) fn start(repo: &Path, state_dir: &Path) -> std::io::Result<TreeWatch> {
+    /// The operating system's, when inotify or a watch cannot be set up, or the
+    /// descriptor cannot be reached through `/proc/self/fd`.
+    pub(crate) fn start(repo: &std::fs::File, state_dir: &Path) -> std::io::Result<TreeWatch> {
+        use std::os::fd::AsRawFd as _;
+        // Owned by the thread, so that the path through it lasts as long as the watch.
+        let root = repo.try_clone()?;
+        let base = PathBuf::from(format!("/proc/self/fd/{}", root.as_raw_fd()));
+        if !std::fs::metadata(&base)?.is_dir() {
+            return Err(std::io::ErrorKind::NotADirectory.into());
+        }
         let cookies = state_dir.join("cookies");
         std::fs::create_dir_all(&cookies)?;
         for e in std::fs::read_dir(&cookies)?.flatten() {
@@ -103,7 +141,7 @@ impl TreeWatch {
         let mut watches = inotify.watches();
         let cookie_wd = watches.add(&cookies, WatchMask::CREATE | WatchMask::ONLYDIR)?;
         let mut dirs = HashMap::new();
-        watch_tree(&mut watches, &mut dirs, repo)?;
+        watch_tree(&mut watches, &mut dirs, &base, Path::new(""))?;
         // The count starts at a random value, so that counts of two watches (two sessions,
         // two processes sharing a cursor key) are never taken for one another.
         let start = {
@@ -119,12 +157,15 @@ impl TreeWatch {
             }),
             Condvar::new(),
         ));
+        let prefix = cookie_prefix(&shared);
+        let thread_prefix = prefix.clone();
         let thread_shared = shared.clone();
         let mut thread_watches = inotify.watches();
         let thread_cookies = cookies.clone();
         std::thread::Builder::new()
             .name("file-tools-tree-watch".into())
             .spawn(move || {
+                let _root = root;
                 let mut buf = vec![0u8; 64 * 1024];
                 loop {
                     let events = match inotify.read_events_blocking(&mut buf) {
@@ -140,14 +181,14 @@ impl TreeWatch {
                             continue;
                         }
                         if ev.wd == cookie_wd {
-                            let n = ev
-                                .name
-                                .and_then(|n| n.to_str())
-                                .and_then(|n| n.strip_prefix('c'))
+                            let name = ev.name.and_then(|n| n.to_str());
+                            let n = name
+                                .and_then(|n| n.strip_prefix(thread_prefix.as_str()))
                                 .and_then(|n| n.parse::<u64>().ok());
-                            if let Some(n) = n {
-                                newest_cookie = Some(n);
-                                let _ = std::fs::remove_file(thread_cookies.join(format!("c{n}")));
+                            if let (Some(n), Some(name)) = (n, name) {
+                                // Cookies may be made out of order by concurrent reads.
+                                newest_cookie = Some(newest_cookie.unwrap_or(0).max(n));
+                                let _ = std::fs::remove_file(thread_cookies.join(name));
                             }
                             continue;
                         }
@@ -162,7 +203,7 @@ impl TreeWatch {
                         if is_new_dir {
                             let path = dirs.get(&ev.wd).zip(ev.name).map(|(d, n)| d.join(n));
                             if let Some(p) = path {
-                                if watch_tree(&mut thread_watches, &mut dirs, &p).is_err() {
+                                if watch_tree(&mut thread_watches, &mut dirs, &base, &p).is_err() {
                                     broken = true;
                                 }
                             }
@@ -192,6 +233,7 @@ impl TreeWatch {
         Ok(TreeWatch {
             shared,
             cookies,
+            prefix,
             next_cookie: Mutex::new(0),
         })
     }
@@ -204,7 +246,7 @@ impl TreeWatch {
             *next += 1;
             *next
         };
-        std::fs::File::create(self.cookies.join(format!("c{n}"))).ok()?;
+        std::fs::File::create(self.cookies.join(format!("{}{n}", self.prefix))).ok()?;
         let (lock, cvar) = &*self.shared;
         let guard = lock.lock().ok()?;
         let (c, timeout) = cvar
@@ -226,5 +268,124 @@ impl Drop for TreeWatch {
         }
         let _ = std::fs::File::create(self.cookies.join("stop"));
         let _ = std::fs::remove_file(self.cookies.join("stop"));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    /// A tree of `n` directories of ten subdirectories each below `at` (made elsewhere,
+    /// then moved in whole: the watch must walk it before the count moves).
+    fn tree(at: &Path, n: usize) {
+        for i in 0..n {
+            for j in 0..10 {
+                std::fs::create_dir_all(at.join(format!("d{i}/e{j}"))).unwrap();
+            }
+        }
+    }
+
+    fn moves_in_and_counts(plant_foreign_cookie: bool) {
+        let _one = SERIAL
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let tmp = tempfile::tempdir().unwrap();
+        let (repo, state) = (tmp.path().join("repo"), tmp.path().join("state"));
+        std::fs::create_dir_all(&repo).unwrap();
+        let held = std::fs::File::open(&repo).unwrap();
+        let w = TreeWatch::start(&held, &state).unwrap();
+        let other = TreeWatch::start(&held, &state).unwrap();
+        if plant_foreign_cookie {
+            // Another watch over the same state directory (two MCP servers on the same
+            // repository and session name) reads its count often: its cookies run ahead.
+            for _ in 0..50 {
+                other.count().unwrap();
+            }
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        let mut last = w.count().unwrap();
+        for round in 0..5 {
+            let outside = tmp.path().join(format!("outside{round}"));
+            tree(&outside, 40);
+            std::fs::rename(&outside, repo.join(format!("in{round}"))).unwrap();
+            // The move completed before this read: the count must have moved.
+            let now = w.count().unwrap();
+            assert!(
+                now > last,
+                "round {round}: a move-in before the read was not counted"
+            );
+            last = now;
+        }
+    }
+
+    /// The tests here run one at a time: one counts the process's watch threads.
+    static SERIAL: Mutex<()> = Mutex::new(());
+
+    fn watch_threads() -> usize {
+        std::fs::read_dir("/proc/self/task")
+            .unwrap()
+            .flatten()
+            .filter(|t| {
+                std::fs::read_to_string(t.path().join("comm"))
+                    .is_ok_and(|c| c.starts_with("file-tools-tree"))
+            })
+            .count()
+    }
+
+    /// More events than the kernel queues while the thread cannot take them: the count is
+    /// no longer exact, and says so, for good; dropping the watch ends its thread.
+    #[test]
+    fn an_overflowed_queue_makes_the_count_unknown_and_a_dropped_watch_ends_its_thread() {
+        let _one = SERIAL
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let tmp = tempfile::tempdir().unwrap();
+        let (repo, state) = (tmp.path().join("repo"), tmp.path().join("state"));
+        std::fs::create_dir_all(&repo).unwrap();
+        // The other tests' watches are dropped: their threads end at their next wake.
+        let deadline = std::time::Instant::now() + Duration::from_secs(5);
+        while watch_threads() > 0 && std::time::Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let before = watch_threads();
+        let w = TreeWatch::start(&std::fs::File::open(&repo).unwrap(), &state).unwrap();
+        // The thread names itself once it runs.
+        let deadline = std::time::Instant::now() + Duration::from_secs(5);
+        while watch_threads() == before && std::time::Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        assert_eq!(watch_threads(), before + 1);
+        assert!(w.count().is_some(), "positive control: an exact count");
+        let queued: usize = std::fs::read_to_string("/proc/sys/fs/inotify/max_queued_events")
+            .map_or(16_384, |t| t.trim().parse().unwrap_or(16_384));
+        {
+            // The thread blocks on the count's lock after its next batch.
+            let _held = w.shared.0.lock().unwrap();
+            std::fs::write(repo.join("first"), b"x").unwrap();
+            std::thread::sleep(Duration::from_millis(100));
+            // Names of their own, so that no event merges with the one before.
+            for i in 0..queued + 10 {
+                std::fs::write(repo.join(format!("f{i}")), b"x").unwrap();
+            }
+        }
+        assert_eq!(w.count(), None, "an overflowed count was taken for exact");
+        assert_eq!(w.count(), None);
+        drop(w);
+        let deadline = std::time::Instant::now() + Duration::from_secs(5);
+        while watch_threads() > before && std::time::Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        assert_eq!(watch_threads(), before, "the watch's thread outlived it");
+    }
+
+    #[test]
+    fn a_change_before_the_read_is_counted() {
+        moves_in_and_counts(false);
+    }
+
+    #[test]
+    fn another_watchs_cookie_in_the_same_state_directory_does_not_cut_the_wait_short() {
+        moves_in_and_counts(true);
     }
 }

@@ -78,9 +78,9 @@ fn text(r: &mut Rng, lines: usize) -> String {
 }
 
 /// A policy with the index on (it is off by default).
-const ON: &str = r#"{"limits": {"max_index_bytes": 99999999}}"#;
+pub(super) const ON: &str = r#"{"limits": {"max_index_bytes": 99999999}}"#;
 
-fn session(root: &Path, state: &Path, policy: &str) -> Session {
+pub(super) fn session(root: &Path, state: &Path, policy: &str) -> Session {
     let mut s = Session::new(Fs::open(root).unwrap(), Policy::from_json(policy).unwrap());
     s.state_dir = Some(state.to_path_buf());
     s
@@ -90,9 +90,9 @@ fn session(root: &Path, state: &Path, policy: &str) -> Session {
 /// plain listings (`read-dir`), counted: a search that replays its last walk lists no
 /// directory plainly.
 #[derive(Debug)]
-struct Listings {
-    root: std::path::PathBuf,
-    plain: std::sync::atomic::AtomicUsize,
+pub(super) struct Listings {
+    pub(super) root: std::path::PathBuf,
+    pub(super) plain: std::sync::atomic::AtomicUsize,
 }
 
 fn entry_type(t: std::fs::FileType) -> crate::fs::port::EntryType {
@@ -170,7 +170,7 @@ fn listing_session(root: &Path, state: &Path, policy: &str) -> (Session, std::sy
 }
 
 /// Every page of a search, and the bytes it read.
-fn search(s: &Session, mut a: SearchTextArgs) -> (Vec<SearchTextResult>, u64) {
+pub(super) fn search(s: &Session, mut a: SearchTextArgs) -> (Vec<SearchTextResult>, u64) {
     let (mut pages, mut bytes) = (Vec::new(), 0);
     loop {
         let mut log = CallLog::default();
@@ -284,11 +284,11 @@ fn mutate(r: &mut Rng, root: &Path, step: usize) {
     }
 }
 
-fn json(pages: &[SearchTextResult]) -> serde_json::Value {
+pub(super) fn json(pages: &[SearchTextResult]) -> serde_json::Value {
     serde_json::to_value(pages).unwrap()
 }
 
-fn settle() {
+pub(super) fn settle() {
     std::thread::sleep(Duration::from_nanos(RACY_NS) + Duration::from_millis(150));
 }
 

@@ -5,6 +5,8 @@
 mod conventions;
 mod encodings;
 mod index;
+mod index_file;
+mod index_watch;
 mod layers;
 mod paging;
 mod patch;

@@ -274,7 +274,7 @@ impl SessionBuilder {
                 .and_then(Value::as_u64)
                 .is_some_and(|n| n > 0);
             match (&state, self.watch_tree && indexed && self.batched_reads) {
-                (Some(st), true) => crate::tree_watch::TreeWatch::start(&canonical_repo, &st.path)
+                (Some(st), true) => crate::tree_watch::TreeWatch::start(&held, &st.path)
                     .ok()
                     .map(Arc::new),
                 _ => None,

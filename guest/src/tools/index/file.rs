@@ -16,7 +16,9 @@
 //!
 //! An unknown time or inode is `u64::MAX`. Decoding checks the checksum first, then every
 //! length against what is left; a file that fails any check, or is bound to another
-//! repository, policy or format, is not used (the next save replaces it).
+//! repository, policy or format, is not used (the next save replaces it). Nor is anything
+//! but a plain file no larger than an index under the policy's `max_index_bytes` can be:
+//! it is not even read.
 
 use std::path::{Path, PathBuf};
 
@@ -175,10 +177,37 @@ pub fn decode(data: &[u8], binding: &str, services: &dyn Services) -> Option<Ind
     Some(ix)
 }
 
-/// The index stored for `binding` in `state_dir`, when there is a usable one.
-pub fn load(state_dir: &Path, binding: &str, services: &dyn Services) -> Option<Index> {
-    let data = std::fs::read(path_in(state_dir, binding)).ok()?;
-    decode(&data, binding, services)
+/// Bytes of the file beyond its records' weights: the header and the checksum (a record
+/// takes fewer bytes on disk than its weight).
+const OVERHEAD: u64 = (MAGIC.len() + 1 + 64 + 8 + 32) as u64;
+
+/// The index stored for `binding` in `state_dir`, when there is a usable one that an index
+/// kept under `max_weight` could be: anything else there (not a plain file, such as a FIFO
+/// that would block the read; a file larger than such an index; records over the bound)
+/// is not used, and read no further than the bound.
+pub fn load(
+    state_dir: &Path,
+    binding: &str,
+    services: &dyn Services,
+    max_weight: u64,
+) -> Option<Index> {
+    use std::io::Read as _;
+    let path = path_in(state_dir, binding);
+    let max_len = max_weight.saturating_add(OVERHEAD);
+    let meta = std::fs::symlink_metadata(&path).ok()?;
+    if !meta.is_file() || meta.len() > max_len {
+        return None;
+    }
+    let mut data = Vec::new();
+    std::fs::File::open(&path)
+        .ok()?
+        .take(max_len.saturating_add(1))
+        .read_to_end(&mut data)
+        .ok()?;
+    if data.len() as u64 > max_len {
+        return None;
+    }
+    decode(&data, binding, services).filter(|ix| ix.weight() <= max_weight)
 }
 
 /// Stores `ix` in `state_dir`, replacing the one there; best effort (the index is only

@@ -133,7 +133,9 @@ fn a_saved_index_loads_only_for_its_binding() {
     let tmp = tempfile::tempdir().unwrap();
     let mut ix = sample();
     file::save(&mut ix, tmp.path(), &NoServices);
-    let back = file::load(tmp.path(), ix.bound_to(), &NoServices).unwrap();
+    let back = file::load(tmp.path(), ix.bound_to(), &NoServices, ix.weight()).unwrap();
     assert_eq!(back.len(), ix.len());
-    assert!(file::load(tmp.path(), &"e".repeat(64), &NoServices).is_none());
+    assert!(file::load(tmp.path(), &"e".repeat(64), &NoServices, u64::MAX).is_none());
+    // An index heavier than the bound is not loaded.
+    assert!(file::load(tmp.path(), ix.bound_to(), &NoServices, ix.weight() - 1).is_none());
 }

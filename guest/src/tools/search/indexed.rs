@@ -61,6 +61,10 @@ pub(super) struct Indexed {
     /// Set when nothing changed since the replayed walk (the host watch's count): records
     /// of this generation answer without a look.
     trusted: Option<u64>,
+    /// When a replay of this search began and the count it read (before any listing it
+    /// took): a walk that follows a failed replay keeps those listings, so it is as old
+    /// as they are.
+    began: Option<(u64, Option<u64>)>,
 }
 
 /// A whole walk as it runs.
@@ -97,7 +101,7 @@ impl Indexed {
             _ => s
                 .state_dir
                 .as_deref()
-                .and_then(|d| file::load(d, &binding, s.fs.services()))
+                .and_then(|d| file::load(d, &binding, s.fs.services(), max_weight))
                 .unwrap_or_else(|| Index::new(binding)),
         };
         Some(Indexed {
@@ -110,6 +114,7 @@ impl Indexed {
             recording: None,
             confirming: None,
             trusted: None,
+            began: None,
         })
     }
 
@@ -155,7 +160,9 @@ impl Indexed {
     /// The last whole walk with this choice of hidden entries, when everything it depends
     /// on is unchanged (the listings it looks at are kept for the files' own looks).
     pub(super) fn replayable(&mut self, s: &Session, include_hidden: bool) -> Option<Tree> {
+        let began = now_ns();
         let changes = s.fs.services().tree_changes();
+        self.began = Some((began, changes));
         let mut tree = self.index.take_tree(include_hidden)?;
         if changes.is_some() && changes == tree.changes {
             // Nothing below the repository changed since the walk: no look at all.
@@ -199,10 +206,15 @@ impl Indexed {
 
     /// Starts recording a whole walk; returns the tape its skips go to.
     pub(super) fn record_walk(&mut self, s: &Session, include_hidden: bool) -> Option<Tape> {
-        let changes = s.fs.services().tree_changes();
+        // After a failed replay, its listings (taken after its read of the count) serve
+        // the walk: the walk is dated, and its count read, from before them, so that a
+        // change between a listing and a later read of the count cannot be trusted away.
+        let (taken, changes) = match self.began {
+            Some(b) => b,
+            None => (now_ns(), s.fs.services().tree_changes()),
+        };
         let generation = self.index.next_generation();
         self.confirming = Some(generation);
-        let taken = now_ns();
         let root = LogicalPath::root();
         let root_id = self.dir_identity(s, &root)?;
         self.enter_dir(s, &root);

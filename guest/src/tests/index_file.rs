@@ -1,0 +1,119 @@
+//! The index file in the state directory as an attacker could leave it: one forged with a
+//! good checksum and the right binding (anyone who can write the state directory can
+//! compute both) but larger than the policy lets an index grow, and a FIFO in its place.
+//! Either must be passed over: no memory past the bound, no search that blocks.
+#![allow(clippy::unwrap_used)]
+
+use std::fs;
+use std::time::Duration;
+
+use super::index::{search, session, settle};
+use crate::api::SearchTextArgs;
+use crate::tools::index::{file, Identity, Index, Rec, What};
+
+const SMALL: &str = r#"{"limits": {"max_index_bytes": 4000}}"#;
+
+fn ask() -> SearchTextArgs {
+    SearchTextArgs {
+        query: "needle".into(),
+        ..Default::default()
+    }
+}
+
+/// The binding a session's index gets (what a forger computes from public facts).
+fn binding(s: &crate::tools::session::Session) -> String {
+    Index::binding(
+        crate::tools::list::root_id(s).unwrap(),
+        &s.policy.fingerprint(),
+    )
+}
+
+fn forged(binding: String, records: usize) -> Index {
+    let mut ix = Index::new(binding);
+    for i in 0..records {
+        let rec = Rec {
+            id: Identity {
+                size: 1,
+                mtime: Some(1),
+                ctime: Some(1),
+                inode: Some(1),
+            },
+            taken: 1,
+            what: What::Text(crate::text::trigram::Filter::from_words(vec![0; 64])),
+            generation: 0,
+        };
+        ix.record(&format!("gone/{i}.txt"), rec, u64::MAX);
+    }
+    ix
+}
+
+fn plant(state: &std::path::Path, ix: &Index) {
+    fs::create_dir_all(state.join("index")).unwrap();
+    fs::write(
+        file::path_in(state, ix.bound_to()),
+        file::encode(ix, &crate::rules::services::NoServices),
+    )
+    .unwrap();
+}
+
+/// The weight of the session's index after one search (with `records` planted).
+fn weight_after_planting(records: usize) -> (u64, usize) {
+    let repo = tempfile::tempdir().unwrap();
+    let state = tempfile::tempdir().unwrap();
+    fs::write(repo.path().join("a.txt"), "plain words\n").unwrap();
+    let s = session(repo.path(), state.path(), SMALL);
+    let ix = forged(binding(&s), records);
+    plant(state.path(), &ix);
+    // A search below the root: it forgets no record, so what was loaded stays.
+    fs::create_dir(repo.path().join("sub")).unwrap();
+    fs::write(repo.path().join("sub/b.txt"), "plain words\n").unwrap();
+    let a = SearchTextArgs {
+        path: Some("sub".into()),
+        ..ask()
+    };
+    let (r, _) = search(&s, a);
+    assert_eq!(r[0].files_searched, 1);
+    let guard = s.index.lock().unwrap();
+    let loaded = guard.as_ref().unwrap();
+    (loaded.weight(), loaded.len())
+}
+
+#[test]
+fn a_forged_index_within_the_bound_is_loaded() {
+    // The positive control: the planted file is read when it could be the session's own.
+    let (w, n) = weight_after_planting(3);
+    assert!(n >= 3, "{n} records");
+    assert!(w <= 4000);
+}
+
+#[test]
+fn a_forged_index_over_the_policys_bound_is_not_loaded() {
+    let (w, n) = weight_after_planting(2000);
+    assert!(
+        w <= 4000,
+        "the session holds an index of {w} bytes ({n} records) under a bound of 4000"
+    );
+}
+
+#[test]
+fn a_fifo_in_place_of_the_index_file_does_not_block_a_search() {
+    let repo = tempfile::tempdir().unwrap();
+    let state = tempfile::tempdir().unwrap();
+    fs::write(repo.path().join("a.txt"), "plain words and a needle\n").unwrap();
+    settle();
+    let s = session(repo.path(), state.path(), SMALL);
+    let place = file::path_in(state.path(), &binding(&s));
+    fs::create_dir_all(place.parent().unwrap()).unwrap();
+    let made = std::process::Command::new("mkfifo")
+        .arg(&place)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let (r, _) = search(&s, ask());
+        let _ = tx.send(r[0].files_matched);
+    });
+    let got = rx.recv_timeout(Duration::from_secs(20));
+    assert_eq!(got, Ok(1), "the search blocked on the FIFO");
+}
