@@ -68,6 +68,19 @@ fn count(s: &mut Session, q: &str, regex: bool, ci: bool) -> u64 {
         .total_matches
 }
 
+/// The middle time of three runs of the query, and its count.
+fn median_of_3(s: &mut Session, q: &str, regex: bool, ci: bool) -> (Duration, u64) {
+    let mut times = Vec::new();
+    let mut n = 0;
+    for _ in 0..3 {
+        let (t, c) = timed(|| count(s, q, regex, ci));
+        times.push(t);
+        n = c;
+    }
+    times.sort();
+    (times[1], n)
+}
+
 fn timed<T>(f: impl FnOnce() -> T) -> (Duration, T) {
     let t = Instant::now();
     let r = f();
@@ -169,24 +182,8 @@ pub fn index_rows(rt: &Runtime, linux: &Path, corpus: &Path) {
     let mut ratios = Vec::new();
     let mut rare = Vec::new();
     for &(q, regex, ci) in QUERIES {
-        let mut times: Vec<Duration> = Vec::new();
-        let mut n_ix = 0;
-        for _ in 0..3 {
-            let (t, n) = timed(|| count(&mut s, q, regex, ci));
-            times.push(t);
-            n_ix = n;
-        }
-        times.sort();
-        let t_ix = times[1];
-        let mut wtimes: Vec<Duration> = Vec::new();
-        let mut n_w = 0;
-        for _ in 0..3 {
-            let (t, n) = timed(|| count(&mut watched, q, regex, ci));
-            wtimes.push(t);
-            n_w = n;
-        }
-        wtimes.sort();
-        let t_w = wtimes[1];
+        let (t_ix, n_ix) = median_of_3(&mut s, q, regex, ci);
+        let (t_w, n_w) = median_of_3(&mut watched, q, regex, ci);
         let (t_scan, n_scan) = timed(|| count(&mut scan, q, regex, ci));
         let (t_rg, (n_rg, f_rg)) = rg_timed(linux, q, regex, ci);
         let r = t_ix.as_secs_f64() / t_rg.as_secs_f64();
