@@ -21,7 +21,7 @@ use crate::rules::fsx::EntryType;
 use crate::rules::glob::Globs;
 use crate::rules::path::LogicalPath;
 use crate::rules::policy::Policy;
-use crate::rules::walk::{walk, walk_budget, Flow, Skips, WalkEntry, WalkOptions};
+use crate::rules::walk::{walk, walk_budget, Skips, WalkOptions};
 use crate::text::literal::Literal;
 use crate::tools::cursor::{Page, Skipper};
 use crate::tools::session::Session;
@@ -29,6 +29,7 @@ use crate::tools::session::Session;
 mod encoded;
 mod indexed;
 mod matcher;
+mod visit;
 
 #[cfg(test)]
 use matcher::required_literals;
@@ -345,95 +346,6 @@ struct State<'a> {
 }
 
 impl State<'_> {
-    /// What the search does with one entry a walk shows.
-    fn visit(&mut self, e: &WalkEntry, include: &Globs, exclude: &Globs) -> Flow {
-        let p = e.path.as_str();
-        if e.ty != EntryType::File {
-            if e.ty == EntryType::Symlink {
-                self.skips.add("symlink");
-            } else if e.ty == EntryType::Other {
-                self.skips.add("special");
-            }
-            return Flow::Continue;
-        }
-        if !include.is_empty() && !include.matches(p) || exclude.matches(p) {
-            return Flow::Continue;
-        }
-        self.search_file(&e.path, p, e.kind, e.dir.as_ref());
-        if self.stopped_by.is_some() {
-            Flow::Stop
-        } else {
-            Flow::Continue
-        }
-    }
-
-    /// Replays a recorded whole walk: the same entries in the same order, each skip the
-    /// walk counted added where the walk counted it. True when it stopped early (the
-    /// search asked, or the recorded walk ran out of budget).
-    fn replay(
-        &mut self,
-        tree: &crate::tools::index::tree::Tree,
-        include: &Globs,
-        exclude: &Globs,
-        walk_skips: &mut Skips,
-    ) -> bool {
-        let mut counted = 0usize;
-        for (shown, &mark) in tree.entries.iter().zip(&tree.marks) {
-            let mark = mark as usize;
-            for r in tree.tape.get(counted..mark).unwrap_or(&[]) {
-                walk_skips.add(r);
-            }
-            counted = counted.max(mark);
-            if self.replay_quick(shown, include, exclude) {
-                continue;
-            }
-            let e = WalkEntry {
-                path: shown.path.clone(),
-                ty: shown.ty,
-                depth: 0,
-                kind: shown.kind,
-                dir: None,
-            };
-            if self.visit(&e, include, exclude) == Flow::Stop {
-                return true;
-            }
-        }
-        for r in tree.tape.get(counted..).unwrap_or(&[]) {
-            walk_skips.add(r);
-        }
-        tree.budget_stopped
-    }
-
-    /// What [`State::visit`] does with a file the index answers for without a look, done
-    /// without building a walk entry (most files of a replay while nothing changed).
-    /// False when the entry needs the whole path.
-    fn replay_quick(
-        &mut self,
-        shown: &crate::tools::index::tree::Shown,
-        include: &Globs,
-        exclude: &Globs,
-    ) -> bool {
-        if shown.ty != EntryType::File {
-            return false;
-        }
-        let p = shown.path.as_str();
-        if !include.is_empty() && !include.matches(p) || exclude.matches(p) {
-            return true;
-        }
-        if matches!(shown.kind, Kind::Secret | Kind::GitInternal | Kind::Binary) {
-            return false;
-        }
-        let answer = self.index.as_ref().and_then(|ix| ix.trusted(&shown.path));
-        match answer {
-            Some(Some(indexed::Answer::Binary)) => self.skips.add("binary"),
-            Some(Some(indexed::Answer::TooLarge)) => self.skips.add("too_large"),
-            Some(Some(indexed::Answer::NoMatch)) => self.searched += 1,
-            _ => return false,
-        }
-        self.meter.file(self.s.fs.services(), 0, 0);
-        true
-    }
-
     /// Reads up to `max` bytes of `path` into the buffer through its held parent directory
     /// (the walk's, or one opened from the root when there is none).
     fn read_through_port(
