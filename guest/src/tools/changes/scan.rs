@@ -34,7 +34,8 @@ pub struct ScanStats {
     pub skips: Skips,
 }
 
-fn nanos(t: Option<std::time::SystemTime>) -> Option<u64> {
+/// A time as nanoseconds since the Unix epoch (`None` before it, or unknown).
+pub fn nanos(t: Option<std::time::SystemTime>) -> Option<u64> {
     let d = t?.duration_since(std::time::UNIX_EPOCH).ok()?;
     u64::try_from(d.as_nanos()).ok()
 }

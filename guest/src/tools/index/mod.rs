@@ -29,8 +29,9 @@ use std::sync::{Arc, Mutex};
 use crate::fs::port::Stat;
 use crate::text::trigram::Filter;
 
-/// The timestamp step assumed of the file system (2 s: FAT's, the coarsest in common use).
-pub const RACY_NS: u64 = 2_000_000_000;
+use crate::tools::changes::scan::nanos;
+/// The timestamp step assumed of the file system: the same as `changes_since` assumes.
+pub use crate::tools::changes::scan::RACY_NS;
 
 /// The index of one instance, shared by its calls; `None` until the first search.
 pub type Shared = Arc<Mutex<Option<Index>>>;
@@ -44,11 +45,6 @@ pub struct Identity {
     /// Status change time (moves with every write, and cannot be set back by a user).
     pub ctime: Option<u64>,
     pub inode: Option<u64>,
-}
-
-fn nanos(t: Option<std::time::SystemTime>) -> Option<u64> {
-    let d = t?.duration_since(std::time::UNIX_EPOCH).ok()?;
-    u64::try_from(d.as_nanos()).ok()
 }
 
 impl Identity {

@@ -88,13 +88,19 @@ impl Indexed {
     /// The index of `s` for a search needing `need`, or `None` when the policy turns the
     /// index off. `whole_tree`: the walk starts at the root and shows every file a search
     /// may read (no shard), so files it does not show are gone.
-    pub(super) fn open(s: &Session, need: Vec<Trigram>, whole_tree: bool) -> Option<Self> {
+    /// `ids`: the root's identity and the policy's fingerprint, as the search's cursors
+    /// bind them.
+    pub(super) fn open(
+        s: &Session,
+        ids: &(crate::fs::port::FileId, String),
+        need: Vec<Trigram>,
+        whole_tree: bool,
+    ) -> Option<Self> {
         let max_weight = s.policy.limits().max_index_bytes;
         if max_weight == 0 {
             return None;
         }
-        let root = crate::tools::list::root_id(s).ok()?;
-        let binding = Index::binding(root, &s.policy.fingerprint());
+        let binding = Index::binding(ids.0, &ids.1);
         let kept = s.index.lock().ok()?.take();
         let index = match kept {
             Some(ix) if ix.bound_to() == binding => ix,

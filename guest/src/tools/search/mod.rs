@@ -206,9 +206,10 @@ pub fn search_text(
             "a cursor continues a list of matches or files: not with output \"count\" or a shard",
         ));
     }
+    let ids = (crate::tools::list::root_id(s)?, s.policy.fingerprint());
     let page = Page::open(
         &s.cursor_key,
-        (crate::tools::list::root_id(s)?, &s.policy.fingerprint()),
+        (ids.0, &ids.1),
         "search_text",
         a,
         "max_matches",
@@ -269,7 +270,7 @@ pub fn search_text(
     let whole_tree = start.is_root() && opts.shard.is_none();
     let need = re.trigrams();
     if opts.respect_ignore && !need.is_empty() {
-        st.index = indexed::Indexed::open(s, need, whole_tree);
+        st.index = indexed::Indexed::open(s, &ids, need, whole_tree);
     }
     let mut walk_skips = Skips::default();
     let tree = match &mut st.index {
