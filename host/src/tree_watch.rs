@@ -287,12 +287,7 @@ mod tests {
     }
 
     fn moves_in_and_counts(plant_foreign_cookie: bool) {
-        let _one = SERIAL
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let tmp = tempfile::tempdir().unwrap();
-        let (repo, state) = (tmp.path().join("repo"), tmp.path().join("state"));
-        std::fs::create_dir_all(&repo).unwrap();
+        let (_one, tmp, repo, state) = fresh();
         let held = std::fs::File::open(&repo).unwrap();
         let w = TreeWatch::start(&held, &state).unwrap();
         let other = TreeWatch::start(&held, &state).unwrap();
@@ -322,6 +317,23 @@ mod tests {
     /// The tests here run one at a time: one counts the process's watch threads.
     static SERIAL: Mutex<()> = Mutex::new(());
 
+    /// One such test at a time (they count the watch threads), with an empty repository
+    /// and a state directory in a fresh temporary directory.
+    fn fresh() -> (
+        std::sync::MutexGuard<'static, ()>,
+        tempfile::TempDir,
+        std::path::PathBuf,
+        std::path::PathBuf,
+    ) {
+        let one = SERIAL
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let tmp = tempfile::tempdir().unwrap();
+        let (repo, state) = (tmp.path().join("repo"), tmp.path().join("state"));
+        std::fs::create_dir_all(&repo).unwrap();
+        (one, tmp, repo, state)
+    }
+
     fn watch_threads() -> usize {
         std::fs::read_dir("/proc/self/task")
             .unwrap()
@@ -337,12 +349,7 @@ mod tests {
     /// no longer exact, and says so, for good; dropping the watch ends its thread.
     #[test]
     fn an_overflowed_queue_makes_the_count_unknown_and_a_dropped_watch_ends_its_thread() {
-        let _one = SERIAL
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let tmp = tempfile::tempdir().unwrap();
-        let (repo, state) = (tmp.path().join("repo"), tmp.path().join("state"));
-        std::fs::create_dir_all(&repo).unwrap();
+        let (_one, _tmp, repo, state) = fresh();
         // The other tests' watches are dropped: their threads end at their next wake.
         let deadline = std::time::Instant::now() + Duration::from_secs(5);
         while watch_threads() > 0 && std::time::Instant::now() < deadline {
