@@ -97,7 +97,8 @@ enum Command {
     #[command(subcommand)]
     Audit(AuditCommand),
     /// The calls an audit log records as metrics, in the Prometheus text format. A tool
-    /// name the session (under --policy, --read-only) does not offer counts as `unknown`.
+    /// name the session (under --policy, --read-only) does not offer counts as `unknown`, and
+    /// so does an error code the project does not define (a log may have been edited).
     Metrics { file: PathBuf },
     /// Print a completion script for a shell.
     Completions { shell: clap_complete::Shell },

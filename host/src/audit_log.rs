@@ -196,7 +196,7 @@ fn percentile(sorted: &[u64], p: usize) -> u64 {
 /// no fuel figures and tells no trap from another error with the same code, so those count
 /// as their code. A tool name not in `offered` (the tools the session offers) is
 /// `unknown`, as for a live observer: a log full of made-up names makes one label, not
-/// one each.
+/// one each; so is an error code the contract does not define.
 ///
 /// # Errors
 /// When the log cannot be read or a line is not a JSON object.
@@ -217,7 +217,7 @@ pub fn call_records(
         let outcome = if v["ok"] == Value::Bool(true) {
             "ok".to_string()
         } else {
-            crate::observe::outcome_of(v["error_code"].as_str().unwrap_or("error"))
+            logged_outcome(v["error_code"].as_str())
         };
         records.push(crate::CallRecord {
             tool: v["tool"]
@@ -233,6 +233,16 @@ pub fn call_records(
         });
     }
     Ok(records)
+}
+
+/// The outcome label of a logged failure: its error code in lower case when it is one the
+/// contract knows, else `unknown`. A log is a file anyone with access may have edited; like
+/// tool names, codes nobody defined make one label, not one each.
+fn logged_outcome(code: Option<&str>) -> String {
+    match code {
+        Some(c) if file_tools_contract::ERROR_CODES.contains(&c) => crate::observe::outcome_of(c),
+        _ => "unknown".to_string(),
+    }
 }
 
 /// Calls per tool and outcome, p50/p99 durations, bytes read and written.

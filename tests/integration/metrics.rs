@@ -273,11 +273,26 @@ fn the_cli_folds_tool_names_the_session_does_not_offer_into_unknown() {
         text.contains("no_such_tool_2"),
         "the log records the name: {text}"
     );
+    // A log edited by hand: error codes nobody defined fold into one outcome label too.
+    let mut forged = text.clone();
+    for i in 0..3 {
+        forged.push_str(&format!(
+            "{{\"tool\":\"read_file\",\"ok\":false,\"error_code\":\"FORGED_{i}_{}\"}}\n",
+            "x".repeat(200)
+        ));
+    }
+    std::fs::write(&log, forged).unwrap();
     let (out, _) = crate::cli::cli(&["metrics", log_s], None);
     assert_eq!(out.status.code(), Some(0), "{out:?}");
     let text = String::from_utf8_lossy(&out.stdout);
     let scraped = parse(&text);
     assert!(!text.contains("no_such_tool"), "{text}");
+    assert!(!text.contains("forged"), "{text}");
+    assert_eq!(
+        scraped.get("file_tools_tool_calls_total{tool=\"read_file\",outcome=\"unknown\"}"),
+        Some(&3.0),
+        "{scraped:#?}"
+    );
     assert_eq!(
         scraped.get("file_tools_tool_calls_total{tool=\"unknown\",outcome=\"invalid_input\"}"),
         Some(&3.0),
