@@ -182,7 +182,10 @@ impl LogicalPath {
 
     /// The last component, or `""` for the root.
     pub fn name(&self) -> &str {
-        self.s.rsplit('/').next().unwrap_or("")
+        match memchr::memrchr(b'/', self.s.as_bytes()) {
+            Some(i) => &self.s[i + 1..],
+            None => &self.s,
+        }
     }
 
     /// The parent directory; the root is its own parent.
