@@ -232,6 +232,115 @@ fn with_a_watch_a_change_just_before_a_search_is_never_missed() {
     }
 }
 
+/// With the host's watch, `find_files` over the whole tree replays the last whole walk a
+/// search recorded while the watch counts no change (far less work than a walk: the fuel
+/// shows it), and walks again after any change, each time answering as a session without
+/// the index answers: pages, hidden files and ignore rules included.
+#[test]
+fn with_a_watch_find_files_replays_the_last_walk_and_misses_nothing() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let repo = tmp.path().join("repo");
+    for d in 0..12 {
+        for f in 0..25 {
+            write(
+                &repo.join(format!("d{d:02}/f{f:02}.txt")),
+                format!("{} text\n", WORDS[(d + f) % 10]).as_bytes(),
+            );
+        }
+    }
+    write(&repo.join(".gitignore"), b"*.log\n");
+    write(&repo.join("d00/skip.log"), b"ignored\n");
+    write(&repo.join(".hidden/h.txt"), b"hidden\n");
+    let fuel = Arc::new(Mutex::new(0u64));
+    let open_watched = |state: &str, index: u64| {
+        let fuel = fuel.clone();
+        Session::builder(runtime())
+            .repo(&repo)
+            .state_dir(tmp.path().join(state))
+            .policy(json!({ "limits": { "max_index_bytes": index } }))
+            .watch_tree(true)
+            .observer(Arc::new(move |r: &file_tools_host::CallRecord| {
+                *fuel.lock().expect("fuel") = r.fuel;
+            }))
+            .build()
+            .expect("session")
+    };
+    let mut on = open_watched("state-on", 1 << 28);
+    let mut off = open_watched("state-off", 0);
+    let finds = [
+        json!({ "patterns": ["*"] }),
+        json!({ "patterns": ["*.txt"], "include_hidden": true }),
+        json!({ "patterns": ["d0*/f1*"], "max_results": 7 }),
+    ];
+    let walked = compare(&mut on, &mut off, &fuel, &finds, "before any search");
+    // A search of the whole tree records the walk (both choices of hidden entries).
+    for hidden in [false, true] {
+        let q = json!({ "query": "amber", "output": "count", "include_hidden": hidden });
+        call(&mut on, "search_text", q).expect("search");
+    }
+    let replayed = compare(&mut on, &mut off, &fuel, &finds, "after the searches");
+    // The two finds over the whole tree (the pages of the third stop early either way).
+    for (w, r) in walked.iter().zip(&replayed).take(2) {
+        assert!(
+            r * 2 < *w,
+            "a replay uses far less fuel: {replayed:?} against {walked:?}"
+        );
+    }
+    // Each change is seen by the very next call.
+    let changes: [&dyn Fn(); 5] = [
+        &|| write(&repo.join("d03/new.txt"), b"new\n"),
+        &|| std::fs::remove_file(repo.join("d04/f04.txt")).expect("rm"),
+        &|| std::fs::rename(repo.join("d05"), repo.join("d05-moved")).expect("mv"),
+        &|| write(&repo.join(".gitignore"), b"*.log\nf0*\n"),
+        &|| write(&repo.join(".hidden/g.txt"), b"more\n"),
+    ];
+    for (i, change) in changes.iter().enumerate() {
+        change();
+        compare(
+            &mut on,
+            &mut off,
+            &fuel,
+            &finds,
+            &format!("after change {i}"),
+        );
+    }
+}
+
+/// `find_files` with each of `finds`, page by page, in both sessions: the same answers.
+/// The fuel session `on` used for each call.
+fn compare(
+    on: &mut Session,
+    off: &mut Session,
+    fuel: &Mutex<u64>,
+    finds: &[Value],
+    what: &str,
+) -> Vec<u64> {
+    let mut used = Vec::new();
+    for args in finds {
+        let (mut a, mut b) = (args.clone(), args.clone());
+        for page in 0..3 {
+            let got = call(on, "find_files", a.clone()).expect("find");
+            used.push(*fuel.lock().expect("fuel"));
+            let want = call(off, "find_files", b.clone()).expect("find");
+            assert_eq!(got["paths"], want["paths"], "{what}: {args} page {page}");
+            assert_eq!(
+                got["skipped"], want["skipped"],
+                "{what}: {args} page {page}"
+            );
+            assert_eq!(got["truncated"], want["truncated"], "{what}: {args}");
+            match (got["next_cursor"].as_str(), want["next_cursor"].as_str()) {
+                (Some(x), Some(y)) => {
+                    a["cursor"] = json!(x);
+                    b["cursor"] = json!(y);
+                }
+                (None, None) => break,
+                other => panic!("{what}: {args}: cursors {other:?}"),
+            }
+        }
+    }
+    used
+}
+
 /// With the host's watch, `changes_since` on a token taken at the watch's present count
 /// answers without a scan, and a change made just before the call is still reported, as a
 /// session without a watch reports it.

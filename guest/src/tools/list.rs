@@ -216,9 +216,10 @@ pub fn find_files(
     let mut skips = Skips::default();
     let mut paths = Vec::new();
     let mut stopped_by = None;
+    let ids = (root_id(s)?, s.policy.fingerprint());
     let page = Page::open(
         &s.cursor_key,
-        (root_id(s)?, &s.policy.fingerprint()),
+        (ids.0, &ids.1),
         "find_files",
         a,
         "max_results",
@@ -226,24 +227,39 @@ pub fn find_files(
     )?;
     let mut skipper = page.skipper();
     let mut meter = Meter::default();
-    let walk_stopped = walk(&s.fs, &s.policy, &start, &opts, &mut skips, |e| {
+    let mut visit = |path: &LogicalPath, ty: EntryType| {
         meter.file(s.fs.services(), 0, 0);
-        if e.ty == EntryType::Dir {
+        if ty == EntryType::Dir {
             return Flow::Continue;
         }
-        let p = e.path.to_string();
-        if globs.matches(&p) {
-            if skipper.skip(&p) {
+        let p = path.as_str();
+        if globs.matches(p) {
+            if skipper.skip(p) {
                 return Flow::Continue;
             }
             if paths.len() >= max {
                 stopped_by = Some(Stop::new("max_results", max as u64));
                 return Flow::Stop;
             }
-            paths.push(p);
+            paths.push(p.to_string());
         }
         Flow::Continue
-    })?;
+    };
+    // While the host's watch counts no change since a search's last whole walk, that walk
+    // shows the tree as a walk would now, and no directory is listed (tools/index/tree.rs).
+    let replayed = (start.is_root() && opts.respect_ignore)
+        .then(|| {
+            crate::tools::index::with_quiet_tree(s, &ids, opts.include_hidden, |tree| {
+                tree.replay(&mut skips, |e| visit(&e.path, e.ty))
+            })
+        })
+        .flatten();
+    let walk_stopped = match replayed {
+        Some(stopped) => stopped,
+        None => walk(&s.fs, &s.policy, &start, &opts, &mut skips, |e| {
+            visit(&e.path, e.ty)
+        })?,
+    };
     let walk_stop = walk_stopped.then(|| walk_budget(&s.policy));
     let stopped_by = page.finish(&skipper, stopped_by, walk_stop)?;
     let next_cursor = page.next(&stopped_by, "max_results", paths.len(), || {

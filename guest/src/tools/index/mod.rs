@@ -36,6 +36,26 @@ pub use crate::tools::changes::scan::RACY_NS;
 /// The index of one instance, shared by its calls; `None` until the first search.
 pub type Shared = Arc<Mutex<Option<Index>>>;
 
+/// Runs `f` over [`Index::quiet_tree`] of the session's index in memory, when the policy
+/// turns the index on, the host runs a watch, and the index is bound to `ids` (the root's
+/// identity and the policy's fingerprint, as cursors bind them).
+pub fn with_quiet_tree<R>(
+    s: &crate::tools::session::Session,
+    ids: &(crate::fs::port::FileId, String),
+    include_hidden: bool,
+    f: impl FnOnce(&tree::Tree) -> R,
+) -> Option<R> {
+    if s.policy.limits().max_index_bytes == 0 {
+        return None;
+    }
+    let changes = s.fs.services().tree_changes()?;
+    let slot = s.index.lock().ok()?;
+    let ix = slot
+        .as_ref()
+        .filter(|ix| ix.bound_to() == Index::binding(ids.0, &ids.1))?;
+    ix.quiet_tree(include_hidden, changes).map(f)
+}
+
 /// What identifies one state of a file: any write moves its size or its times.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Identity {
@@ -220,6 +240,15 @@ impl Index {
             .iter()
             .position(|t| t.include_hidden == include_hidden)?;
         Some(self.trees.swap_remove(i))
+    }
+
+    /// The last whole walk with this choice of hidden entries, when the host's watch has
+    /// counted no change below the repository since before it began (`changes`, the count
+    /// read now): what a walk would show now, without a look at anything.
+    pub fn quiet_tree(&self, include_hidden: bool, changes: u64) -> Option<&tree::Tree> {
+        self.trees
+            .iter()
+            .find(|t| t.include_hidden == include_hidden && t.changes == Some(changes))
     }
 
     /// Keeps `tree` as the last whole walk with its choice of hidden entries.

@@ -22,6 +22,7 @@ use super::Identity;
 use crate::fs::port::EntryType;
 use crate::rules::classify::Kind;
 use crate::rules::path::LogicalPath;
+use crate::rules::walk::{Flow, Skips};
 
 /// One entry the walk showed.
 #[derive(Debug, Clone)]
@@ -79,5 +80,27 @@ impl Tree {
             (Some(a), Some(b)) => a == b && !a.racy(self.taken),
             _ => false,
         }
+    }
+
+    /// Shows `visit` the walk's entries again, in its order, each skip the walk counted
+    /// added to `skips` where the walk counted it. True when it stopped early, as
+    /// [`crate::rules::walk::walk`] answers: `visit` said stop, or the walk ran out of its
+    /// budget.
+    pub fn replay(&self, skips: &mut Skips, mut visit: impl FnMut(&Shown) -> Flow) -> bool {
+        let mut counted = 0usize;
+        for (shown, &mark) in self.entries.iter().zip(&self.marks) {
+            let mark = mark as usize;
+            for r in self.tape.get(counted..mark).unwrap_or(&[]) {
+                skips.add(r);
+            }
+            counted = counted.max(mark);
+            if visit(shown) == Flow::Stop {
+                return true;
+            }
+        }
+        for r in self.tape.get(counted..).unwrap_or(&[]) {
+            skips.add(r);
+        }
+        self.budget_stopped
     }
 }

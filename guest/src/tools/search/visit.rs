@@ -30,9 +30,9 @@ impl State<'_> {
         }
     }
 
-    /// Replays a recorded whole walk: the same entries in the same order, each skip the
-    /// walk counted added where the walk counted it. True when it stopped early (the
-    /// search asked, or the recorded walk ran out of budget).
+    /// Replays a recorded whole walk (see [`crate::tools::index::tree::Tree::replay`]).
+    /// True when it stopped early (the search asked, or the recorded walk ran out of
+    /// budget).
     pub(super) fn replay(
         &mut self,
         tree: &crate::tools::index::tree::Tree,
@@ -40,15 +40,9 @@ impl State<'_> {
         exclude: &Globs,
         walk_skips: &mut Skips,
     ) -> bool {
-        let mut counted = 0usize;
-        for (shown, &mark) in tree.entries.iter().zip(&tree.marks) {
-            let mark = mark as usize;
-            for r in tree.tape.get(counted..mark).unwrap_or(&[]) {
-                walk_skips.add(r);
-            }
-            counted = counted.max(mark);
+        tree.replay(walk_skips, |shown| {
             if self.replay_quick(shown, include, exclude) {
-                continue;
+                return Flow::Continue;
             }
             let e = WalkEntry {
                 path: shown.path.clone(),
@@ -57,14 +51,8 @@ impl State<'_> {
                 kind: shown.kind,
                 dir: None,
             };
-            if self.visit(&e, include, exclude) == Flow::Stop {
-                return true;
-            }
-        }
-        for r in tree.tape.get(counted..).unwrap_or(&[]) {
-            walk_skips.add(r);
-        }
-        tree.budget_stopped
+            self.visit(&e, include, exclude)
+        })
     }
 
     /// What [`State::visit`] does with a file the index answers for without a look, done
