@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use file_tools_host::{Runtime, Session};
 use serde_json::json;
 
-use super::{big_limits, gate, ms, policy, rg_count, rss_kib, search_args};
+use super::{big_limits, gate, ms, policy, rg_count, rg_files, rss_kib, search_args};
 
 /// From rare identifiers to common words; literals, case-insensitive, regexes with
 /// literals, and one regex without any (which the index cannot narrow).
@@ -218,6 +218,33 @@ pub fn index_rows(rt: &Runtime, linux: &Path, corpus: &Path) {
         rare.len(),
         rare.get(rare.len() / 2).map_or("-".into(), |t| ms(*t)),
         watched_rare.get(watched_rare.len() / 2).map_or("-".into(), |t| ms(*t))
+    );
+
+    // find_files over the whole tree: with the watch, the last whole walk (the searches
+    // above recorded it) is replayed; without one, the tree is walked.
+    let find = json!({ "patterns": ["*"], "max_results": 10_000_000 }).to_string();
+    let files = |s: &mut Session| {
+        let mut times = Vec::new();
+        let mut n = 0;
+        for _ in 0..3 {
+            let (t, v) = timed(|| s.call("find_files", &find).expect("find"));
+            times.push(t);
+            n = v["paths"].as_array().map_or(0, |a| a.len());
+        }
+        times.sort();
+        (times[1], n)
+    };
+    let (t_fw, n_fw) = files(&mut watched);
+    let (t_fs, n_fs) = files(&mut s);
+    let (t_rgf, _) = timed(|| rg_files(linux, Some(1)));
+    println!(
+        "\n| find_files, whole tree, with a watch (the last walk replayed), p50 of 3 | {} | rg --files -j1 {} | {:.3}x (walked: {}, {:.3}x) {} |",
+        ms(t_fw),
+        ms(t_rgf),
+        t_fw.as_secs_f64() / t_rgf.as_secs_f64(),
+        ms(t_fs),
+        t_fs.as_secs_f64() / t_rgf.as_secs_f64(),
+        gate(n_fw == n_fs && n_fw > 0)
     );
 
     // 100 files rewritten (same content: only their metadata moves, so the tree and the
