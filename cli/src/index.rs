@@ -2,9 +2,11 @@
 //! directory (`index/`). The component makes and checks it (see the README's "Search
 //! index"); here it is built by one search that reads every file, shown, or removed.
 
+use std::io::{IsTerminal, Write};
 use std::path::Path;
 use std::process::ExitCode;
-use std::time::Instant;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use clap::Subcommand;
 use serde_json::{json, Value};
@@ -94,7 +96,16 @@ pub(crate) fn index(o: &Options, cmd: &IndexCommand) -> ExitCode {
             let probe = format!("file-tools-index-probe-{:x}", std::process::id());
             let args = json!({"query": probe, "output": "count"}).to_string();
             let started = Instant::now();
-            match session.call("search_text", &args) {
+            let mut options = file_tools_host::CallOptions::new();
+            let terminal = std::io::stderr().is_terminal();
+            if terminal {
+                options = options.progress(terminal_progress(started));
+            }
+            let answer = session.call_with("search_text", &args, &options);
+            if terminal {
+                eprintln!();
+            }
+            match answer {
                 Ok(r) => {
                     let mut v = status_json(&dir, enabled);
                     v["files_searched"] = r["files_searched"].clone();
@@ -109,4 +120,28 @@ pub(crate) fn index(o: &Options, cmd: &IndexCommand) -> ExitCode {
             }
         }
     }
+}
+
+/// How far a build has come, as the line a terminal shows.
+fn progress_line(files: u64, elapsed: Duration) -> String {
+    format!(
+        "\rindexing: {files} files looked at, {:.1} s",
+        elapsed.as_secs_f64()
+    )
+}
+
+/// A progress sink that rewrites one line of standard error in place, at most ten times a
+/// second.
+fn terminal_progress(started: Instant) -> Arc<dyn file_tools_host::Progress> {
+    let last: Mutex<Option<Instant>> = Mutex::new(None);
+    Arc::new(move |u: file_tools_host::ProgressUpdate| {
+        let Ok(mut last) = last.lock() else { return };
+        if last.is_some_and(|t| t.elapsed() < Duration::from_millis(100)) {
+            return;
+        }
+        *last = Some(Instant::now());
+        let mut err = std::io::stderr().lock();
+        let _ = err.write_all(progress_line(u.files_scanned, started.elapsed()).as_bytes());
+        let _ = err.flush();
+    })
 }

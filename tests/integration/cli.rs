@@ -597,6 +597,8 @@ fn the_index_is_built_shown_and_dropped_from_the_cli() {
     let (out, v) = run(Some(&on), "build");
     assert!(out.status.success(), "{v}");
     assert!(v["result"]["files_searched"].as_u64().unwrap() > 3, "{v}");
+    // Not on a terminal: no progress line.
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("indexing"));
     let (_, v) = run(Some(&on), "status");
     assert_eq!(v["result"]["files"].as_array().unwrap().len(), 1, "{v}");
     assert!(v["result"]["bytes"].as_u64().unwrap() > 100, "{v}");
@@ -616,4 +618,39 @@ fn the_index_is_built_shown_and_dropped_from_the_cli() {
     assert_eq!(v["result"]["removed"], 1, "{v}");
     let (_, v) = run(Some(&on), "status");
     assert_eq!(v["result"]["files"].as_array().unwrap().len(), 0, "{v}");
+}
+
+/// On a terminal, `index build` shows how far it has come on one line rewritten in place
+/// (run under `script`, which gives the command a terminal).
+#[test]
+fn index_build_shows_its_progress_on_a_terminal() {
+    let fx = Fixture::new();
+    for i in 0..200 {
+        fx.write(&format!("many/f{i:03}.txt"), b"some text to index\n");
+    }
+    let dir = fx.repo.parent().unwrap();
+    let policy = dir.join("index-on.toml");
+    std::fs::write(&policy, "[limits]\nmax_index_bytes = 268435456\n").unwrap();
+    let quote = |p: &std::path::Path| format!("'{}'", p.display());
+    let command = format!(
+        "{} --repo {} --state-dir {} --policy {} index build",
+        quote(std::path::Path::new(env!("CARGO_BIN_EXE_file-tools"))),
+        quote(&fx.repo),
+        quote(&dir.join("index-state")),
+        quote(&policy),
+    );
+    let out = Command::new("script")
+        .args(["-qec", &command, "/dev/null"])
+        .env(
+            "FILE_TOOLS_CACHE_DIR",
+            std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli-cache"),
+        )
+        .stdin(Stdio::null())
+        .output()
+        .expect("script (util-linux)");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    assert!(text.contains("\rindexing: "), "{text}");
+    assert!(text.contains(" files looked at, "), "{text}");
+    assert!(text.contains("\"ok\":true"), "{text}");
 }
