@@ -48,6 +48,16 @@ if ! ldconfig -p 2>/dev/null | grep -q 'libfuse\.so\.2' || ! command -v fusermou
     DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -q fuse libfuse2 >/dev/null
 fi
 
+# The CLI test of the index build's progress line runs it on a terminal through script(1),
+# from Debian's bsdutils (essential, so almost always present).
+if ! command -v script >/dev/null 2>&1; then
+    echo "setup: Debian's bsdutils (script, for the terminal test of the CLI)"
+    sudo_cmd=""
+    [ "$(id -u)" = 0 ] || sudo_cmd="sudo"
+    $sudo_cmd apt-get update -q >/dev/null
+    DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -q bsdutils >/dev/null
+fi
+
 if ! command -v python3 >/dev/null 2>&1; then
     echo "setup: python3 is needed for the MCP and Python host tests" >&2
     exit 1
