@@ -127,6 +127,16 @@ def test_a_listen_stream_hears_of_its_readable_files_only(repo):
     assert set(got) == {"file:///src/lib.rs", ("other", "file:///README.md")}, got
 
 
+def test_a_listen_stream_is_granted_its_first_256_well_formed_uris(repo):
+    asked = ["http://elsewhere/a", "file:///a%zz"] + [f"file:///missing/{i}.txt" for i in range(300)]
+
+    async def body(s):
+        async with listen(s, resource_subscriptions=asked) as sub:
+            return sub.honored.resource_subscriptions
+
+    assert run(repo, body, modern=True) == asked[2:258]
+
+
 def policy(repo):
     path = repo.parent / "policy.toml"
     path.write_text('[read]\nblock = ["private/**"]\n')

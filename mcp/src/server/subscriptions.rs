@@ -230,6 +230,10 @@ async fn send_all(peer: Peer<RoleServer>, mut rx: mpsc::UnboundedReceiver<String
     }
 }
 
+/// URIs one listen stream is granted (each costs a read check when the stream opens); the
+/// first ones named are kept.
+const MAX_LISTEN_URIS: usize = 256;
+
 /// Ends a listen stream's subscriptions however its future ends (a cancelled request's
 /// future may simply be dropped).
 struct Unlisten(Arc<Subscriptions>, Owner);
@@ -290,8 +294,8 @@ impl McpServer {
             .await
     }
 
-    /// What a `subscriptions/listen` request is granted: its well-formed `file:///` URIs,
-    /// whatever the files (nothing else is offered). `None` on a transport without
+    /// What a `subscriptions/listen` request is granted: its first [`MAX_LISTEN_URIS`]
+    /// well-formed `file:///` URIs, whatever the files (nothing else is offered). `None` on a transport without
     /// subscriptions, where the method is not offered.
     pub(crate) fn listen_filter(
         &self,
@@ -303,6 +307,7 @@ impl McpServer {
             .iter()
             .flatten()
             .filter(|uri| path_of(uri).is_ok())
+            .take(MAX_LISTEN_URIS)
             .cloned()
             .collect();
         let mut granted = SubscriptionFilter::new();

@@ -49,11 +49,14 @@ pub(crate) fn from_describe(described: Value) -> Result<Vec<Tool>, HostError> {
 /// image content (`type: image`, its base64 `data` and `mimeType`), a PDF as an embedded
 /// resource (`blob` and `mimeType`, at the file's `file:///` URI). Its JSON text then leaves
 /// out `data_base64`, which that block carries: the model is not handed the base64 as text.
+/// A `search_text` result puts its resource links there (see [`file_links`]): the JSON is
+/// always the last block.
 pub(crate) fn ok_result(tool: &str, result: Value) -> CallToolResult {
     let mut content = Vec::new();
     if let Some(s) = result.get("summary").and_then(Value::as_str) {
         content.push(ContentBlock::text(s.to_owned()));
     }
+    content.extend(file_links(tool, &result));
     match media_block(tool, &result) {
         Some(block) => {
             content.push(block);
@@ -63,7 +66,6 @@ pub(crate) fn ok_result(tool: &str, result: Value) -> CallToolResult {
         }
         None => content.push(ContentBlock::text(result.to_string())),
     }
-    content.extend(file_links(tool, &result));
     let mut r = CallToolResult::success(content);
     r.structured_content = Some(result);
     r
@@ -182,13 +184,16 @@ mod tests {
         );
     }
 
-    #[test]
-    fn search_results_link_the_files_they_found_and_find_files_results_do_not() {
-        let found = json!({
+    fn found_json() -> Value {
+        json!({
             "matches": [{"path": "a b.rs"}, {"path": "a b.rs"}, {"path": "src/c.rs"}],
             "files": [], "summary": "3 matching lines",
-        });
-        let r = serde_json::to_value(ok_result("search_text", found)).unwrap();
+        })
+    }
+
+    #[test]
+    fn search_results_link_the_files_they_found_and_find_files_results_do_not() {
+        let r = serde_json::to_value(ok_result("search_text", found_json())).unwrap();
         let links: Vec<&Value> = r["content"]
             .as_array()
             .unwrap()
@@ -209,5 +214,9 @@ mod tests {
             .unwrap()
             .iter()
             .all(|c| c["type"] == "text"));
+        // The JSON stays the last block.
+        let r = serde_json::to_value(ok_result("search_text", found_json())).unwrap();
+        let last = r["content"].as_array().unwrap().last().unwrap();
+        assert_eq!(last["type"], "text");
     }
 }
