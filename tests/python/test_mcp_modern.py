@@ -7,10 +7,12 @@ import base64
 import json
 import os
 import subprocess
+import time
 
 import anyio
 import httpx2
 from mcp import types
+from mcp.shared.exceptions import MCPError
 from mcp.client.subscriptions import listen
 
 from http_harness import HEADERS, server
@@ -96,15 +98,19 @@ def test_a_listen_stream_hears_of_its_readable_files_only(repo):
     (repo / "private").mkdir()
     (repo / "private" / "notes.txt").write_text("hidden\n")
     (repo / ".env").write_text("TOKEN=1\n")
-    uris = ["file:///src/lib.rs", "file:///private/notes.txt", "file:///private/missing.txt", "file:///.env"]
+    # Many read checks before the file that changes: the stream must be watching it by
+    # the time it is acknowledged, not some time after.
+    uris = [f"file:///missing/{i}.txt" for i in range(150)]
+    uris += ["file:///private/notes.txt", "file:///private/missing.txt", "file:///.env", "file:///src/lib.rs"]
 
     async def body(s):
         got = []
         async with listen(s, resource_subscriptions=uris) as sub:
             honored = sub.honored.resource_subscriptions
+            # Straight after the acknowledgment: the stream is watching already.
+            for name in ("private/notes.txt", ".env", "src/lib.rs"):
+                (repo / name).write_text("changed\n")
             async with listen(s, resource_subscriptions=["file:///README.md"]) as other:
-                for name in ("private/notes.txt", ".env", "src/lib.rs"):
-                    (repo / name).write_text("changed\n")
                 with anyio.move_on_after(WAIT):
                     async for event in sub:
                         got.append(event.uri)
@@ -195,3 +201,21 @@ def raw_stdio_legacy(repo):
     lines = "".join(json.dumps(r) + "\n" for r in (init, done, listing)).encode()
     out = subprocess.run([BIN, "--repo", str(repo), "mcp"], input=lines, capture_output=True, env=ENV, timeout=120)
     return [line for line in out.stdout.splitlines() if line.strip()]
+
+
+def test_without_repo_a_2026_client_is_told_at_once_to_start_the_server_with_one(repo):
+    async def body(s):
+        start = time.monotonic()
+        called = await s.call_tool("read_file", {"path": "README.md"})
+        try:
+            await s.list_resources()
+            listed = None
+        except MCPError as e:
+            listed = e.error.message
+        return time.monotonic() - start, called, listed
+
+    took, called, listed = run(None, body, modern=True)
+    assert called.is_error and "--repo" in called.content[0].text and "2026-07-28" in called.content[0].text
+    assert listed and "--repo" in listed
+    # Not the ten seconds a server waits for an older client's roots.
+    assert took < 5, took

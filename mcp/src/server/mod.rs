@@ -248,6 +248,7 @@ impl ServerHandler for McpServer {
         request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
+        self.roots_never_come(modern(&context));
         let cursor = request.and_then(|r| r.cursor);
         let mut r = self.blocking(move |s| s.resources(cursor)).await?;
         // What is listed depends on the session's policy, and files come and go at any time.
@@ -262,6 +263,7 @@ impl ServerHandler for McpServer {
         request: ReadResourceRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
+        self.roots_never_come(modern(&context));
         let uri = request.uri;
         let mut r = self.blocking(move |s| s.read_resource_at(&uri)).await?;
         // Whether the file may be read depends on the session's policy, and it may change at
@@ -286,6 +288,8 @@ impl ServerHandler for McpServer {
         &self,
         requested: &SubscriptionFilter,
     ) -> Option<SubscriptionFilter> {
+        // Only a 2026-07-28 client listens.
+        self.roots_never_come(true);
         self.listen_filter(requested)
     }
 
@@ -305,8 +309,9 @@ impl ServerHandler for McpServer {
     async fn complete(
         &self,
         request: CompleteRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CompleteResult, ErrorData> {
+        self.roots_never_come(modern(&context));
         let for_files =
             matches!(&request.r#ref, Reference::Resource(r) if r.uri == resources::TEMPLATE);
         if !for_files || request.argument.name != "path" {
@@ -341,6 +346,7 @@ impl ServerHandler for McpServer {
             .meta
             .protocol_version()
             .is_some_and(|v| v >= ProtocolVersion::V_2026_07_28);
+        self.roots_never_come(modern);
         let mut round = None;
         if modern && modern_can_ask(&context.meta) {
             let args_json = Value::Object(args.clone().unwrap_or_default()).to_string();

@@ -63,7 +63,13 @@ pub(crate) struct Subscriptions {
     watch: Mutex<Option<Watch>>,
     /// The last listen stream's owner number.
     listens: AtomicU64,
+    /// Listen streams subscribed to, by their granted URIs, and not yet served: each
+    /// owner with the channel of its notifications.
+    pending: Mutex<BTreeMap<Vec<String>, Vec<Pending>>>,
 }
+
+/// A listen stream subscribed to and not yet served.
+type Pending = (Owner, mpsc::UnboundedReceiver<String>);
 
 impl std::fmt::Debug for Subscriptions {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -208,6 +214,9 @@ impl Subscriptions {
 
     /// Stops the watch and forgets every subscription (the server ends).
     pub(crate) fn close(&self) {
+        if let Ok(mut p) = self.pending.lock() {
+            p.clear();
+        }
         let stopped = self.watch.lock().ok().and_then(|mut w| w.take());
         if let Ok(mut s) = self.subscribers.lock() {
             s.clear();
@@ -295,13 +304,19 @@ impl McpServer {
     }
 
     /// What a `subscriptions/listen` request is granted: its first [`MAX_LISTEN_URIS`]
-    /// well-formed `file:///` URIs, whatever the files (nothing else is offered). `None` on a transport without
-    /// subscriptions, where the method is not offered.
+    /// well-formed `file:///` URIs, whatever the files (nothing else is offered); `None` on
+    /// a transport without subscriptions, where the method is not offered.
+    ///
+    /// The stream's subscriptions are made here, before rmcp acknowledges it, so that a
+    /// change the client makes once acknowledged is heard of: each granted URI that passes
+    /// the read check is watched. They wait, by their granted URIs, for [`Self::listen_on`]
+    /// (streams granted the same URIs are alike). When the watch cannot start, nothing is
+    /// granted.
     pub(crate) fn listen_filter(
         &self,
         requested: &SubscriptionFilter,
     ) -> Option<SubscriptionFilter> {
-        self.subscriptions.as_ref()?;
+        let subs = self.subscriptions.clone()?;
         let uris: Vec<String> = requested
             .resource_subscriptions
             .iter()
@@ -310,40 +325,67 @@ impl McpServer {
             .take(MAX_LISTEN_URIS)
             .cloned()
             .collect();
+        let owner = subs.new_owner();
+        let (tx, rx) = mpsc::unbounded_channel();
+        let register = || -> Result<(), ErrorData> {
+            for uri in &uris {
+                // A URI reading refuses is never heard of; the others still are.
+                if let Ok(path) = self.subscribable(uri) {
+                    subs.add(owner, uri.clone(), path, &self.repo, || tx.clone())?;
+                }
+            }
+            Ok(())
+        };
+        // The checks block: on a runtime with other workers, they serve the connection
+        // meanwhile.
+        let multi = tokio::runtime::Handle::try_current()
+            .is_ok_and(|h| h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread);
+        let registered = if multi {
+            tokio::task::block_in_place(register)
+        } else {
+            register()
+        };
         let mut granted = SubscriptionFilter::new();
+        if let Err(e) = registered {
+            eprintln!(
+                "file-tools: a subscriptions/listen stream gets nothing: {}",
+                e.message
+            );
+            let _ = subs.remove(owner, None);
+            return Some(granted);
+        }
+        if let Ok(mut pending) = subs.pending.lock() {
+            pending.entry(uris.clone()).or_default().push((owner, rx));
+        }
         granted.resource_subscriptions = (!uris.is_empty()).then_some(uris);
         Some(granted)
     }
 
     /// Serves one acknowledged `subscriptions/listen` stream until the client cancels it:
-    /// each granted URI that passes the read check is watched, and its changes are sent on
-    /// the stream.
+    /// the changes of the files [`Self::listen_filter`] subscribed it to are sent on it.
     ///
     /// # Errors
-    /// Internal when the watch cannot start.
+    /// None so far; the stream ends when the client cancels it.
     pub(crate) async fn listen_on(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
-        let Some(subs) = self.subscriptions.clone() else {
-            context.cancelled().await;
-            return Ok(());
-        };
-        let uris = context
+        let granted = context
             .accepted()
             .resource_subscriptions
             .clone()
             .unwrap_or_default();
-        let owner = subs.new_owner();
-        let _unlisten = Unlisten(Arc::clone(&subs), owner);
-        let (tx, mut rx) = mpsc::unbounded_channel();
-        self.blocking(move |s| {
-            for uri in uris {
-                // A URI reading refuses is never heard of; the stream goes on for the rest.
-                if let Ok(path) = s.subscribable(&uri) {
-                    subs.add(owner, uri, path, &s.repo, || tx.clone())?;
-                }
+        let taken = self.subscriptions.as_ref().and_then(|subs| {
+            let mut pending = subs.pending.lock().ok()?;
+            let waiting = pending.get_mut(&granted)?;
+            let taken = waiting.pop();
+            if waiting.is_empty() {
+                pending.remove(&granted);
             }
-            Ok(())
-        })
-        .await?;
+            Some((Arc::clone(subs), taken?))
+        });
+        let Some((subs, (owner, mut rx))) = taken else {
+            context.cancelled().await;
+            return Ok(());
+        };
+        let _unlisten = Unlisten(subs, owner);
         let sink = context.sink().clone();
         let forward = tokio::spawn(async move {
             while let Some(uri) = rx.recv().await {
