@@ -12,7 +12,10 @@ use crate::server::McpServer;
 pub fn serve_stdio(server: McpServer) -> Result<(), String> {
     let server = server.with_subscriptions();
     let subscriptions = server.subscriptions.clone();
-    let rt = tokio::runtime::Builder::new_current_thread()
+    // Two workers: a request that must block before it answers (a subscriptions/listen
+    // stream's read checks) leaves the other to serve the connection.
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
         .enable_all()
         .build()
         .map_err(|e| format!("cannot start the async runtime: {e}"))?;

@@ -23,14 +23,15 @@ mod tools;
 
 use std::sync::Arc;
 
+use rmcp::model::CacheScope;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult,
     Implementation, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
     PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse,
-    Reference, ServerCapabilities, ServerConfig, SubscribeRequestParams, Tool,
+    Reference, ServerCapabilities, ServerConfig, SubscribeRequestParams, SubscriptionFilter, Tool,
     UnsubscribeRequestParams,
 };
-use rmcp::service::{ElicitationMode, NotificationContext, RequestContext};
+use rmcp::service::{ElicitationMode, NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::{json, Value};
 
@@ -197,7 +198,10 @@ impl ServerHandler for McpServer {
         }
         let capabilities = builder.enable_completions().build();
         ServerConfig::new(capabilities)
-            .with_server_info(Implementation::new("file-tools", env!("CARGO_PKG_VERSION")))
+            .with_server_info(
+                Implementation::new("file-tools", env!("CARGO_PKG_VERSION"))
+                    .with_icons(vec![tools::icon()]),
+            )
             .with_instructions(format!(
                 "Tools to read, search and change one repository. Paths are relative to its root. \
                  Failures carry a machine-readable code (PATH_REJECTED, NOT_FOUND, WRITE_CONFLICT, ...). {mode}"
@@ -207,9 +211,15 @@ impl ServerHandler for McpServer {
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(self.tools.as_ref().clone()))
+        let mut r = ListToolsResult::with_all_items(self.tools.as_ref().clone());
+        // The list depends on the session's policy (a read-only one offers fewer tools),
+        // so no other session may share it.
+        if modern(&context) {
+            (r.ttl_ms, r.cache_scope) = (Some(0), Some(CacheScope::Private));
+        }
+        Ok(r)
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
@@ -223,28 +233,45 @@ impl ServerHandler for McpServer {
     async fn list_resource_templates(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, ErrorData> {
-        self.resource_templates()
+        let mut r = self.resource_templates()?;
+        // The same for every session and for the life of the server.
+        if modern(&context) {
+            (r.ttl_ms, r.cache_scope) = (Some(FIXED_TTL_MS), Some(CacheScope::Public));
+        }
+        Ok(r)
     }
 
     async fn list_resources(
         &self,
         request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
+        self.roots_never_come(modern(&context));
         let cursor = request.and_then(|r| r.cursor);
-        self.blocking(move |s| s.resources(cursor)).await
+        let mut r = self.blocking(move |s| s.resources(cursor)).await?;
+        // What is listed depends on the session's policy, and files come and go at any time.
+        if modern(&context) {
+            (r.ttl_ms, r.cache_scope) = (Some(0), Some(CacheScope::Private));
+        }
+        Ok(r)
     }
 
     async fn read_resource(
         &self,
         request: ReadResourceRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
+        self.roots_never_come(modern(&context));
         let uri = request.uri;
-        let read = self.blocking(move |s| s.read_resource_at(&uri)).await?;
-        Ok(read.into())
+        let mut r = self.blocking(move |s| s.read_resource_at(&uri)).await?;
+        // Whether the file may be read depends on the session's policy, and it may change at
+        // any time.
+        if modern(&context) {
+            (r.ttl_ms, r.cache_scope) = (Some(0), Some(CacheScope::Private));
+        }
+        Ok(r.into())
     }
 
     // Deprecated in rmcp for 2026-07-28 clients, which listen instead; earlier ones use it.
@@ -255,6 +282,19 @@ impl ServerHandler for McpServer {
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
         self.subscribe_to(request.uri, context.peer).await
+    }
+
+    fn accepted_subscription_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        // Only a 2026-07-28 client listens.
+        self.roots_never_come(true);
+        self.listen_filter(requested)
+    }
+
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
+        self.listen_on(context).await
     }
 
     #[allow(deprecated)]
@@ -269,8 +309,9 @@ impl ServerHandler for McpServer {
     async fn complete(
         &self,
         request: CompleteRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CompleteResult, ErrorData> {
+        self.roots_never_come(modern(&context));
         let for_files =
             matches!(&request.r#ref, Reference::Resource(r) if r.uri == resources::TEMPLATE);
         if !for_files || request.argument.name != "path" {
@@ -305,6 +346,7 @@ impl ServerHandler for McpServer {
             .meta
             .protocol_version()
             .is_some_and(|v| v >= ProtocolVersion::V_2026_07_28);
+        self.roots_never_come(modern);
         let mut round = None;
         if modern && modern_can_ask(&context.meta) {
             let args_json = Value::Object(args.clone().unwrap_or_default()).to_string();
@@ -346,6 +388,18 @@ impl ServerHandler for McpServer {
         }
         Ok(result.into())
     }
+}
+
+/// How long a 2026-07-28 client may keep a result that is the same for every session of
+/// every server of this version (the one resource template): a day.
+const FIXED_TTL_MS: u64 = 24 * 60 * 60 * 1000;
+
+/// Whether the request comes from a client of the 2026-07-28 revision or later, which
+/// reads cache hints (earlier ones get results in their own revision's shape).
+fn modern(context: &RequestContext<RoleServer>) -> bool {
+    context
+        .protocol_version()
+        .is_some_and(|v| v >= ProtocolVersion::V_2026_07_28)
 }
 
 fn new_seal() -> Result<SealKey, HostError> {

@@ -49,6 +49,17 @@ impl RepoSlot {
         self.ready.notify_all();
     }
 
+    /// Gives up waiting for roots that will never come: `Pending` becomes `Missing(why)`;
+    /// any other state stays.
+    pub(crate) fn give_up_waiting(&self, why: &str) {
+        if let Ok(mut s) = self.state.lock() {
+            if matches!(*s, State::Pending) {
+                *s = State::Missing(why.to_string());
+            }
+        }
+        self.ready.notify_all();
+    }
+
     /// The repository directory of the open session, if any.
     pub(crate) fn repo(&self) -> Option<std::path::PathBuf> {
         match &*self.state.lock().ok()? {

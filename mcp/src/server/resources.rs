@@ -6,7 +6,7 @@
 //! refusal says no more than the tool would.
 
 use rmcp::model::{CompleteResult, ListResourceTemplatesResult, ListResourcesResult};
-use rmcp::model::{ReadResourceResult, ResourceContents};
+use rmcp::model::{ReadResourceResult, ResourceContents, ResultType};
 use rmcp::ErrorData;
 use serde_json::{json, Value};
 
@@ -96,13 +96,15 @@ impl McpServer {
 
     /// The one template.
     pub fn resource_templates(&self) -> Result<ListResourceTemplatesResult, ErrorData> {
-        decode(json!({ "resourceTemplates": [{
+        let mut r: ListResourceTemplatesResult = decode(json!({ "resourceTemplates": [{
             "uriTemplate": TEMPLATE,
             "name": "file",
             "title": "A file of the repository",
             "description": "A text file of the repository, by its path from the root, read \
                 as read_file reads it (the read policy applies; long files are cut)",
-        }]}))
+        }]}))?;
+        r.result_type = Some(ResultType::COMPLETE);
+        Ok(r)
     }
 
     /// One page of the files `find_files` lists (hidden and ignored files left out).
@@ -125,7 +127,9 @@ impl McpServer {
         if let Some(next) = found["next_cursor"].as_str() {
             page["nextCursor"] = json!(next);
         }
-        decode(page)
+        let mut r: ListResourcesResult = decode(page)?;
+        r.result_type = Some(ResultType::COMPLETE);
+        Ok(r)
     }
 
     /// A file, through `read_file`.
@@ -174,11 +178,13 @@ impl McpServer {
         };
         let total = values.len();
         values.truncate(100);
-        decode(json!({ "completion": {
+        let mut r: CompleteResult = decode(json!({ "completion": {
             "values": values,
             "total": total,
             "hasMore": total > 100,
-        }}))
+        }}))?;
+        r.result_type = Some(ResultType::COMPLETE);
+        Ok(r)
     }
 }
 

@@ -48,7 +48,20 @@ pub fn choose(roots: &[Root]) -> Result<PathBuf, String> {
     Ok(PathBuf::from(format!("/{path}")))
 }
 
+/// Why a server without `--repo` has no repository for a 2026-07-28 client.
+const NO_ROOTS_IN_2026: &str = "no repository: the server was started without --repo, and a \
+    client of the 2026-07-28 revision declares no roots (the revision dropped them); start the \
+    server with --repo DIR";
+
 impl McpServer {
+    /// For a request of a 2026-07-28 client (`modern`) to a server waiting for roots: such
+    /// a client never names any, so every request says so at once instead of waiting.
+    pub(crate) fn roots_never_come(&self, modern: bool) {
+        if modern && self.opener.is_some() {
+            self.repo.give_up_waiting(NO_ROOTS_IN_2026);
+        }
+    }
+
     /// Asks the client for its roots and opens (or closes) the repository accordingly. A
     /// root that names the repository already open changes nothing.
     pub(crate) async fn refresh_roots(&self, peer: &Peer<RoleServer>) {

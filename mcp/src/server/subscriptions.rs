@@ -1,12 +1,17 @@
-//! Subscriptions to file resources (`resources/subscribe`, `resources/unsubscribe`) and the
-//! `notifications/resources/updated` they bring, for a transport that keeps its connection
-//! open (stdio; the stateless HTTP server has no way to send them and does not offer them).
+//! Subscriptions to file resources and the `notifications/resources/updated` they bring,
+//! for a transport that keeps its connection open (stdio; the stateless HTTP server has no
+//! way to send them and does not offer them). Clients before 2026-07-28 use
+//! `resources/subscribe` and `resources/unsubscribe`; a 2026-07-28 client opens a
+//! `subscriptions/listen` stream naming its URIs, and cancels the request to end it. Each
+//! stream hears only of its own URIs, its notifications stamped with its id.
 //!
 //! A subscription is accepted only for a URI that `resources/read` would serve: the check
 //! is a `read_file` of its first line, so a file the read policy blocks, a reserved path
 //! and a missing file are refused exactly as reading refuses them (a blocked name answers
 //! the same whether or not it exists: subscribing is no existence oracle), and each
-//! subscription is audited as that read.
+//! subscription is audited as that read. A listen stream's acknowledgment honours every
+//! well-formed `file:///` URI it names, whatever the file (so it tells nothing either);
+//! notifications then come only for the URIs that passed the same read check.
 //!
 //! The first subscription starts one [`file_tools_host::watch()`] on the repository, in the server's
 //! own session; the last unsubscription (or the end of the server) stops it. Each delivery
@@ -16,9 +21,11 @@
 //! to anyone.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use rmcp::model::ResourceUpdatedNotificationParam;
+use rmcp::model::{ResourceUpdatedNotificationParam, SubscriptionFilter};
+use rmcp::service::SubscriptionContext;
 use rmcp::{ErrorData, Peer, RoleServer};
 use serde_json::json;
 use tokio::sync::mpsc;
@@ -35,26 +42,39 @@ use file_tools_host::watch::{watch, Watch, WatchEvent, WatchOptions};
 /// The subscribed URIs, each with the repository path it names.
 type Subscribed = BTreeMap<String, String>;
 
+/// Who hears of a subscribed file: the connection's `resources/subscribe` list
+/// ([`LEGACY`]) or one `subscriptions/listen` stream.
+type Owner = u64;
+const LEGACY: Owner = 0;
+
+/// The URIs one owner subscribed to, and where their notifications go.
+struct Subscriber {
+    uris: Subscribed,
+    notify: mpsc::UnboundedSender<String>,
+}
+
 /// The subscriptions of one connection and the watch that serves them.
 #[derive(Default)]
 pub(crate) struct Subscriptions {
-    /// Shared with the watch's callback, which takes it only briefly and never `running`.
-    subscribed: Arc<Mutex<Subscribed>>,
+    /// Shared with the watch's callback, which takes it only briefly and never `watch`.
+    subscribers: Arc<Mutex<BTreeMap<Owner, Subscriber>>>,
     /// The watch while there is a subscription. Held while subscriptions are added or
     /// removed, so that the watch starts and stops with them.
-    running: Mutex<Option<Running>>,
+    watch: Mutex<Option<Watch>>,
+    /// The last listen stream's owner number.
+    listens: AtomicU64,
+    /// Listen streams subscribed to, by their granted URIs, and not yet served: each
+    /// owner with the channel of its notifications.
+    pending: Mutex<BTreeMap<Vec<String>, Vec<Pending>>>,
 }
+
+/// A listen stream subscribed to and not yet served.
+type Pending = (Owner, mpsc::UnboundedReceiver<String>);
 
 impl std::fmt::Debug for Subscriptions {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Subscriptions").finish_non_exhaustive()
     }
-}
-
-struct Running {
-    watch: Watch,
-    /// The queue of URIs to notify, emptied in order by one task.
-    notify: mpsc::UnboundedSender<String>,
 }
 
 fn poisoned() -> ErrorData {
@@ -82,79 +102,92 @@ fn to_notify(subscribed: &Subscribed, changes: &ChangesSinceResult) -> Vec<Strin
         .collect()
 }
 
+/// Sends each owner the URIs `pick` chooses among its own.
+fn deliver_to(
+    subscribers: &Mutex<BTreeMap<Owner, Subscriber>>,
+    pick: impl Fn(&Subscribed) -> Vec<String>,
+) {
+    let Ok(subscribers) = subscribers.lock() else {
+        return;
+    };
+    for s in subscribers.values() {
+        for uri in pick(&s.uris) {
+            let _ = s.notify.send(uri);
+        }
+    }
+}
+
 impl Subscriptions {
-    /// Starts a watch on `repo` whose deliveries go, as URIs, to `notify`.
-    fn start(
-        &self,
-        repo: &Arc<RepoSlot>,
-        notify: mpsc::UnboundedSender<String>,
-    ) -> Result<Running, ErrorData> {
-        let subscribed = Arc::clone(&self.subscribed);
-        let tx = notify.clone();
+    /// Starts a watch on `repo` whose deliveries go, as URIs, to the subscribers.
+    fn start(&self, repo: &Arc<RepoSlot>) -> Result<Watch, ErrorData> {
+        let subscribers = Arc::clone(&self.subscribers);
         let deliver = move |event: WatchEvent| match event {
-            WatchEvent::Changes(changes) => {
-                let uris = match subscribed.lock() {
-                    Ok(s) => to_notify(&s, &changes),
-                    Err(_) => return,
-                };
-                for uri in uris {
-                    let _ = tx.send(uri);
-                }
-            }
+            WatchEvent::Changes(changes) => deliver_to(&subscribers, |s| to_notify(s, &changes)),
             // Changes may have been missed: every subscribed file may have changed.
             WatchEvent::Restarted(why) => {
                 eprintln!("file-tools: the watch for resource subscriptions restarted: {why:?}");
-                let uris: Vec<String> = match subscribed.lock() {
-                    Ok(s) => s.keys().cloned().collect(),
-                    Err(_) => return,
-                };
-                for uri in uris {
-                    let _ = tx.send(uri);
-                }
+                deliver_to(&subscribers, |s| s.keys().cloned().collect());
             }
             other => eprintln!("file-tools: the watch for resource subscriptions: {other:?}"),
         };
-        let watch = watch(Arc::clone(repo), options(), deliver).map_err(|e| {
+        watch(Arc::clone(repo), options(), deliver).map_err(|e| {
             ErrorData::internal_error(format!("cannot watch the repository: {e}"), None)
-        })?;
-        Ok(Running { watch, notify })
+        })
     }
 
-    /// Adds `uri` (naming `path`), starting the watch when it is the first; `peer` and
-    /// `runtime` send the notifications.
+    /// A number for a new listen stream.
+    fn new_owner(&self) -> Owner {
+        self.listens.fetch_add(1, Ordering::Relaxed) + 1
+    }
+
+    /// Adds `uri` (naming `path`) for `owner`, starting the watch when it is the first;
+    /// `notify` makes the owner's channel when it has none yet.
     fn add(
         &self,
+        owner: Owner,
         uri: String,
         path: String,
         repo: &Arc<RepoSlot>,
-        peer: Peer<RoleServer>,
-        runtime: &tokio::runtime::Handle,
+        notify: impl FnOnce() -> mpsc::UnboundedSender<String>,
     ) -> Result<(), ErrorData> {
-        let mut running = self.running.lock().map_err(|_| poisoned())?;
-        if running.is_none() {
-            let (tx, rx) = mpsc::unbounded_channel();
-            *running = Some(self.start(repo, tx)?);
-            runtime.spawn(send_all(peer, rx));
+        let mut watch = self.watch.lock().map_err(|_| poisoned())?;
+        if watch.is_none() {
+            *watch = Some(self.start(repo)?);
         }
-        self.subscribed
+        self.subscribers
             .lock()
             .map_err(|_| poisoned())?
+            .entry(owner)
+            .or_insert_with(|| Subscriber {
+                uris: Subscribed::new(),
+                notify: notify(),
+            })
+            .uris
             .insert(uri, path);
         Ok(())
     }
 
-    /// Removes `uri`, stopping the watch when it was the last.
-    fn remove(&self, uri: &str) -> Result<(), ErrorData> {
-        let mut running = self.running.lock().map_err(|_| poisoned())?;
-        let mut subscribed = self.subscribed.lock().map_err(|_| poisoned())?;
-        subscribed.remove(uri);
-        let stopped = if subscribed.is_empty() {
-            running.take()
+    /// Removes `uri` of `owner` (every URI of it when `None`), stopping the watch when
+    /// nothing remains subscribed.
+    fn remove(&self, owner: Owner, uri: Option<&str>) -> Result<(), ErrorData> {
+        let mut watch = self.watch.lock().map_err(|_| poisoned())?;
+        let mut subscribers = self.subscribers.lock().map_err(|_| poisoned())?;
+        if let Some(s) = subscribers.get_mut(&owner) {
+            if let Some(uri) = uri {
+                s.uris.remove(uri);
+            }
+            if uri.is_none() || s.uris.is_empty() {
+                // Its channel closes: the task sending its notifications ends.
+                subscribers.remove(&owner);
+            }
+        }
+        let stopped = if subscribers.is_empty() {
+            watch.take()
         } else {
             None
         };
-        drop(subscribed);
-        drop(running);
+        drop(subscribers);
+        drop(watch);
         // Dropping the watch waits for its thread, which may be waiting for the session.
         drop(stopped);
         Ok(())
@@ -163,16 +196,15 @@ impl Subscriptions {
     /// Moves the watch to the repository `repo` holds now (the client's roots changed),
     /// keeping the subscriptions; without a repository the watch stops.
     pub(crate) fn restart(&self, repo: &Arc<RepoSlot>) {
-        let Ok(mut running) = self.running.lock() else {
+        let Ok(mut watch) = self.watch.lock() else {
             return;
         };
-        let Some(old) = running.take() else {
+        let Some(old) = watch.take() else {
             return;
         };
-        let Running { watch, notify } = old;
-        drop(watch);
-        match self.start(repo, notify) {
-            Ok(r) => *running = Some(r),
+        drop(old);
+        match self.start(repo) {
+            Ok(w) => *watch = Some(w),
             Err(e) => eprintln!(
                 "file-tools: resource subscriptions no longer notify: {}",
                 e.message
@@ -182,8 +214,11 @@ impl Subscriptions {
 
     /// Stops the watch and forgets every subscription (the server ends).
     pub(crate) fn close(&self) {
-        let stopped = self.running.lock().ok().and_then(|mut r| r.take());
-        if let Ok(mut s) = self.subscribed.lock() {
+        if let Ok(mut p) = self.pending.lock() {
+            p.clear();
+        }
+        let stopped = self.watch.lock().ok().and_then(|mut w| w.take());
+        if let Ok(mut s) = self.subscribers.lock() {
             s.clear();
         }
         drop(stopped);
@@ -204,7 +239,30 @@ async fn send_all(peer: Peer<RoleServer>, mut rx: mpsc::UnboundedReceiver<String
     }
 }
 
+/// URIs one listen stream is granted (each costs a read check when the stream opens); the
+/// first ones named are kept.
+const MAX_LISTEN_URIS: usize = 256;
+
+/// Ends a listen stream's subscriptions however its future ends (a cancelled request's
+/// future may simply be dropped).
+struct Unlisten(Arc<Subscriptions>, Owner);
+
+impl Drop for Unlisten {
+    fn drop(&mut self) {
+        let _ = self.0.remove(self.1, None);
+    }
+}
+
 impl McpServer {
+    /// The read check of a subscription to `uri`: the repository path it names, as the
+    /// tool spells it, when `read_file` serves it; the tool's refusal otherwise.
+    fn subscribable(&self, uri: &str) -> Result<String, ErrorData> {
+        let path = path_of(uri)?;
+        let read = self.tool("read_file", json!({ "path": path, "max_lines": 1 }))?;
+        // The tool's own spelling of the path is the one `changes_since` reports.
+        Ok(read["path"].as_str().map_or(path, str::to_string))
+    }
+
     /// Subscribes the client to a file: refused as `resources/read` would refuse it.
     ///
     /// # Errors
@@ -221,11 +279,12 @@ impl McpServer {
         };
         let runtime = tokio::runtime::Handle::current();
         self.blocking(move |s| {
-            let path = path_of(&uri)?;
-            let read = s.tool("read_file", json!({ "path": path, "max_lines": 1 }))?;
-            // The tool's own spelling of the path is the one `changes_since` reports.
-            let path = read["path"].as_str().map_or(path, str::to_string);
-            subs.add(uri, path, &s.repo, peer, &runtime)
+            let path = s.subscribable(&uri)?;
+            subs.add(LEGACY, uri, path, &s.repo, || {
+                let (tx, rx) = mpsc::unbounded_channel();
+                runtime.spawn(send_all(peer, rx));
+                tx
+            })
         })
         .await
     }
@@ -240,7 +299,104 @@ impl McpServer {
             return Err(not_offered());
         };
         path_of(&uri)?;
-        self.blocking(move |_| subs.remove(&uri)).await
+        self.blocking(move |_| subs.remove(LEGACY, Some(&uri)))
+            .await
+    }
+
+    /// What a `subscriptions/listen` request is granted: its first [`MAX_LISTEN_URIS`]
+    /// well-formed `file:///` URIs, whatever the files (nothing else is offered); `None` on
+    /// a transport without subscriptions, where the method is not offered.
+    ///
+    /// The stream's subscriptions are made here, before rmcp acknowledges it, so that a
+    /// change the client makes once acknowledged is heard of: each granted URI that passes
+    /// the read check is watched. They wait, by their granted URIs, for [`Self::listen_on`]
+    /// (streams granted the same URIs are alike). When the watch cannot start, nothing is
+    /// granted.
+    pub(crate) fn listen_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        let subs = self.subscriptions.clone()?;
+        let uris: Vec<String> = requested
+            .resource_subscriptions
+            .iter()
+            .flatten()
+            .filter(|uri| path_of(uri).is_ok())
+            .take(MAX_LISTEN_URIS)
+            .cloned()
+            .collect();
+        let owner = subs.new_owner();
+        let (tx, rx) = mpsc::unbounded_channel();
+        let register = || -> Result<(), ErrorData> {
+            for uri in &uris {
+                // A URI reading refuses is never heard of; the others still are.
+                if let Ok(path) = self.subscribable(uri) {
+                    subs.add(owner, uri.clone(), path, &self.repo, || tx.clone())?;
+                }
+            }
+            Ok(())
+        };
+        // The checks block: on a runtime with other workers, they serve the connection
+        // meanwhile.
+        let multi = tokio::runtime::Handle::try_current()
+            .is_ok_and(|h| h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread);
+        let registered = if multi {
+            tokio::task::block_in_place(register)
+        } else {
+            register()
+        };
+        let mut granted = SubscriptionFilter::new();
+        if let Err(e) = registered {
+            eprintln!(
+                "file-tools: a subscriptions/listen stream gets nothing: {}",
+                e.message
+            );
+            let _ = subs.remove(owner, None);
+            return Some(granted);
+        }
+        if let Ok(mut pending) = subs.pending.lock() {
+            pending.entry(uris.clone()).or_default().push((owner, rx));
+        }
+        granted.resource_subscriptions = (!uris.is_empty()).then_some(uris);
+        Some(granted)
+    }
+
+    /// Serves one acknowledged `subscriptions/listen` stream until the client cancels it:
+    /// the changes of the files [`Self::listen_filter`] subscribed it to are sent on it.
+    ///
+    /// # Errors
+    /// None so far; the stream ends when the client cancels it.
+    pub(crate) async fn listen_on(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
+        let granted = context
+            .accepted()
+            .resource_subscriptions
+            .clone()
+            .unwrap_or_default();
+        let taken = self.subscriptions.as_ref().and_then(|subs| {
+            let mut pending = subs.pending.lock().ok()?;
+            let waiting = pending.get_mut(&granted)?;
+            let taken = waiting.pop();
+            if waiting.is_empty() {
+                pending.remove(&granted);
+            }
+            Some((Arc::clone(subs), taken?))
+        });
+        let Some((subs, (owner, mut rx))) = taken else {
+            context.cancelled().await;
+            return Ok(());
+        };
+        let _unlisten = Unlisten(subs, owner);
+        let sink = context.sink().clone();
+        let forward = tokio::spawn(async move {
+            while let Some(uri) = rx.recv().await {
+                if sink.notify_resource_updated(uri).await.is_err() {
+                    break;
+                }
+            }
+        });
+        context.cancelled().await;
+        forward.abort();
+        Ok(())
     }
 }
 

@@ -6,7 +6,8 @@
 //! structured content is `{"error": {code, message, ...}}`: the component's output schema
 //! of every tool admits exactly that beside the tool's own result.
 
-use rmcp::model::{CallToolResult, ContentBlock, ResourceContents, Tool};
+use base64::Engine as _;
+use rmcp::model::{CallToolResult, ContentBlock, Icon, Resource, ResourceContents, Tool};
 use serde_json::{json, Value};
 
 use super::resources::uri_of;
@@ -48,11 +49,14 @@ pub(crate) fn from_describe(described: Value) -> Result<Vec<Tool>, HostError> {
 /// image content (`type: image`, its base64 `data` and `mimeType`), a PDF as an embedded
 /// resource (`blob` and `mimeType`, at the file's `file:///` URI). Its JSON text then leaves
 /// out `data_base64`, which that block carries: the model is not handed the base64 as text.
+/// A `search_text` result puts its resource links there (see [`file_links`]): the JSON is
+/// always the last block.
 pub(crate) fn ok_result(tool: &str, result: Value) -> CallToolResult {
     let mut content = Vec::new();
     if let Some(s) = result.get("summary").and_then(Value::as_str) {
         content.push(ContentBlock::text(s.to_owned()));
     }
+    content.extend(file_links(tool, &result));
     match media_block(tool, &result) {
         Some(block) => {
             content.push(block);
@@ -82,6 +86,43 @@ fn media_block(tool: &str, result: &Value) -> Option<ContentBlock> {
     } else {
         ContentBlock::resource(ResourceContents::blob(data, uri_of(path)).with_mime_type(mime))
     })
+}
+
+/// The files a `search_text` result found matches in, as resource links to their
+/// `file:///` URIs; nothing for any other result. The search read each of them, so reading
+/// the link serves it under the same policy. `find_files` results get none: they also name
+/// files reading refuses (secrets and binary files are listed by name), and telling those
+/// apart would take an audited call per path.
+fn file_links(tool: &str, result: &Value) -> Vec<ContentBlock> {
+    if tool != "search_text" {
+        return Vec::new();
+    }
+    let named = |list: &str| -> Vec<String> {
+        result[list]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|f| f["path"].as_str().map(str::to_string))
+            .collect()
+    };
+    let mut paths = named("files");
+    if paths.is_empty() {
+        paths = named("matches");
+    }
+    paths.dedup();
+    paths
+        .into_iter()
+        .map(|p| ContentBlock::resource_link(Resource::new(uri_of(&p), p)))
+        .collect()
+}
+
+/// The server's icon (the one the MCP bundle carries), as a `data:` URI.
+pub(crate) fn icon() -> Icon {
+    const PNG: &[u8] = include_bytes!("../../../packages/mcpb/icon.png");
+    let data = base64::engine::general_purpose::STANDARD.encode(PNG);
+    Icon::new(format!("data:image/png;base64,{data}"))
+        .with_mime_type("image/png")
+        .with_sizes(vec!["512x512".into()])
 }
 
 /// A failed call: `CODE: message` as text, `{"error": error}` as structured content.
@@ -141,5 +182,41 @@ mod tests {
             serde_json::from_str::<Value>(c[1]["text"].as_str().unwrap()).unwrap(),
             media("image/png")
         );
+    }
+
+    fn found_json() -> Value {
+        json!({
+            "matches": [{"path": "a b.rs"}, {"path": "a b.rs"}, {"path": "src/c.rs"}],
+            "files": [], "summary": "3 matching lines",
+        })
+    }
+
+    #[test]
+    fn search_results_link_the_files_they_found_and_find_files_results_do_not() {
+        let r = serde_json::to_value(ok_result("search_text", found_json())).unwrap();
+        let links: Vec<&Value> = r["content"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|c| c["type"] == "resource_link")
+            .collect();
+        assert_eq!(
+            links,
+            [
+                &json!({"type": "resource_link", "uri": "file:///a%20b.rs", "name": "a b.rs"}),
+                &json!({"type": "resource_link", "uri": "file:///src/c.rs", "name": "src/c.rs"}),
+            ]
+        );
+        let listed = json!({"paths": [".env", "src/c.rs"], "summary": "2 files"});
+        let r = serde_json::to_value(ok_result("find_files", listed)).unwrap();
+        assert!(r["content"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|c| c["type"] == "text"));
+        // The JSON stays the last block.
+        let r = serde_json::to_value(ok_result("search_text", found_json())).unwrap();
+        let last = r["content"].as_array().unwrap().last().unwrap();
+        assert_eq!(last["type"], "text");
     }
 }
