@@ -42,34 +42,16 @@ fn edit(path: &str, old: &str, new: &str) -> Value {
 fn reads_name_the_encoding_and_decode_the_text() {
     let fx = fixture();
     let mut s = fx.session();
-    let cases = [
-        (
-            "gruss.c",
-            "windows-1252",
-            false,
-            "/* Grüße aus München */\n",
-        ),
-        (
-            "quotes.txt",
-            "windows-1252",
-            false,
-            "He said “hello” – and left.\r\n",
-        ),
-        ("utf16le.txt", "utf-16le", true, "Grüße aus Zürich\r\n"),
-        ("utf16be.txt", "utf-16be", true, "日本語のテキスト\n"),
-        ("utf8bom.txt", "utf-8", true, "Ünïcödé\r\n"),
-        ("mixed.txt", "windows-1252", false, "première ligne\r\n"),
-    ];
-    for (name, encoding, bom, first) in cases {
+    let cases: Vec<Value> =
+        serde_json::from_slice(&corpus_file("first-lines.json")).expect("the corpus table");
+    for case in &cases {
+        let name = case["name"].as_str().expect("name");
+        let (encoding, bom, first) = (&case["encoding"], &case["bom"], &case["first"]);
         let path = format!("enc/{name}");
         let v = call(&mut s, "read_file", json!({ "path": path, "max_lines": 1 })).unwrap();
         assert_eq!(
-            (
-                v["encoding"].as_str(),
-                v["bom"].as_bool(),
-                v["content"].as_str()
-            ),
-            (Some(encoding), Some(bom), Some(first)),
+            (&v["encoding"], &v["bom"], &v["content"]),
+            (encoding, bom, first),
             "{name}: {v}"
         );
         assert_eq!(v["valid_utf8"], true, "{name}");

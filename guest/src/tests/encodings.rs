@@ -17,6 +17,8 @@ const UTF16LE: &[u8] = include_bytes!("../../../tests/fixtures/encodings/utf16le
 const UTF16BE: &[u8] = include_bytes!("../../../tests/fixtures/encodings/utf16be.txt");
 const UTF8BOM: &[u8] = include_bytes!("../../../tests/fixtures/encodings/utf8bom.txt");
 const MIXED: &[u8] = include_bytes!("../../../tests/fixtures/encodings/mixed.txt");
+/// Each corpus file's encoding, BOM and first line as a read returns them.
+const FIRST_LINES: &str = include_str!("../../../tests/fixtures/encodings/first-lines.json");
 
 fn corpus() -> (tempfile::TempDir, Session) {
     let dir = tempfile::tempdir().unwrap();
@@ -45,30 +47,22 @@ fn call(s: &Session, tool: &str, args: Value) -> Result<Value, crate::error::Too
 #[test]
 fn reads_decode_and_name_the_encoding() {
     let (_dir, s) = corpus();
-    let cases = [
-        (
-            "gruss.c",
-            "windows-1252",
-            false,
-            "/* Grüße aus München */\n",
-        ),
-        (
-            "quotes.txt",
-            "windows-1252",
-            false,
-            "He said “hello” – and left.\r\n",
-        ),
-        ("utf16le.txt", "utf-16le", true, "Grüße aus Zürich\r\n"),
-        ("utf16be.txt", "utf-16be", true, "日本語のテキスト\n"),
-        ("utf8bom.txt", "utf-8", true, "Ünïcödé\r\n"),
-        ("mixed.txt", "windows-1252", false, "première ligne\r\n"),
-        ("plain.rs", "utf-8", false, "fn main() {}\n"),
-    ];
-    for (path, encoding, bom, first) in cases {
+    // The corpus's table, shared with the integration tests, and a plain UTF-8 file.
+    let mut cases: Vec<Value> = serde_json::from_str(FIRST_LINES).unwrap();
+    cases.push(
+        json!({ "name": "plain.rs", "encoding": "utf-8", "bom": false, "first": "fn main() {}\n" }),
+    );
+    for case in &cases {
+        let (path, encoding, bom, first) = (
+            &case["name"],
+            &case["encoding"],
+            &case["bom"],
+            &case["first"],
+        );
         let v = call(&s, "read_file", json!({ "path": path, "max_lines": 1 })).unwrap();
-        assert_eq!(v["encoding"], encoding, "{path}: {v}");
-        assert_eq!(v["bom"], bom, "{path}");
-        assert_eq!(v["content"], first, "{path}");
+        assert_eq!(&v["encoding"], encoding, "{path}: {v}");
+        assert_eq!(&v["bom"], bom, "{path}");
+        assert_eq!(&v["content"], first, "{path}");
         assert_eq!(v["valid_utf8"], true, "{path}");
     }
     let v = call(&s, "read_file", json!({ "path": "mixed.txt" })).unwrap();
@@ -240,18 +234,25 @@ fn search_reads_a_declared_encoding_that_detection_leaves_open() {
     assert_eq!(found(&s, "äöü"), 51);
 }
 
-/// A read takes ordinary text as UTF-8 by its first 8 KiB; a Latin-1 file whose first
-/// non-ASCII byte comes later is judged whole and decoded all the same.
-#[test]
-fn a_legacy_byte_after_the_first_8_kib_is_still_decoded() {
+/// A session on a tree holding `late.c`: `header` 400 times (more than 8 KiB of ASCII),
+/// then `tail` in Latin-1; and the file's bytes.
+fn late_legacy(header: &str, tail: &[u8]) -> (tempfile::TempDir, Session, Vec<u8>) {
     let dir = tempfile::tempdir().unwrap();
-    let mut bytes = "/* a long ASCII header */\n".repeat(400).into_bytes();
-    bytes.extend_from_slice(b"/* Gr\xFC\xDFe */\n");
+    let mut bytes = header.repeat(400).into_bytes();
+    bytes.extend_from_slice(tail);
     std::fs::write(dir.path().join("late.c"), &bytes).unwrap();
     let s = Session::new(
         Fs::open(dir.path()).unwrap(),
         Policy::from_json("").unwrap(),
     );
+    (dir, s, bytes)
+}
+
+/// A read takes ordinary text as UTF-8 by its first 8 KiB; a Latin-1 file whose first
+/// non-ASCII byte comes later is judged whole and decoded all the same.
+#[test]
+fn a_legacy_byte_after_the_first_8_kib_is_still_decoded() {
+    let (dir, s, bytes) = late_legacy("/* a long ASCII header */\n", b"/* Gr\xFC\xDFe */\n");
     let v = call(
         &s,
         "read_file",
@@ -281,13 +282,9 @@ fn a_legacy_byte_after_the_first_8_kib_is_still_decoded() {
 /// shows that is not UTF-8 makes it judge the whole file, and show the line decoded.
 #[test]
 fn a_late_legacy_line_found_by_an_ascii_query_is_shown_decoded() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut bytes = "// a long ASCII header\n".repeat(400).into_bytes();
-    bytes.extend_from_slice(b"// Gr\xFC\xDFe aus M\xFCnchen\n");
-    std::fs::write(dir.path().join("late.c"), &bytes).unwrap();
-    let s = Session::new(
-        Fs::open(dir.path()).unwrap(),
-        Policy::from_json("").unwrap(),
+    let (_dir, s, _) = late_legacy(
+        "// a long ASCII header\n",
+        b"// Gr\xFC\xDFe aus M\xFCnchen\n",
     );
     let v = call(
         &s,
