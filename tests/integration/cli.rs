@@ -37,20 +37,16 @@ pub(crate) fn cli(args: &[&str], stdin: Option<&str>) -> (Output, Value) {
     (out, v)
 }
 
+/// `file-tools --repo REPO call TOOL ARGS`.
+pub(crate) fn cli_call(repo: &str, tool: &str, args: &str) -> (Output, Value) {
+    cli(&["--repo", repo, "call", tool, args], None)
+}
+
 #[test]
 fn call_prints_ok_and_exits_zero() {
     let fx = Fixture::new();
     let repo = fx.repo.to_str().unwrap();
-    let (out, v) = cli(
-        &[
-            "--repo",
-            repo,
-            "call",
-            "read_file",
-            r#"{"path":"src/main.rs"}"#,
-        ],
-        None,
-    );
+    let (out, v) = cli_call(repo, "read_file", r#"{"path":"src/main.rs"}"#);
     assert_eq!(out.status.code(), Some(0));
     assert_eq!(v["ok"], true);
     assert!(v["result"]["content"].as_str().unwrap().contains("hello"));
@@ -60,16 +56,7 @@ fn call_prints_ok_and_exits_zero() {
 fn tool_errors_exit_one_with_the_code() {
     let fx = Fixture::new();
     let repo = fx.repo.to_str().unwrap();
-    let (out, v) = cli(
-        &[
-            "--repo",
-            repo,
-            "call",
-            "read_file",
-            r#"{"path":"../outside/secret.txt"}"#,
-        ],
-        None,
-    );
+    let (out, v) = cli_call(repo, "read_file", r#"{"path":"../outside/secret.txt"}"#);
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(v["ok"], false);
     assert_eq!(v["error"]["code"], "PATH_REJECTED");

@@ -2,7 +2,7 @@
 //! instead of the whole usage, each tool explains its arguments, and `--format text`
 //! prints what grep and diff print.
 
-use crate::cli::cli;
+use crate::cli::{cli, cli_call};
 use crate::support::*;
 
 fn stdout(out: &std::process::Output) -> String {
@@ -152,16 +152,7 @@ fn text_format_prints_hits_like_grep_and_errors_as_one_line() {
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(err.starts_with("NOT_FOUND: "), "{err}");
     // JSON stays the default when stdout is not a terminal (it is a pipe here).
-    let (out, v) = cli(
-        &[
-            "--repo",
-            repo,
-            "call",
-            "read_file",
-            r#"{"path":"missing.rs"}"#,
-        ],
-        None,
-    );
+    let (out, v) = cli_call(repo, "read_file", r#"{"path":"missing.rs"}"#);
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(v["error"]["code"], "NOT_FOUND");
 }
@@ -170,16 +161,7 @@ fn text_format_prints_hits_like_grep_and_errors_as_one_line() {
 fn text_format_shows_a_change_as_a_unified_diff() {
     let fx = Fixture::new();
     let repo = fx.repo.to_str().unwrap();
-    let (_, page) = cli(
-        &[
-            "--repo",
-            repo,
-            "call",
-            "read_file",
-            r#"{"path":"src/main.rs"}"#,
-        ],
-        None,
-    );
+    let (_, page) = cli_call(repo, "read_file", r#"{"path":"src/main.rs"}"#);
     let sha = page["result"]["sha256"].as_str().unwrap().to_string();
     let args = serde_json::json!({
         "path": "src/main.rs", "expected_sha256": sha,
