@@ -86,3 +86,43 @@ def test_a_hidden_image_is_refused_like_a_missing_file_and_a_lie_is_named(repo, 
     assert structured(hidden)["error"]["code"] == "NOT_FOUND"
     assert structured(lie)["error"]["code"] == "UNSUPPORTED_MEDIA"
     assert "read_file" in structured(lie)["error"]["message"]
+
+
+def test_resources_read_serves_images_and_pdfs_as_blobs(repo):
+    """`resources/read` of an image or a PDF answers a blob with its MIME type (the text
+    read refuses them as binary); a binary file that is neither is still refused, and a
+    hidden image answers like a missing one."""
+    (repo / "assets").mkdir()
+    for name in ("pixels.png", "page.pdf"):
+        (repo / "assets" / name).write_bytes((FIXTURES / name).read_bytes())
+    (repo / "assets" / "blob.bin").write_bytes(b"\x00\x01\x02 not media\n")
+    (repo / "private").mkdir()
+    (repo / "private" / "logo.png").write_bytes((FIXTURES / "pixels.png").read_bytes())
+    policy = repo.parent / "media-policy.toml"
+    policy.write_text('[read]\nblock = ["private/**"]\n')
+
+    async def body(s):
+        out = {}
+        for name in ("pixels.png", "page.pdf"):
+            out[name] = (await s.read_resource(f"file:///assets/{name}")).contents[0]
+        for name, uri in {
+            "bin": "file:///assets/blob.bin",
+            "hidden": "file:///private/logo.png",
+            "missing": "file:///private/none.png",
+        }.items():
+            try:
+                await s.read_resource(uri)
+                out[name] = None
+            except Exception as e:  # the SDK raises its MCPError
+                out[name] = e.error
+        return out
+
+    out = run(repo, body, "--policy", str(policy))
+    for name, mime in (("pixels.png", "image/png"), ("page.pdf", "application/pdf")):
+        c = out[name]
+        assert c.mime_type == mime, c
+        assert base64.b64decode(c.blob) == (FIXTURES / name).read_bytes()
+    assert out["bin"] is not None and "UNSUPPORTED_BINARY" in out["bin"].message
+    assert out["hidden"] is not None and out["missing"] is not None
+    assert out["hidden"].code == out["missing"].code
+    assert out["hidden"].message.replace("logo", "none") == out["missing"].message

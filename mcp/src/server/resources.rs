@@ -100,8 +100,9 @@ impl McpServer {
             "uriTemplate": TEMPLATE,
             "name": "file",
             "title": "A file of the repository",
-            "description": "A text file of the repository, by its path from the root, read \
-                as read_file reads it (the read policy applies; long files are cut)",
+            "description": "A file of the repository, by its path from the root: text as \
+                read_file reads it (the read policy applies; long files are cut), an image or a \
+                PDF as read_media reads it",
         }]}))?;
         r.result_type = Some(ResultType::COMPLETE);
         Ok(r)
@@ -132,22 +133,39 @@ impl McpServer {
         Ok(r)
     }
 
-    /// A file, through `read_file`.
+    /// A file: its text through `read_file`; an image or a PDF, which `read_file` refuses
+    /// as binary, through `read_media` (base64 with its MIME type, the same guard, policy
+    /// and audit). Any other binary file keeps `read_file`'s refusal.
     ///
     /// # Errors
     /// Invalid params for a malformed URI; resource-not-found when the tool refuses.
     pub fn read_resource_at(&self, uri: &str) -> Result<ReadResourceResult, ErrorData> {
         let path = path_of(uri)?;
-        let read = self.tool("read_file", json!({ "path": path }))?;
-        let text = read["content"].as_str().unwrap_or_default().to_string();
-        Ok(ReadResourceResult::new(vec![
-            ResourceContents::TextResourceContents {
+        let call = |tool: &str| {
+            self.repo
+                .with(|s| s.call(tool, &json!({ "path": path }).to_string()))
+                .map_err(|why| ErrorData::invalid_request(why, None))
+        };
+        let contents = match call("read_file")? {
+            Ok(read) => ResourceContents::TextResourceContents {
                 uri: uri.to_string(),
                 mime_type: Some("text/plain".into()),
-                text,
+                text: read["content"].as_str().unwrap_or_default().to_string(),
                 meta: None,
             },
-        ]))
+            Err(e) if code_name(e.code) == "UNSUPPORTED_BINARY" => {
+                let media = call("read_media")?.map_err(|_| refused(&e))?;
+                let field = |name: &str| media[name].as_str().map(str::to_string);
+                match (field("data_base64"), field("mime_type")) {
+                    (Some(data), Some(mime)) => {
+                        ResourceContents::blob(data, uri.to_string()).with_mime_type(mime)
+                    }
+                    _ => return Err(refused(&e)),
+                }
+            }
+            Err(e) => return Err(refused(&e)),
+        };
+        Ok(ReadResourceResult::new(vec![contents]))
     }
 
     /// Paths that start with `value`, from a `list_dir` of the directory it names:
