@@ -341,7 +341,8 @@ pub fn file_info(s: &Session, log: &mut CallLog, a: &FileInfoArgs) -> ToolResult
         let (file, _) = r.open()?;
         let mut sniffer = crate::rules::sniff::Sniffer::default();
         let sniff = s.policy.sniffs(&r.target);
-        let (digest, bytes) = sha256_file(&file, |c| {
+        let services = s.fs.services();
+        let (digest, bytes) = sha256_file(&file, &|d| services.sha256_hex(d), |c| {
             if sniff {
                 sniffer.feed(c);
             }
