@@ -197,3 +197,40 @@ fn find_files_by_name_and_path_globs() {
         "INVALID_INPUT"
     );
 }
+
+/// Through the host, `list_dir` shows each entry's own size and time, and neither for a
+/// file with another name (a hard link, perhaps to a file outside) or a secret.
+#[cfg(unix)]
+#[test]
+fn listed_sizes_and_times_are_each_entrys_own_and_hidden_for_hard_links_and_secrets() {
+    let fx = Fixture::new();
+    fx.write("meta/plain.txt", b"twelve bytes");
+    fx.write("meta/longer.txt", &[b'x'; 5000]);
+    fx.write("meta/.env", b"TOKEN=abc\n");
+    let outside = fx.repo.parent().unwrap().join("outside-linked.txt");
+    std::fs::write(&outside, b"outside content, 31 bytes long\n").unwrap();
+    std::fs::hard_link(&outside, fx.repo.join("meta/linked.txt")).unwrap();
+    let mut s = fx.session();
+    let v = call(
+        &mut s,
+        "list_dir",
+        json!({ "path": "meta", "include_hidden": true }),
+    )
+    .unwrap();
+    let entry = |name: &str| -> Value {
+        v["entries"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["path"] == format!("meta/{name}"))
+            .cloned()
+            .unwrap_or_else(|| panic!("{name} listed: {v}"))
+    };
+    assert_eq!(entry("plain.txt")["size"], 12);
+    assert_eq!(entry("longer.txt")["size"], 5000);
+    assert!(entry("plain.txt")["modified"].is_string(), "{v}");
+    for hidden in ["linked.txt", ".env"] {
+        assert_eq!(entry(hidden)["size"], 0, "{hidden}: {v}");
+        assert!(entry(hidden)["modified"].is_null(), "{hidden}: {v}");
+    }
+}
