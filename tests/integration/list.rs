@@ -234,3 +234,22 @@ fn listed_sizes_and_times_are_each_entrys_own_and_hidden_for_hard_links_and_secr
         assert!(entry(hidden)["modified"].is_null(), "{hidden}: {v}");
     }
 }
+
+/// One session, one `.gitignore` rewritten between two walks (to the same size): the
+/// second walk follows the new rules (compiled rules are kept only for the same text).
+#[test]
+fn a_rewritten_gitignore_rules_the_next_walk_of_the_same_session() {
+    let fx = Fixture::new();
+    fx.write("ign/.gitignore", b"*.aaa\n");
+    fx.write("ign/x.aaa", b"1\n");
+    fx.write("ign/x.bbb", b"2\n");
+    let mut s = fx.session();
+    let find = json!({ "patterns": ["ign/*"] });
+    let v = call(&mut s, "find_files", find.clone()).unwrap();
+    assert_eq!(paths(&v, "paths"), ["ign/x.bbb"]);
+    fx.write("ign/.gitignore", b"*.bbb\n");
+    let v = call(&mut s, "find_files", find).unwrap();
+    assert_eq!(paths(&v, "paths"), ["ign/x.aaa"]);
+    let v = call(&mut s, "list_dir", json!({ "path": "ign" })).unwrap();
+    assert_eq!(paths(&v, "entries"), ["ign/x.aaa"]);
+}

@@ -127,6 +127,9 @@ pub struct Fs {
     /// Identities of every directory seen named `.git`: a directory reached
     /// under another name with one of these identities was swapped in, and is refused.
     git_dirs: Arc<Mutex<HashSet<FileId>>>,
+    /// Ignore files' rules compiled by earlier walks (see
+    /// [`crate::rules::ignore_rules::IgnoreCache`]).
+    ignores: Arc<crate::rules::ignore_rules::IgnoreCache>,
 }
 
 impl Fs {
@@ -136,6 +139,7 @@ impl Fs {
             root: Arc::new(root),
             services: Arc::new(crate::rules::services::NoServices),
             git_dirs: Arc::default(),
+            ignores: Arc::default(),
         };
         fs.note_git_dirs(&fs.root);
         fs
@@ -159,6 +163,11 @@ impl Fs {
     /// The host's services.
     pub fn services(&self) -> &dyn crate::rules::services::Services {
         &*self.services
+    }
+
+    /// Ignore files' rules compiled by earlier walks of this tree.
+    pub fn ignore_cache(&self) -> &crate::rules::ignore_rules::IgnoreCache {
+        &self.ignores
     }
 
     /// The root directory's handle.

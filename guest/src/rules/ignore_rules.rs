@@ -11,6 +11,8 @@
 //! per-entry conversion through `Path` is needed.
 
 use std::cell::RefCell;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 
 use globset::{Candidate, GlobBuilder, GlobSet, GlobSetBuilder};
 
@@ -33,48 +35,106 @@ struct Rule {
 /// Compiled ignore rules of one directory.
 #[derive(Debug)]
 pub struct IgnoreRules {
+    compiled: Arc<Compiled>,
+    scratch: RefCell<Vec<usize>>,
+}
+
+/// The rules of some ignore files' texts, compiled: what [`IgnoreCache`] keeps.
+#[derive(Debug)]
+struct Compiled {
     set: GlobSet,
     rules: Vec<Rule>,
     /// True when every rule ignores whatever it matches (no `!` and no directory-only
     /// rules), so any match decides.
     simple: bool,
-    scratch: RefCell<Vec<usize>>,
 }
 
-impl IgnoreRules {
-    /// Compiles the given files' texts, in order (later files and later lines win). A line
-    /// that is not a valid glob is skipped. `None` when no rule remains.
-    pub fn parse(texts: &[&[u8]]) -> Option<IgnoreRules> {
-        let mut b = GlobSetBuilder::new();
-        let mut rules = Vec::new();
-        for text in texts {
-            let text = String::from_utf8_lossy(text);
-            let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
-            for line in text.lines() {
-                if let Some((glob, rule)) = parse_line(line) {
-                    let built = GlobBuilder::new(&glob)
-                        .literal_separator(true)
-                        .backslash_escape(true)
-                        .allow_unclosed_class(true)
-                        .build();
-                    if let Ok(g) = built {
-                        b.add(g);
-                        rules.push(rule);
-                    }
+/// Compiles the given files' texts, in order (later files and later lines win). A line
+/// that is not a valid glob is skipped. `None` when no rule remains.
+fn compile(texts: &[&[u8]]) -> Option<Compiled> {
+    let mut b = GlobSetBuilder::new();
+    let mut rules = Vec::new();
+    for text in texts {
+        let text = String::from_utf8_lossy(text);
+        let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
+        for line in text.lines() {
+            if let Some((glob, rule)) = parse_line(line) {
+                let built = GlobBuilder::new(&glob)
+                    .literal_separator(true)
+                    .backslash_escape(true)
+                    .allow_unclosed_class(true)
+                    .build();
+                if let Ok(g) = built {
+                    b.add(g);
+                    rules.push(rule);
                 }
             }
         }
-        if rules.is_empty() {
-            return None;
+    }
+    if rules.is_empty() {
+        return None;
+    }
+    let set = b.build().ok()?;
+    let simple = rules.iter().all(|r| !r.only_dir && !r.keep);
+    Some(Compiled { set, rules, simple })
+}
+
+/// Compiled rules kept by the texts they were compiled from, so that each set of ignore
+/// files is compiled once for all the walks of an instance, call after call, until its
+/// text changes (the text is read by every walk; only compiling is spared). Bounded: past
+/// [`IgnoreCache::MAX_TEXT_BYTES`] of texts or [`IgnoreCache::MAX_ENTRIES`] it starts over.
+#[derive(Debug, Default)]
+pub struct IgnoreCache(Mutex<Kept>);
+
+/// What an [`IgnoreCache`] holds, and the bytes of its keys.
+#[derive(Debug, Default)]
+struct Kept {
+    by_text: HashMap<Vec<u8>, Option<Arc<Compiled>>>,
+    bytes: usize,
+}
+
+impl IgnoreCache {
+    const MAX_TEXT_BYTES: usize = 16 << 20;
+    const MAX_ENTRIES: usize = 8192;
+
+    /// [`IgnoreRules::parse`] of `texts`, compiled once per distinct texts.
+    pub fn rules(&self, texts: &[&[u8]]) -> Option<IgnoreRules> {
+        // Each text after its length: no two lists of texts make the same key.
+        let mut key = Vec::with_capacity(texts.iter().map(|t| t.len() + 8).sum());
+        for t in texts {
+            key.extend_from_slice(&(t.len() as u64).to_le_bytes());
+            key.extend_from_slice(t);
         }
-        let set = b.build().ok()?;
-        let simple = rules.iter().all(|r| !r.only_dir && !r.keep);
-        Some(IgnoreRules {
-            set,
-            rules,
-            simple,
+        let Ok(mut kept) = self.0.lock() else {
+            return IgnoreRules::parse(texts);
+        };
+        if let Some(hit) = kept.by_text.get(&key) {
+            return hit.clone().map(IgnoreRules::of);
+        }
+        let compiled = compile(texts).map(Arc::new);
+        if kept.by_text.len() >= Self::MAX_ENTRIES || kept.bytes + key.len() > Self::MAX_TEXT_BYTES
+        {
+            *kept = Kept::default();
+        }
+        if key.len() <= Self::MAX_TEXT_BYTES {
+            kept.bytes += key.len();
+            kept.by_text.insert(key, compiled.clone());
+        }
+        compiled.map(IgnoreRules::of)
+    }
+}
+
+impl IgnoreRules {
+    /// Compiles the given files' texts (see [`compile`]); `None` when no rule remains.
+    pub fn parse(texts: &[&[u8]]) -> Option<IgnoreRules> {
+        compile(texts).map(|c| IgnoreRules::of(Arc::new(c)))
+    }
+
+    fn of(compiled: Arc<Compiled>) -> IgnoreRules {
+        IgnoreRules {
+            compiled,
             scratch: RefCell::new(Vec::new()),
-        })
+        }
     }
 
     /// What the rules say about `rel`, a path relative to their directory.
@@ -83,16 +143,16 @@ impl IgnoreRules {
         // Most paths match no rule: a yes/no match (which stops early, and runs the regex
         // part of the set without tracking every pattern) settles those; only a path that
         // matches asks which rules did.
-        if !self.set.is_match_candidate(&cand) {
+        if !self.compiled.set.is_match_candidate(&cand) {
             return Verdict::None;
         }
-        if self.simple {
+        if self.compiled.simple {
             return Verdict::Ignore;
         }
         let mut hits = self.scratch.borrow_mut();
-        self.set.matches_candidate_into(&cand, &mut hits);
+        self.compiled.set.matches_candidate_into(&cand, &mut hits);
         for &i in hits.iter().rev() {
-            let r = self.rules[i];
+            let r = self.compiled.rules[i];
             if !r.only_dir || is_dir {
                 return if r.keep {
                     Verdict::Keep
@@ -157,6 +217,32 @@ fn parse_line(line: &str) -> Option<(String, Rule)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The cache compiles each distinct list of texts once, and answers for a changed
+    /// text (or the same bytes split into other files) with that text's own rules.
+    #[test]
+    fn the_cache_compiles_each_text_once_and_never_answers_for_another() {
+        let cache = IgnoreCache::default();
+        let first = cache.rules(&[b"*.log\n"]).unwrap();
+        let again = cache.rules(&[b"*.log\n"]).unwrap();
+        assert!(Arc::ptr_eq(&first.compiled, &again.compiled));
+        assert_eq!(again.matched("a.log", false), Verdict::Ignore);
+        // The same file rewritten: its new rules, compiled anew.
+        let changed = cache.rules(&[b"*.tmp\n"]).unwrap();
+        assert!(!Arc::ptr_eq(&first.compiled, &changed.compiled));
+        assert_eq!(changed.matched("a.log", false), Verdict::None);
+        assert_eq!(changed.matched("a.tmp", false), Verdict::Ignore);
+        // `.gitignore` "a" with `.ignore` "b" is not one file "ab", nor the reverse order.
+        let two = cache.rules(&[b"x*\n", b"!xy\n"]).unwrap();
+        let one = cache.rules(&[b"x*\n!xy\n"]).unwrap();
+        let swapped = cache.rules(&[b"!xy\n", b"x*\n"]).unwrap();
+        assert!(!Arc::ptr_eq(&two.compiled, &one.compiled));
+        assert_eq!(two.matched("xy", false), Verdict::Keep);
+        assert_eq!(swapped.matched("xy", false), Verdict::Ignore);
+        // Texts without a rule are remembered as such.
+        assert!(cache.rules(&[b"# only a comment\n"]).is_none());
+        assert!(cache.rules(&[b"# only a comment\n"]).is_none());
+    }
 
     fn rules(text: &str) -> IgnoreRules {
         IgnoreRules::parse(&[text.as_bytes()]).unwrap()

@@ -178,7 +178,7 @@ fn load_ignores(
         }
     }
     let refs: Vec<&[u8]> = texts.iter().map(Vec::as_slice).collect();
-    match IgnoreRules::parse(&refs) {
+    match fsx.ignore_cache().rules(&refs) {
         Some(rules) => Some(Rc::new(IgnoreChain {
             rules,
             dir_len: dir.as_str().len(),
