@@ -143,6 +143,34 @@ def test_a_listen_stream_is_granted_its_first_256_well_formed_uris(repo):
     assert run(repo, body, modern=True) == asked[2:258]
 
 
+def test_a_listen_stream_naming_a_granted_uri_again_past_the_first_256_still_hears_of_it(repo):
+    # The 257th URI names the first again: the acknowledgment grants every named URI that
+    # is among the granted ones, so the stream must be served as granted, not left deaf.
+    asked = ["file:///src/lib.rs"] + [f"file:///missing/{i}.txt" for i in range(255)] + ["file:///src/lib.rs"]
+    control = ["file:///src/lib.rs", "file:///src/lib.rs"]
+
+    async def body(s):
+        heard = {}
+        for name, uris in (("repeated", asked), ("control", control)):
+            got = []
+            async with listen(s, resource_subscriptions=uris) as sub:
+                honored = sub.honored.resource_subscriptions
+                (repo / "src" / "lib.rs").write_text(f"changed for {name}\n")
+                with anyio.move_on_after(WAIT):
+                    async for event in sub:
+                        got.append(event.uri)
+                        break
+            heard[name] = (honored, got)
+        return heard
+
+    heard = run(repo, body, modern=True)
+    # Positive control: a repeated URI within the first 256.
+    assert heard["control"] == (control, ["file:///src/lib.rs"]), heard["control"]
+    honored, got = heard["repeated"]
+    assert honored == asked
+    assert got == ["file:///src/lib.rs"], got
+
+
 def policy(repo):
     path = repo.parent / "policy.toml"
     path.write_text('[read]\nblock = ["private/**"]\n')

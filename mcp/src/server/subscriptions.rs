@@ -304,8 +304,9 @@ impl McpServer {
     }
 
     /// What a `subscriptions/listen` request is granted: its first [`MAX_LISTEN_URIS`]
-    /// well-formed `file:///` URIs, whatever the files (nothing else is offered); `None` on
-    /// a transport without subscriptions, where the method is not offered.
+    /// distinct well-formed `file:///` URIs (each as often as named), whatever the files
+    /// (nothing else is offered); `None` on a transport without subscriptions, where the
+    /// method is not offered.
     ///
     /// The stream's subscriptions are made here, before rmcp acknowledges it, so that a
     /// change the client makes once acknowledged is heard of: each granted URI that passes
@@ -317,18 +318,27 @@ impl McpServer {
         requested: &SubscriptionFilter,
     ) -> Option<SubscriptionFilter> {
         let subs = self.subscriptions.clone()?;
-        let uris: Vec<String> = requested
-            .resource_subscriptions
-            .iter()
-            .flatten()
-            .filter(|uri| path_of(uri).is_ok())
-            .take(MAX_LISTEN_URIS)
-            .cloned()
-            .collect();
+        let named = requested.resource_subscriptions.iter().flatten();
+        // The first distinct well-formed URIs; then every URI named that is one of them, in
+        // the order named and as often: rmcp acknowledges the requested URIs found among
+        // those granted (a repeat past the first ones included), and [`Self::listen_on`]
+        // finds the stream by exactly that list.
+        let mut distinct: Vec<&String> = Vec::new();
+        let mut seen: BTreeSet<&String> = BTreeSet::new();
+        for uri in named.clone() {
+            if distinct.len() == MAX_LISTEN_URIS {
+                break;
+            }
+            if !seen.contains(uri) && path_of(uri).is_ok() {
+                seen.insert(uri);
+                distinct.push(uri);
+            }
+        }
+        let uris: Vec<String> = named.filter(|uri| seen.contains(uri)).cloned().collect();
         let owner = subs.new_owner();
         let (tx, rx) = mpsc::unbounded_channel();
         let register = || -> Result<(), ErrorData> {
-            for uri in &uris {
+            for &uri in &distinct {
                 // A URI reading refuses is never heard of; the others still are.
                 if let Ok(path) = self.subscribable(uri) {
                     subs.add(owner, uri.clone(), path, &self.repo, || tx.clone())?;
