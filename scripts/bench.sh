@@ -9,10 +9,10 @@ FILE_TOOLS_SETUP_RUST_ONLY=1 bash scripts/setup.sh
 corpus="${1:-$PWD/target/bench-corpus}"
 mkdir -p "$corpus"
 corpus="$(cd "$corpus" && pwd)"
-# FILE_TOOLS_BENCH names the sections (default: all); only search, walk, index and changes
-# need the Linux tree.
-sections=",${FILE_TOOLS_BENCH:-search,walk,index,ops,overhead,changes,hosts},"
-linux_wanted() { [[ $sections =~ ,(search|walk|index|changes), ]]; }
+# FILE_TOOLS_BENCH names the sections (default: all); only search, walk, index, changes
+# and mcp need the Linux tree.
+sections=",${FILE_TOOLS_BENCH:-search,walk,index,ops,overhead,changes,hosts,mcp},"
+linux_wanted() { [[ $sections =~ ,(search|walk|index|changes|mcp), ]]; }
 need=()
 command -v rg >/dev/null 2>&1 || need+=(ripgrep)
 if linux_wanted && [ ! -f /usr/src/linux-source-6.1.tar.xz ]; then need+=(linux-source-6.1); fi
@@ -58,4 +58,19 @@ if [[ $sections == *,hosts,* ]]; then
     target/venv/bin/python examples/python/bench_host.py target/file-tools.wasm "$corpus/files"
     (cd examples/node && FILE_TOOLS_WASM="$PWD/../../target/file-tools.wasm" npm run -s transpile &&
         node bench-host.mjs "$corpus/files")
+fi
+if [[ $sections == *,mcp,* ]]; then
+    # `file-tools mcp` against the MCP project's filesystem server (the npm package
+    # @modelcontextprotocol/server-filesystem, pinned) over stdio on the Linux tree.
+    fs_server=target/bench-mcp/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js
+    if [ ! -f "$fs_server" ]; then
+        mkdir -p target/bench-mcp
+        npm install --silent --no-audit --no-fund --prefix target/bench-mcp \
+            @modelcontextprotocol/server-filesystem@2026.8.31
+    fi
+    cargo build --release -p file-tools-cli --bin file-tools
+    echo
+    echo "## MCP over stdio: file-tools against the MCP filesystem server (median of 50, interleaved)"
+    echo
+    python3 scripts/bench_mcp.py target/release/file-tools "$fs_server" "$corpus/linux"
 fi
