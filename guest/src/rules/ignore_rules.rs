@@ -82,7 +82,9 @@ fn compile(texts: &[&[u8]]) -> Option<Compiled> {
 /// Compiled rules kept by the texts they were compiled from, so that each set of ignore
 /// files is compiled once for all the walks of an instance, call after call, until its
 /// text changes (the text is read by every walk; only compiling is spared). Bounded: past
-/// [`IgnoreCache::MAX_TEXT_BYTES`] of texts or [`IgnoreCache::MAX_ENTRIES`] it starts over.
+/// [`IgnoreCache::MAX_TEXT_BYTES`] of texts or [`IgnoreCache::MAX_ENTRIES`] it starts over,
+/// so that a tree of many large ignore files costs no more memory between calls than a
+/// few of them (a typical tree's ignore files hold tens of kilobytes in all).
 #[derive(Debug, Default)]
 pub struct IgnoreCache(Mutex<Kept>);
 
@@ -94,8 +96,8 @@ struct Kept {
 }
 
 impl IgnoreCache {
-    const MAX_TEXT_BYTES: usize = 16 << 20;
-    const MAX_ENTRIES: usize = 8192;
+    const MAX_TEXT_BYTES: usize = 4 << 20;
+    const MAX_ENTRIES: usize = 4096;
 
     /// [`IgnoreRules::parse`] of `texts`, compiled once per distinct texts.
     pub fn rules(&self, texts: &[&[u8]]) -> Option<IgnoreRules> {
