@@ -88,10 +88,19 @@ fn decode<T: serde::de::DeserializeOwned>(v: Value) -> Result<T, ErrorData> {
 
 impl McpServer {
     pub(super) fn tool(&self, name: &str, args: Value) -> Result<Value, ErrorData> {
+        self.tool_answer(name, args)?.map_err(|e| refused(&e))
+    }
+
+    /// The tool's own answer, its refusal included; a protocol error when no repository
+    /// is open.
+    fn tool_answer(
+        &self,
+        name: &str,
+        args: Value,
+    ) -> Result<Result<Value, file_tools_host::ToolError>, ErrorData> {
         self.repo
             .with(|s| s.call(name, &args.to_string()))
-            .map_err(|why| ErrorData::invalid_request(why, None))?
-            .map_err(|e| refused(&e))
+            .map_err(|why| ErrorData::invalid_request(why, None))
     }
 
     /// The one template.
@@ -141,12 +150,7 @@ impl McpServer {
     /// Invalid params for a malformed URI; resource-not-found when the tool refuses.
     pub fn read_resource_at(&self, uri: &str) -> Result<ReadResourceResult, ErrorData> {
         let path = path_of(uri)?;
-        let call = |tool: &str| {
-            self.repo
-                .with(|s| s.call(tool, &json!({ "path": path }).to_string()))
-                .map_err(|why| ErrorData::invalid_request(why, None))
-        };
-        let contents = match call("read_file")? {
+        let contents = match self.tool_answer("read_file", json!({ "path": path }))? {
             Ok(read) => ResourceContents::TextResourceContents {
                 uri: uri.to_string(),
                 mime_type: Some("text/plain".into()),
@@ -154,9 +158,11 @@ impl McpServer {
                 meta: None,
             },
             Err(e) if code_name(e.code) == "UNSUPPORTED_BINARY" => {
-                let media = call("read_media")?.map_err(|_| refused(&e))?;
+                let media = self
+                    .tool_answer("read_media", json!({ "path": path }))?
+                    .map_err(|_| refused(&e))?;
                 let field = |name: &str| media[name].as_str().map(str::to_string);
-                match (field("data_base64"), field("mime_type")) {
+                match (field(super::tools::MEDIA_DATA), field("mime_type")) {
                     (Some(data), Some(mime)) => {
                         ResourceContents::blob(data, uri.to_string()).with_mime_type(mime)
                     }

@@ -72,7 +72,7 @@ pub(crate) fn ok_result(tool: &str, result: Value) -> CallToolResult {
 }
 
 /// The field of a `read_media` result that holds the file.
-const MEDIA_DATA: &str = "data_base64";
+pub(super) const MEDIA_DATA: &str = "data_base64";
 
 /// The file a `read_media` result holds, as MCP content; `None` for any other result.
 fn media_block(tool: &str, result: &Value) -> Option<ContentBlock> {
