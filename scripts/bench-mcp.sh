@@ -4,5 +4,5 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 FILE_TOOLS_SETUP_RUST_ONLY=1 bash scripts/setup.sh
-cargo build --release -p file-tools-cli --bin file-tools --example bench_mcp
+cargo build --release --workspace --bin file-tools --example bench_mcp
 target/release/examples/bench_mcp

@@ -48,12 +48,14 @@ make("300k.txt", 300 * 1024)
 make("10m.txt", 10 * 1024 * 1024)
 open(os.path.join(d, "patch.txt"), "w").write("".join(f"patch line {i:05d}\n" for i in range(10000)))
 PY
-cargo run --release -p file-tools-host --features watch --example bench -- "$corpus"
+# Features resolved over the whole workspace, as the demo and the tests do: one Wasmtime build.
+cargo build --release --workspace --features file-tools-host/watch --example bench
+target/release/examples/bench "$corpus"
 if [[ $sections == *,hosts,* ]]; then
     # The Python and Node hosts over the same generated files (scripts/setup.sh installed
     # their packages; the component is written from the release build).
     bash scripts/setup.sh >/dev/null
-    cargo build --release -p file-tools-cli --bin file-tools
+    cargo build --release --workspace --bin file-tools
     target/release/file-tools component target/file-tools.wasm >/dev/null
     target/venv/bin/python examples/python/bench_host.py target/file-tools.wasm "$corpus/files"
     (cd examples/node && FILE_TOOLS_WASM="$PWD/../../target/file-tools.wasm" npm run -s transpile &&
@@ -68,7 +70,7 @@ if [[ $sections == *,mcp,* ]]; then
         npm install --silent --no-audit --no-fund --prefix target/bench-mcp \
             @modelcontextprotocol/server-filesystem@2026.8.31
     fi
-    cargo build --release -p file-tools-cli --bin file-tools
+    cargo build --release --workspace --bin file-tools
     echo
     echo "## MCP over stdio: file-tools against the MCP filesystem server (median of 50, interleaved)"
     echo

@@ -18,7 +18,7 @@ DIST=$(mkdir -p "${1:-target/dist}" && cd "${1:-target/dist}" && pwd)
 STAGE=$ROOT/target/packages
 BIN=$ROOT/target/release/file-tools
 
-cargo build --release --offline -p file-tools-cli --bin file-tools
+cargo build --release --offline --workspace --bin file-tools
 VERSION=$("$BIN" --version | awk '{print $2}')
 
 echo "== package: Rust crate file-tools-host $VERSION"
