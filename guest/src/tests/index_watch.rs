@@ -170,3 +170,36 @@ fn a_change_before_the_search_began_is_found() {
     assert_eq!(want[0].files_matched, 1);
     assert_eq!(json(&got), json(&want));
 }
+
+/// A replay while nothing changed finds each file's record through the walk's ticket to it
+/// (no look-up by path); the tickets are the records' own.
+#[test]
+fn a_quiet_replay_finds_every_record_by_the_walks_ticket() {
+    let (repo, _states, on, w, _off) = setup();
+    let count = w.count.load(Ordering::SeqCst);
+    let slot = on.index.lock().unwrap();
+    let ix = slot.as_ref().unwrap();
+    let tree = ix.quiet_tree(false, count).unwrap();
+    let mut files = 0;
+    for (i, e) in tree.entries.iter().enumerate() {
+        if e.ty != crate::rules::fsx::EntryType::File {
+            continue;
+        }
+        files += 1;
+        let by_ticket = ix.confirmed_by(tree.ticket(i), tree.generation);
+        assert!(by_ticket.is_some(), "{} has no ticket", e.path.as_str());
+        assert_eq!(by_ticket, ix.confirmed(e.path.as_str(), tree.generation));
+    }
+    assert_eq!(files, 2);
+    drop(slot);
+    // A walk after a change hands out new tickets: the replay after it still reads nothing.
+    fs::write(repo.path().join("d/c.txt"), "third words\n").unwrap();
+    w.changed();
+    settle();
+    let _ = search(&on, ask("needle"));
+    let (_, bytes) = search(&on, ask("needle"));
+    assert_eq!(
+        bytes, 0,
+        "the replay after a walk did not trust its records"
+    );
+}

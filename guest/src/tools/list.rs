@@ -250,7 +250,7 @@ pub fn find_files(
     let replayed = (start.is_root() && opts.respect_ignore)
         .then(|| {
             crate::tools::index::with_quiet_tree(s, &ids, opts.include_hidden, |tree| {
-                tree.replay(&mut skips, |e| visit(&e.path, e.ty))
+                tree.replay(&mut skips, |_, e| visit(&e.path, e.ty))
             })
         })
         .flatten();

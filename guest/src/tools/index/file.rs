@@ -55,11 +55,10 @@ pub fn encode(ix: &Index, services: &dyn Services) -> Vec<u8> {
     out.extend_from_slice(MAGIC);
     out.push(FORMAT);
     out.extend_from_slice(ix.bound_to().as_bytes());
-    out.extend_from_slice(&(ix.files.len() as u64).to_le_bytes());
-    let mut paths: Vec<&String> = ix.files.keys().collect();
-    paths.sort();
-    for p in paths {
-        let r = &ix.files[p];
+    out.extend_from_slice(&(ix.len() as u64).to_le_bytes());
+    let mut records: Vec<(&str, &Rec)> = ix.records().collect();
+    records.sort_unstable_by_key(|(p, _)| *p);
+    for (p, r) in records {
         out.extend_from_slice(&(p.len() as u32).to_le_bytes());
         out.extend_from_slice(p.as_bytes());
         for v in [

@@ -19,12 +19,14 @@
 //! outdated file is refused and replaced.
 
 pub mod file;
+pub mod records;
 #[cfg(test)]
 mod tests;
 pub mod tree;
 
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
+
+pub use records::Ticket;
 
 use crate::fs::port::Stat;
 use crate::text::trigram::Filter;
@@ -135,7 +137,7 @@ impl Rec {
 #[derive(Debug)]
 pub struct Index {
     binding: String,
-    files: HashMap<String, Rec>,
+    files: records::Records,
     /// Sum of the records' weights.
     weight: u64,
     /// Records added, replaced or removed since the index was loaded or saved.
@@ -163,7 +165,7 @@ impl Index {
     pub fn new(binding: String) -> Self {
         Index {
             binding,
-            files: HashMap::new(),
+            files: records::Records::default(),
             weight: 0,
             dirty: 0,
             trees: Vec::new(),
@@ -183,17 +185,18 @@ impl Index {
             .map(|r| &r.what)
     }
 
-    /// Records `path`, unless that would take the index over `max_weight` bytes.
-    pub fn record(&mut self, path: &str, rec: Rec, max_weight: u64) {
+    /// Records `path`, unless that would take the index over `max_weight` bytes; the
+    /// record's ticket.
+    pub fn record(&mut self, path: &str, rec: Rec, max_weight: u64) -> Option<Ticket> {
         let add = rec.weight(path);
         let old = self.files.get(path).map_or(0, |r| r.weight(path));
         if self.weight - old + add > max_weight {
             self.remove(path);
-            return;
+            return None;
         }
         self.weight = self.weight - old + add;
-        self.files.insert(path.to_string(), rec);
         self.dirty += 1;
+        Some(self.files.insert(path, rec).0)
     }
 
     /// A new walk generation.
@@ -202,17 +205,26 @@ impl Index {
         self.generation
     }
 
-    /// Marks the record of `path` as confirmed by walk `generation`.
-    pub fn confirm(&mut self, path: &str, generation: u64) {
-        if let Some(r) = self.files.get_mut(path) {
-            r.generation = generation;
-        }
+    /// Marks the record of `path` as confirmed by walk `generation`; its ticket.
+    pub fn confirm(&mut self, path: &str, generation: u64) -> Option<Ticket> {
+        let (r, ticket) = self.files.get_mut(path)?;
+        r.generation = generation;
+        Some(ticket)
     }
 
     /// The record of `path` when walk `generation` confirmed it.
     pub fn confirmed(&self, path: &str, generation: u64) -> Option<&What> {
         self.files
             .get(path)
+            .filter(|r| r.generation == generation)
+            .map(|r| &r.what)
+    }
+
+    /// The record `ticket` holds when walk `generation` confirmed it: what
+    /// [`Index::confirmed`] answers for the ticket's path, without a look-up by path.
+    pub fn confirmed_by(&self, ticket: Ticket, generation: u64) -> Option<&What> {
+        self.files
+            .by_ticket(ticket)
             .filter(|r| r.generation == generation)
             .map(|r| &r.what)
     }
@@ -227,7 +239,12 @@ impl Index {
 
     /// Forgets every file `keep` refuses (files gone from a walk that saw the whole tree).
     pub fn retain(&mut self, keep: impl Fn(&str) -> bool) {
-        let gone: Vec<String> = self.files.keys().filter(|p| !keep(p)).cloned().collect();
+        let gone: Vec<String> = self
+            .files
+            .iter()
+            .filter(|(p, _)| !keep(p))
+            .map(|(p, _)| p.to_string())
+            .collect();
         for p in gone {
             self.remove(&p);
         }
@@ -258,12 +275,17 @@ impl Index {
         self.trees.push(tree);
     }
 
+    /// Every path with its record, in no particular order.
+    pub fn records(&self) -> impl Iterator<Item = (&str, &Rec)> {
+        self.files.iter()
+    }
+
     pub fn len(&self) -> usize {
         self.files.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.files.is_empty()
+        self.files.len() == 0
     }
 
     /// Bytes the index takes, roughly (what the policy's `max_index_bytes` bounds).

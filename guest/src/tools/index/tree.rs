@@ -18,7 +18,7 @@
 //!
 //! Kept in the instance's memory only: a new process walks once, then replays.
 
-use super::Identity;
+use super::{Identity, Ticket};
 use crate::fs::port::EntryType;
 use crate::rules::classify::Kind;
 use crate::rules::path::LogicalPath;
@@ -59,6 +59,10 @@ pub struct Tree {
     pub entries: Vec<Shown>,
     /// For each entry, how many skips the walk had counted before showing it.
     pub marks: Vec<u32>,
+    /// For each entry, the ticket of the file's record that this walk (or the last replay
+    /// that looked at every directory) confirmed ([`Ticket::NONE`] when none; may be
+    /// shorter than `entries`).
+    pub tickets: Vec<Ticket>,
     /// Every skip the walk counted, in order.
     pub tape: Vec<&'static str>,
     /// The walk stopped at the policy's `max_walk_entries`.
@@ -72,6 +76,11 @@ pub struct Tree {
 }
 
 impl Tree {
+    /// The ticket of entry `i`'s record.
+    pub fn ticket(&self, i: usize) -> Ticket {
+        self.tickets.get(i).copied().unwrap_or(Ticket::NONE)
+    }
+
     /// Whether an identity looked at now shows the directory or ignore file unchanged
     /// since the walk, with no write hidden in the same timestamp step.
     pub fn unchanged(&self, then: &Option<Identity>, now: &Option<Identity>) -> bool {
@@ -83,18 +92,18 @@ impl Tree {
     }
 
     /// Shows `visit` the walk's entries again, in its order, each skip the walk counted
-    /// added to `skips` where the walk counted it. True when it stopped early, as
-    /// [`crate::rules::walk::walk`] answers: `visit` said stop, or the walk ran out of its
-    /// budget.
-    pub fn replay(&self, skips: &mut Skips, mut visit: impl FnMut(&Shown) -> Flow) -> bool {
+    /// added to `skips` where the walk counted it, with its place in [`Tree::entries`].
+    /// True when it stopped early, as [`crate::rules::walk::walk`] answers: `visit` said
+    /// stop, or the walk ran out of its budget.
+    pub fn replay(&self, skips: &mut Skips, mut visit: impl FnMut(usize, &Shown) -> Flow) -> bool {
         let mut counted = 0usize;
-        for (shown, &mark) in self.entries.iter().zip(&self.marks) {
+        for (i, (shown, &mark)) in self.entries.iter().zip(&self.marks).enumerate() {
             let mark = mark as usize;
             for r in self.tape.get(counted..mark).unwrap_or(&[]) {
                 skips.add(r);
             }
             counted = counted.max(mark);
-            if visit(shown) == Flow::Stop {
+            if visit(i, shown) == Flow::Stop {
                 return true;
             }
         }

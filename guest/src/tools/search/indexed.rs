@@ -17,7 +17,7 @@ use crate::rules::walk::{Tape, WalkEntry};
 use crate::text::trigram::{Filter, Scratch, Trigram};
 use crate::tools::changes::scan::now_ns;
 use crate::tools::index::tree::{DirCheck, Shown, Tree, IGNORE_FILES};
-use crate::tools::index::{file, Identity, Index, Rec, What};
+use crate::tools::index::{file, Identity, Index, Rec, Ticket, What};
 use crate::tools::session::Session;
 
 /// How the index ends a file without reading it.
@@ -58,6 +58,11 @@ pub(super) struct Indexed {
     recording: Option<Recording>,
     /// The generation that records this search confirms get.
     confirming: Option<u64>,
+    /// The tickets of the records this search confirms, by place in the walk it records
+    /// or the replay that confirms ([`Tree::tickets`]).
+    tickets: Vec<Ticket>,
+    /// The place in that walk of the entry being searched.
+    at: Option<usize>,
     /// Set when nothing changed since the replayed walk (the host watch's count): records
     /// of this generation answer without a look.
     trusted: Option<u64>,
@@ -119,6 +124,8 @@ impl Indexed {
             seen: whole_tree.then(HashSet::new),
             recording: None,
             confirming: None,
+            tickets: Vec::new(),
+            at: None,
             trusted: None,
             began: None,
         })
@@ -205,9 +212,29 @@ impl Indexed {
         ok.then_some(tree)
     }
 
-    /// Keeps `tree` for the next search.
-    pub(super) fn put_back(&mut self, tree: Tree) {
+    /// Keeps `tree` for the next search (with the tickets of the records this replay
+    /// confirmed, when it confirmed).
+    pub(super) fn put_back(&mut self, mut tree: Tree) {
+        if self.confirming == Some(tree.generation) {
+            tree.tickets = std::mem::take(&mut self.tickets);
+        }
         self.index.put_tree(tree);
+    }
+
+    /// Says that the replay is at entry `i` of its walk.
+    pub(super) fn visiting(&mut self, i: usize) {
+        self.at = Some(i);
+    }
+
+    /// Keeps `ticket` as that of the entry being searched.
+    fn keep_ticket(&mut self, ticket: Ticket) {
+        let Some(i) = self.at else {
+            return;
+        };
+        if self.tickets.len() <= i {
+            self.tickets.resize(i + 1, Ticket::NONE);
+        }
+        self.tickets[i] = ticket;
     }
 
     /// Starts recording a whole walk; returns the tape its skips go to.
@@ -221,6 +248,8 @@ impl Indexed {
         };
         let generation = self.index.next_generation();
         self.confirming = Some(generation);
+        self.tickets.clear();
+        self.at = None;
         let root = LogicalPath::root();
         let root_id = self.dir_identity(s, &root)?;
         self.enter_dir(s, &root);
@@ -237,6 +266,7 @@ impl Indexed {
                 }],
                 entries: Vec::new(),
                 marks: Vec::new(),
+                tickets: Vec::new(),
                 tape: Vec::new(),
                 budget_stopped: false,
                 changes,
@@ -256,6 +286,7 @@ impl Indexed {
         let Some(rec) = &mut self.recording else {
             return;
         };
+        self.at = Some(rec.tree.entries.len());
         rec.tree.marks.push(rec.tape.borrow().len() as u32);
         rec.tree.entries.push(Shown {
             path: e.path.clone(),
@@ -279,6 +310,7 @@ impl Indexed {
         }
         rec.tree.budget_stopped = budget_stopped;
         rec.tree.tape = rec.tape.borrow().clone();
+        rec.tree.tickets = std::mem::take(&mut self.tickets);
         for dir in rec.entered {
             let parent = dir.parent();
             let (Some(id), Some(ignores)) = (
@@ -357,6 +389,12 @@ impl Indexed {
         Some(self.end(what))
     }
 
+    /// [`Indexed::trusted`] for the file whose record the replayed walk holds `ticket` to.
+    pub(super) fn trusted_by(&self, ticket: Ticket) -> Option<Option<Answer>> {
+        let what = self.index.confirmed_by(ticket, self.trusted?)?;
+        Some(self.end(what))
+    }
+
     /// How the index ends the file `path` that looks like `look`, if it can.
     pub(super) fn answer(
         &mut self,
@@ -369,7 +407,9 @@ impl Indexed {
         }
         let answer = self.end(self.index.lookup(path.as_str(), &look.id)?);
         if let Some(g) = self.confirming {
-            self.index.confirm(path.as_str(), g);
+            if let Some(t) = self.index.confirm(path.as_str(), g) {
+                self.keep_ticket(t);
+            }
         }
         answer
     }
@@ -389,7 +429,11 @@ impl Indexed {
         }
         let generation = self.confirming.unwrap_or(0);
         if self.index.lookup(path.as_str(), &look.id).is_some() {
-            self.index.confirm(path.as_str(), generation);
+            if let Some(t) = self.index.confirm(path.as_str(), generation) {
+                if self.confirming.is_some() {
+                    self.keep_ticket(t);
+                }
+            }
             return;
         }
         // Read whole as it was looked at, or cut at the policy's limit of a file that was
@@ -407,7 +451,10 @@ impl Indexed {
             what: what(scratch),
             generation,
         };
-        self.index.record(path.as_str(), rec, self.max_weight);
+        let ticket = self.index.record(path.as_str(), rec, self.max_weight);
+        if let (Some(t), Some(_)) = (ticket, self.confirming) {
+            self.keep_ticket(t);
+        }
     }
 
     /// Puts the index back into the session, forgetting files a whole walk did not show

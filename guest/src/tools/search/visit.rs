@@ -40,9 +40,12 @@ impl State<'_> {
         exclude: &Globs,
         walk_skips: &mut Skips,
     ) -> bool {
-        tree.replay(walk_skips, |shown| {
-            if self.replay_quick(shown, include, exclude) {
+        tree.replay(walk_skips, |i, shown| {
+            if self.replay_quick(shown, tree.ticket(i), include, exclude) {
                 return Flow::Continue;
+            }
+            if let Some(ix) = &mut self.index {
+                ix.visiting(i);
             }
             let e = WalkEntry {
                 path: shown.path.clone(),
@@ -56,11 +59,13 @@ impl State<'_> {
     }
 
     /// What [`State::visit`] does with a file the index answers for without a look, done
-    /// without building a walk entry (most files of a replay while nothing changed).
-    /// False when the entry needs the whole path.
+    /// without building a walk entry (most files of a replay while nothing changed), its
+    /// record found by the walk's `ticket` to it. False when the entry needs the whole
+    /// path.
     fn replay_quick(
         &mut self,
         shown: &crate::tools::index::tree::Shown,
+        ticket: crate::tools::index::Ticket,
         include: &Globs,
         exclude: &Globs,
     ) -> bool {
@@ -74,7 +79,7 @@ impl State<'_> {
         if matches!(shown.kind, Kind::Secret | Kind::GitInternal | Kind::Binary) {
             return false;
         }
-        let answer = self.index.as_ref().and_then(|ix| ix.trusted(&shown.path));
+        let answer = self.index.as_ref().and_then(|ix| ix.trusted_by(ticket));
         match answer {
             Some(Some(indexed::Answer::Binary)) => self.skips.add("binary"),
             Some(Some(indexed::Answer::TooLarge)) => self.skips.add("too_large"),

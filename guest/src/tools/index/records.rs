@@ -1,0 +1,118 @@
+//! The records of an index by path, each kept in a numbered slot, so that a recorded walk
+//! can hold a [`Ticket`] to each file's record and find it again without hashing the path
+//! (on a large tree, the hash lookups were most of a search that reads nothing).
+
+use std::collections::HashMap;
+
+use super::Rec;
+
+/// Where a record was put: its slot and the serial number it got there. A ticket finds
+/// its record only while that very record is in the slot: a record replaced or removed
+/// since, or another one put in the freed slot, has a serial no ticket ever held.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Ticket {
+    slot: u32,
+    serial: u64,
+}
+
+impl Ticket {
+    /// A ticket that finds nothing.
+    pub const NONE: Ticket = Ticket {
+        slot: u32::MAX,
+        serial: 0,
+    };
+}
+
+#[derive(Debug)]
+struct Slot {
+    /// 0 while the slot is free.
+    serial: u64,
+    rec: Option<Rec>,
+}
+
+/// Records by path, and by ticket.
+#[derive(Debug, Default)]
+pub struct Records {
+    slot_of: HashMap<Box<str>, u32>,
+    slots: Vec<Slot>,
+    free: Vec<u32>,
+    /// The last serial handed out (the first is 1).
+    serial: u64,
+}
+
+impl Records {
+    pub fn len(&self) -> usize {
+        self.slot_of.len()
+    }
+
+    pub fn get(&self, path: &str) -> Option<&Rec> {
+        let slot = *self.slot_of.get(path)?;
+        self.slots[slot as usize].rec.as_ref()
+    }
+
+    /// The record of `path` to change in place (its ticket stays valid), and its ticket.
+    pub fn get_mut(&mut self, path: &str) -> Option<(&mut Rec, Ticket)> {
+        let slot = *self.slot_of.get(path)?;
+        let s = &mut self.slots[slot as usize];
+        let ticket = Ticket {
+            slot,
+            serial: s.serial,
+        };
+        Some((s.rec.as_mut()?, ticket))
+    }
+
+    /// The record `ticket` holds, while it is still the one put there.
+    pub fn by_ticket(&self, ticket: Ticket) -> Option<&Rec> {
+        let s = self.slots.get(ticket.slot as usize)?;
+        if s.serial != ticket.serial || ticket.serial == 0 {
+            return None;
+        }
+        s.rec.as_ref()
+    }
+
+    /// Puts `rec` as the record of `path`, replacing any (whose tickets then find
+    /// nothing); returns the new record's ticket and the old record.
+    pub fn insert(&mut self, path: &str, rec: Rec) -> (Ticket, Option<Rec>) {
+        self.serial += 1;
+        let serial = self.serial;
+        if let Some(&slot) = self.slot_of.get(path) {
+            let s = &mut self.slots[slot as usize];
+            s.serial = serial;
+            return (Ticket { slot, serial }, s.rec.replace(rec));
+        }
+        let slot = match self.free.pop() {
+            Some(slot) => {
+                self.slots[slot as usize] = Slot {
+                    serial,
+                    rec: Some(rec),
+                };
+                slot
+            }
+            None => {
+                self.slots.push(Slot {
+                    serial,
+                    rec: Some(rec),
+                });
+                (self.slots.len() - 1) as u32
+            }
+        };
+        self.slot_of.insert(path.into(), slot);
+        (Ticket { slot, serial }, None)
+    }
+
+    /// Takes out the record of `path`; its slot is freed for another.
+    pub fn remove(&mut self, path: &str) -> Option<Rec> {
+        let slot = self.slot_of.remove(path)?;
+        let s = &mut self.slots[slot as usize];
+        s.serial = 0;
+        self.free.push(slot);
+        s.rec.take()
+    }
+
+    /// Every path with its record, in no particular order.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &Rec)> {
+        self.slot_of
+            .iter()
+            .filter_map(|(p, &slot)| Some((&**p, self.slots[slot as usize].rec.as_ref()?)))
+    }
+}
