@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use clap::Subcommand;
 use serde_json::{json, Value};
 
-use crate::setup::{load_policy, need_repo, open_session, state_dir, usage_error, Options};
+use crate::setup::{load_policy, need_repo, session_builder, state_dir, usage_error, Options};
 
 #[derive(Debug, Subcommand)]
 pub(crate) enum IndexCommand {
@@ -87,21 +87,16 @@ pub(crate) fn index(o: &Options, cmd: &IndexCommand) -> ExitCode {
                     "the index is off: give a --policy whose [limits] max_index_bytes is above 0 (for example 268435456)",
                 );
             }
-            let mut session = match open_session(o, repo) {
+            let opened = session_builder(o, repo, None, false)
+                .and_then(|(b, _)| b.index_builder(true).build().map_err(|e| e.to_string()));
+            let mut session = match opened {
                 Ok(s) => s,
                 Err(e) => return usage_error(&e),
             };
-            // A literal no file holds: every file is read once and recorded, no line is
-            // returned. Files already recorded and unchanged are not read again.
-            let probe = format!("file-tools-index-probe-{:x}", std::process::id());
-            let args = json!({"query": probe, "output": "count"}).to_string();
             let started = Instant::now();
-            let mut options = file_tools_host::CallOptions::new();
             let terminal = std::io::stderr().is_terminal();
-            if terminal {
-                options = options.progress(terminal_progress(started));
-            }
-            let answer = session.call_with("search_text", &args, &options);
+            let progress = terminal.then(|| terminal_progress(started));
+            let answer = file_tools_host::index_build::build(&mut session, progress);
             if terminal {
                 eprintln!();
             }

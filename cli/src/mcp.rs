@@ -10,10 +10,7 @@ use file_tools_mcp::server::roots::Opener;
 use file_tools_mcp::{serve_stdio, McpServer};
 use serde_json::Value;
 
-use crate::setup::{
-    load_policy, open_session, open_session_counted, repo_key, runtime, state_dir, usage_error,
-    Options,
-};
+use crate::setup::{load_policy, open_served, repo_key, runtime, state_dir, usage_error, Options};
 
 /// Sessions one repository keeps on disk over HTTP; a request naming a new one past this
 /// is refused, so that made-up names cannot fill the disk.
@@ -63,7 +60,7 @@ pub(crate) fn mcp_from_roots(o: &Options) -> Result<McpServer, String> {
     let read_only = o.read_only || policy["read_only"] == Value::Bool(true);
     let described = describe_tools(&runtime()?, policy).map_err(|e| e.to_string())?;
     let options = o.clone();
-    let opener: Opener = Arc::new(move |dir: &Path| open_session(&options, dir));
+    let opener: Opener = Arc::new(move |dir: &Path| open_served(&options, dir, None, true));
     McpServer::from_roots(described, read_only, opener).map_err(|e| e.to_string())
 }
 
@@ -71,9 +68,8 @@ pub(crate) fn mcp(o: &Options, args: &McpArgs) -> ExitCode {
     let served = match args.http {
         Some(bind) => mcp_http(o, args, bind),
         None => match &o.repo {
-            Some(repo) => {
-                open_session(o, repo).and_then(|s| McpServer::new(s).map_err(|e| e.to_string()))
-            }
+            Some(repo) => open_served(o, repo, None, true)
+                .and_then(|s| McpServer::new(s).map_err(|e| e.to_string())),
             None => mcp_from_roots(o),
         }
         .map(serve_stdio),
@@ -109,6 +105,7 @@ pub(crate) fn mcp_http(
     }
     for (name, dir) in named {
         let (options, metrics) = (o.clone(), metrics.clone());
+        let default_session = o.session.clone();
         let key = repo_key(&dir)?;
         let opener: file_tools_mcp::http::Opener = Box::new(move |session: &str| {
             let mut o = options.clone();
@@ -124,7 +121,10 @@ pub(crate) fn mcp_http(
             if !place.exists() && sessions_kept(&place, &key) >= MAX_SESSIONS {
                 return Err(OpenError::TooMany);
             }
-            let s = open_session_counted(&o, &dir, Some(&metrics)).map_err(OpenError::Failed)?;
+            // The session opened at start builds the index at once; sessions a client opens
+            // later build theirs with their first search, as many as there are clients.
+            let at_start = session == default_session;
+            let s = open_served(&o, &dir, Some(&metrics), at_start).map_err(OpenError::Failed)?;
             McpServer::new(s).map_err(|e| OpenError::Failed(e.to_string()))
         });
         // The default session opens now, so that a repository that cannot be served stops

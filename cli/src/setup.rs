@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use crate::policy_file;
 use clap::ValueEnum;
-use file_tools_host::{JsonLinesSink, Limits, Runtime, Session};
+use file_tools_host::{JsonLinesSink, Limits, Runtime, Session, SessionBuilder};
 use serde_json::{json, Value};
 use sha2::Digest as _;
 
@@ -148,17 +148,53 @@ pub(crate) fn need_repo<'a>(o: &'a Options, what: &str) -> Result<&'a PathBuf, S
         .ok_or_else(|| format!("{what} needs --repo DIR"))
 }
 
+/// A session for the calls of one command.
 pub(crate) fn open_session(o: &Options, repo: &Path) -> Result<Session, String> {
-    open_session_counted(o, repo, None)
+    let (builder, _) = session_builder(o, repo, None, false)?;
+    builder.build().map_err(|e| e.to_string())
 }
 
-/// `open_session`, counting every call in `metrics` when given.
-pub(crate) fn open_session_counted(
+/// A session an MCP server serves for a long time, counting every call in `metrics` when
+/// given. Where the policy turns the search index on, a watch lets searches answer without
+/// looking at the tree while nothing changed, and, with `build_index`, the index is built
+/// (or brought up to date) at once on a thread of its own
+/// ([`file_tools_host::index_build::spawn`]): calls scan until it is saved, then use it.
+pub(crate) fn open_served(
     o: &Options,
     repo: &Path,
     metrics: Option<&Arc<file_tools_mcp::Metrics>>,
+    build_index: bool,
 ) -> Result<Session, String> {
+    let (builder, indexed) = session_builder(o, repo, metrics, true)?;
+    let session = builder.build().map_err(|e| e.to_string())?;
+    if indexed && build_index {
+        // The build's own session: no watch, and not counted in the metrics.
+        let (builder, _) = session_builder(o, repo, None, false)?;
+        let built = file_tools_host::index_build::spawn(builder, |answer| {
+            if let Err(e) = answer {
+                eprintln!("file-tools: the search index was not built: {e}");
+            }
+        });
+        if let Err(e) = built {
+            eprintln!("file-tools: the search index was not built: {e}");
+        }
+    }
+    Ok(session)
+}
+
+/// How a session for `repo` is opened, with a watch when `served`; and whether the
+/// policy turns the search index on.
+pub(crate) fn session_builder(
+    o: &Options,
+    repo: &Path,
+    metrics: Option<&Arc<file_tools_mcp::Metrics>>,
+    served: bool,
+) -> Result<(SessionBuilder, bool), String> {
     let (policy, limits) = load_policy(o)?;
+    let indexed = policy
+        .pointer("/limits/max_index_bytes")
+        .and_then(serde_json::Value::as_u64)
+        .is_some_and(|n| n > 0);
     let rt = runtime()?;
     let mut builder = Session::builder(&rt)
         .repo(repo)
@@ -169,17 +205,17 @@ pub(crate) fn open_session_counted(
         // Read-only sessions too: `changes_since` tokens must outlive this process.
         .state_dir(state_dir(o, repo)?);
     if let Some(m) = metrics {
-        // A served session lives long: where the policy turns the search index on, a
-        // watch lets it answer without looking at the tree while nothing changed.
-        builder = builder.observer(m.clone()).watch_tree(true);
+        builder = builder.observer(m.clone());
     }
+    // The host starts the watch only where the policy turns the index on.
+    builder = builder.watch_tree(served);
     if let Some(p) = &o.policy {
         builder = builder.host_file(p);
     }
     if let Some(log) = &o.audit_log {
         builder = builder.audit_sink(audit_sink(o, repo, log)?);
     }
-    builder.build().map_err(|e| e.to_string())
+    Ok((builder, indexed))
 }
 
 /// The audit log's sink, refused inside the repository, keyed when `--audit-key` says so.

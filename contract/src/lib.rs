@@ -65,6 +65,10 @@ pub mod env {
     /// then spends nothing on building and sending audit events. Any other value, or none,
     /// and every call's event is emitted.
     pub const AUDIT: &str = "FILE_TOOLS_AUDIT";
+    /// `1` when the host opened the instance to build the search index for others (see
+    /// [`INDEX_BUILDING`](crate::INDEX_BUILDING)): its searches record even while a build
+    /// is announced, since the announced build is its own.
+    pub const INDEX_BUILDER: &str = "FILE_TOOLS_INDEX_BUILDER";
     /// Test builds only: the name of the point at which the component panics on purpose.
     pub const FAULT: &str = "FILE_TOOLS_FAULT";
 }
@@ -74,6 +78,16 @@ pub const STATE_DIR_NAME: &str = ".file-tools-state";
 
 /// Where hosts mount the state directory in the component's file system.
 pub const STATE_GUEST_PATH: &str = "/.file-tools-state";
+
+/// In the state directory: the file by which a host says that it is building the search
+/// index outside the calls (touching it at least every few seconds while it runs, removing
+/// it when done). A search that finds no index to load and this file fresher than
+/// [`INDEX_BUILDING_FRESH_SECS`] scans without recording, rather than build a second
+/// index beside the one under way.
+pub const INDEX_BUILDING: &str = "index/building";
+
+/// How long an [`INDEX_BUILDING`] announcement holds after its last touch.
+pub const INDEX_BUILDING_FRESH_SECS: u64 = 10;
 
 #[cfg(test)]
 mod tests {

@@ -152,6 +152,8 @@ fn session() -> &'static ToolResult<Session> {
                 s = s.with_lock_token(token);
             }
         }
+        s.index_builder =
+            std::env::var(file_tools_contract::env::INDEX_BUILDER).as_deref() == Ok("1");
         Ok(match state {
             Some(dir) => s.with_state_dir(dir),
             None => s,

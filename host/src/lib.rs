@@ -26,6 +26,7 @@ pub mod call;
 mod case_probe;
 pub mod error;
 mod imports;
+pub mod index_build;
 pub mod observe;
 mod private_dir;
 pub mod runtime;

@@ -18,6 +18,7 @@ mod git_apply;
 mod git_shape_as_git_sees_it;
 mod hygiene;
 mod index;
+mod index_build;
 mod index_watch;
 mod limits;
 mod list;

@@ -117,3 +117,64 @@ fn a_fifo_in_place_of_the_index_file_does_not_block_a_search() {
     let got = rx.recv_timeout(Duration::from_secs(20));
     assert_eq!(got, Ok(1), "the search blocked on the FIFO");
 }
+
+/// A host that announces a build of the index under way (a fresh `index/building`): a
+/// search that finds no index to load scans, and records nothing beside the build; once
+/// the announcement is old (a builder that died), searches build the index again.
+#[test]
+fn a_build_announced_by_the_host_is_not_done_twice() {
+    let repo = tempfile::tempdir().unwrap();
+    let state = tempfile::tempdir().unwrap();
+    fs::write(repo.path().join("a.txt"), "plain words and a needle\n").unwrap();
+    fs::write(repo.path().join("b.txt"), "other words\n").unwrap();
+    settle();
+    let s = session(repo.path(), state.path(), SMALL);
+    let marker = state.path().join(file_tools_contract::INDEX_BUILDING);
+    fs::create_dir_all(marker.parent().unwrap()).unwrap();
+    fs::write(&marker, "").unwrap();
+    let index_files = || {
+        fs::read_dir(state.path().join("index"))
+            .unwrap()
+            .filter(|e| e.as_ref().unwrap().file_name().len() == 64)
+            .count()
+    };
+    for _ in 0..2 {
+        let (r, bytes) = search(&s, ask());
+        assert_eq!(r[0].files_matched, 1, "the scan answers");
+        assert!(bytes > 0, "nothing to spare the reads");
+        assert!(
+            s.index.lock().unwrap().is_none(),
+            "recorded beside the build"
+        );
+        assert_eq!(index_files(), 0);
+    }
+    // The announced builder itself records.
+    let mut builder = session(repo.path(), state.path(), SMALL);
+    builder.index_builder = true;
+    let _ = search(&builder, ask());
+    assert!(builder.index.lock().unwrap().is_some(), "the builder did not record");
+    assert_eq!(index_files(), 1);
+    fs::remove_dir_all(state.path().join("index")).unwrap();
+    fs::create_dir_all(marker.parent().unwrap()).unwrap();
+    fs::write(&marker, "").unwrap();
+    // The announcement goes stale: the next search records, and the one after reads only
+    // the file with the needle.
+    let old = std::time::SystemTime::now()
+        - Duration::from_secs(file_tools_contract::INDEX_BUILDING_FRESH_SECS + 5);
+    fs::File::options()
+        .write(true)
+        .open(&marker)
+        .unwrap()
+        .set_modified(old)
+        .unwrap();
+    let (r, _) = search(&s, ask());
+    assert_eq!(r[0].files_matched, 1);
+    assert!(
+        s.index.lock().unwrap().is_some(),
+        "a stale announcement stopped the index"
+    );
+    assert_eq!(index_files(), 1);
+    let (r, bytes) = search(&s, ask());
+    let needle_file = fs::metadata(repo.path().join("a.txt")).unwrap().len();
+    assert_eq!((r[0].files_matched, bytes), (1, needle_file));
+}

@@ -33,6 +33,9 @@ pub struct Session {
     /// unfinished temporary files (see [`crate::journal`]): none can appear later, since
     /// this version never writes one.
     pub legacy_settled: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    /// The host opened this instance to build the search index for others: its searches
+    /// record even while a build is announced (see [`crate::tools::index::file`]).
+    pub index_builder: bool,
 }
 
 /// A path that passed the guard, was resolved, and that the policy lets the agent read.
@@ -70,6 +73,7 @@ impl Session {
             cursor_key: random_key(),
             lock_token: None,
             legacy_settled: Default::default(),
+            index_builder: false,
         }
     }
 

@@ -55,6 +55,7 @@ pub struct SessionBuilder {
     cursor_key: Option<[u8; 32]>,
     observer: Option<Arc<dyn crate::CallObserver>>,
     watch_tree: bool,
+    index_builder: bool,
 }
 
 impl std::fmt::Debug for SessionBuilder {
@@ -89,6 +90,7 @@ impl SessionBuilder {
             cursor_key: None,
             observer: None,
             watch_tree: false,
+            index_builder: false,
         }
     }
 
@@ -139,6 +141,20 @@ impl SessionBuilder {
     pub fn approver(mut self, approver: Arc<dyn Approver>) -> Self {
         self.approver = Some(approver);
         self
+    }
+
+    /// Opens the session to build the search index for other sessions of the repository
+    /// ([`crate::index_build`]): its searches record the index even while a build is
+    /// announced in the state directory (the announced build is its own), where other
+    /// sessions scan.
+    pub fn index_builder(mut self, yes: bool) -> Self {
+        self.index_builder = yes;
+        self
+    }
+
+    /// The state directory given, if any.
+    pub(crate) fn state_dir_given(&self) -> Option<&Path> {
+        self.state_dir.as_deref()
     }
 
     /// For tests of trap handling with the fault-injection build of the component: the
@@ -302,6 +318,7 @@ impl SessionBuilder {
                 mutating: HashSet::new(),
                 known: HashSet::new(),
                 fault: self.fault.clone(),
+                index_builder: self.index_builder,
                 observer: self.observer.clone(),
                 cursor_key: match self.cursor_key {
                     Some(k) => hex(&k),

@@ -81,6 +81,8 @@ struct Config {
     /// made-up names cannot grow the metrics without bound.
     known: HashSet<String>,
     fault: Option<String>,
+    /// Searches record the index even while a build is announced.
+    index_builder: bool,
     /// The cursor key, as the component reads it (64 hex digits).
     cursor_key: String,
     /// The session's name while it holds the mutation lock (see [`lock`]).
@@ -200,6 +202,9 @@ impl Session {
         }
         if let Some(point) = &c.fault {
             wasi.env(file_tools_contract::env::FAULT, point);
+        }
+        if c.index_builder {
+            wasi.env(file_tools_contract::env::INDEX_BUILDER, "1");
         }
         if let Some(repo) = &c.repo {
             let held = self.open_repo(repo)?;
@@ -613,6 +618,7 @@ pub fn describe_tools(runtime: &Runtime, policy: Value) -> Result<Value, HostErr
         mutating: HashSet::new(),
         known: HashSet::new(),
         fault: None,
+        index_builder: false,
         // No repository, so no cursor: the component makes its own key when it needs one.
         cursor_key: String::new(),
         lock_token: String::new(),

@@ -32,6 +32,23 @@ pub const FORMAT: u8 = 1;
 const MAGIC: &[u8; 7] = b"ftindex";
 const CHUNK: usize = 32 << 20;
 
+/// Whether the host announces a build of the index under way in `state_dir`
+/// ([`file_tools_contract::INDEX_BUILDING`]): a plain file touched within the last
+/// [`file_tools_contract::INDEX_BUILDING_FRESH_SECS`].
+pub fn building_elsewhere(state_dir: &Path) -> bool {
+    let Ok(meta) = std::fs::symlink_metadata(state_dir.join(file_tools_contract::INDEX_BUILDING))
+    else {
+        return false;
+    };
+    let fresh = std::time::Duration::from_secs(file_tools_contract::INDEX_BUILDING_FRESH_SECS);
+    meta.is_file()
+        && meta
+            .modified()
+            .ok()
+            .and_then(|t| std::time::SystemTime::now().duration_since(t).ok())
+            .is_some_and(|age| age < fresh)
+}
+
 /// Where the index bound as `binding` lives in `state_dir`.
 pub fn path_in(state_dir: &Path, binding: &str) -> PathBuf {
     state_dir.join("index").join(binding)

@@ -109,11 +109,17 @@ impl Indexed {
         let kept = s.index.lock().ok()?.take();
         let index = match kept {
             Some(ix) if ix.bound_to() == binding => ix,
-            _ => s
-                .state_dir
-                .as_deref()
-                .and_then(|d| file::load(d, &binding, s.fs.services(), max_weight))
-                .unwrap_or_else(|| Index::new(binding)),
+            _ => {
+                let state_dir = s.state_dir.as_deref();
+                match state_dir.and_then(|d| file::load(d, &binding, s.fs.services(), max_weight)) {
+                    Some(ix) => ix,
+                    // The host builds the index beside the calls: scan until it is saved.
+                    None if !s.index_builder && state_dir.is_some_and(file::building_elsewhere) => {
+                        return None
+                    }
+                    None => Index::new(binding),
+                }
+            }
         };
         Some(Indexed {
             index,
