@@ -290,3 +290,66 @@ fn tickets_answer_as_the_scan_when_the_walk_stops_at_its_budget() {
 fn tickets_answer_as_the_scan_across_sessions_that_load_the_index() {
     controls(&run("", 99_999_999, true, 160));
 }
+
+/// A replay that confirms (the count moved, no directory did) and is cut by its page
+/// holds tickets only for the files it reached; the replay after
+/// it, while the count stays, must still look at the files past the cut and find what a
+/// change made before the count moved put in them.
+#[test]
+fn a_confirming_replay_cut_by_its_page_vouches_only_for_what_it_reached() {
+    let repo = tempfile::tempdir().unwrap();
+    let (st_on, st_off) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    for f in 0..20 {
+        let body = if f < 2 { NEEDLE } else { "plain words" };
+        fs::write(
+            repo.path().join(format!("f{f:02}.txt")),
+            format!("{body}\n"),
+        )
+        .unwrap();
+    }
+    settle();
+    let (on, w) = watched_session_with(repo.path(), st_on.path(), super::index::ON);
+    let off = session(
+        repo.path(),
+        st_off.path(),
+        r#"{"limits": {"max_index_bytes": 0}}"#,
+    );
+    let ask = |max_matches| SearchTextArgs {
+        query: NEEDLE.into(),
+        max_matches,
+        ..Default::default()
+    };
+    // The walk: every file recorded and confirmed.
+    let (first, _) = search(&on, ask(None));
+    assert_eq!(first[0].files_matched, 2);
+    // The last file gains the needle in place (its directory keeps its identity).
+    let last = repo.path().join("f19.txt");
+    let mut f = fs::OpenOptions::new().append(true).open(&last).unwrap();
+    std::io::Write::write_all(&mut f, format!("{NEEDLE}\n").as_bytes()).unwrap();
+    drop(f);
+    w.changed();
+    // One page of one match: the replay confirms, and stops at the second file (the
+    // match past the page).
+    let mut log = crate::audit::CallLog::default();
+    let page = crate::tools::search::search_text(&on, &mut log, &ask(Some(1))).unwrap();
+    assert!(page.truncated, "{page:?}");
+    let cut = {
+        let slot = on.index.lock().unwrap();
+        let ix = slot.as_ref().unwrap();
+        let count = w.count.load(Ordering::SeqCst);
+        let tree = ix
+            .quiet_tree(false, count)
+            .expect("the replay kept its walk");
+        (tree.tickets.len(), tree.entries.len())
+    };
+    // While the count stays: the whole answer, as the scan gives it.
+    let (got, _) = search(&on, ask(None));
+    let (want, _) = search(&off, ask(None));
+    assert_eq!(want[0].files_matched, 3, "the scan finds the needle put in");
+    assert_eq!(comparable(got), comparable(want));
+    assert!(
+        cut.0 < cut.1,
+        "the cut replay holds tickets past its cut: {cut:?}"
+    );
+    assert!(check_tickets(&on, &w) > 0);
+}
