@@ -41,22 +41,22 @@ const WORDS: &[&str] = &[
 ];
 
 /// A small deterministic generator (xorshift), so a failure repeats.
-struct Rng(u64);
+pub(super) struct Rng(pub(super) u64);
 
 impl Rng {
-    fn next(&mut self) -> u64 {
+    pub(super) fn next(&mut self) -> u64 {
         self.0 ^= self.0 << 13;
         self.0 ^= self.0 >> 7;
         self.0 ^= self.0 << 17;
         self.0
     }
 
-    fn below(&mut self, n: usize) -> usize {
+    pub(super) fn below(&mut self, n: usize) -> usize {
         (self.next() % n as u64) as usize
     }
 
     /// One of 57 words: a base word and one of three endings.
-    fn word(&mut self) -> String {
+    pub(super) fn word(&mut self) -> String {
         let i = self.below(WORDS.len() * 3);
         format!(
             "{}{}",
@@ -67,7 +67,7 @@ impl Rng {
 }
 
 /// Lines drawn from five words of the vocabulary, so each word is in a few files only.
-fn text(r: &mut Rng, lines: usize) -> String {
+pub(super) fn text(r: &mut Rng, lines: usize) -> String {
     let mine: Vec<String> = (0..5).map(|_| r.word()).collect();
     (0..lines)
         .map(|_| {

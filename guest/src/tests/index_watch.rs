@@ -20,9 +20,9 @@ use crate::tools::session::Session;
 type Hook = Box<dyn FnOnce() + Send>;
 
 /// Listings with metadata, and a count of changes the test keeps exact.
-struct Watched {
+pub(super) struct Watched {
     listings: Listings,
-    count: AtomicU64,
+    pub(super) count: AtomicU64,
     reads: AtomicUsize,
     /// Run inside the read of this number (1 for the first), before it answers.
     hook: Mutex<Option<(usize, Hook)>>,
@@ -36,7 +36,7 @@ impl std::fmt::Debug for Watched {
 
 impl Watched {
     /// A change the watch counted.
-    fn changed(&self) {
+    pub(super) fn changed(&self) {
         self.count.fetch_add(1, Ordering::SeqCst);
     }
 
@@ -76,6 +76,15 @@ impl crate::rules::services::Services for Watched {
 }
 
 fn watched_session(root: &Path, state: &Path) -> (Session, Arc<Watched>) {
+    watched_session_with(root, state, super::index::ON)
+}
+
+/// A session with the simulated watch under `policy`.
+pub(super) fn watched_session_with(
+    root: &Path,
+    state: &Path,
+    policy: &str,
+) -> (Session, Arc<Watched>) {
     let w = Arc::new(Watched {
         listings: Listings {
             root: root.to_path_buf(),
@@ -85,10 +94,15 @@ fn watched_session(root: &Path, state: &Path) -> (Session, Arc<Watched>) {
         reads: AtomicUsize::new(0),
         hook: Mutex::new(None),
     });
+    (watching(&w, root, state, policy), w)
+}
+
+/// A new session (another process) under `policy` that the watch `w` serves.
+pub(super) fn watching(w: &Arc<Watched>, root: &Path, state: &Path, policy: &str) -> Session {
     let fs = Fs::open(root).unwrap().with_services(w.clone());
-    let mut s = Session::new(fs, Policy::from_json(super::index::ON).unwrap());
+    let mut s = Session::new(fs, Policy::from_json(policy).unwrap());
     s.state_dir = Some(state.to_path_buf());
-    (s, w)
+    s
 }
 
 fn ask(query: &str) -> SearchTextArgs {

@@ -6,6 +6,7 @@ mod conventions;
 mod encodings;
 mod index;
 mod index_file;
+mod index_tickets;
 mod index_watch;
 mod layers;
 mod paging;

@@ -180,3 +180,102 @@ fn a_saved_index_loads_only_for_its_binding() {
     // An index heavier than the bound is not loaded.
     assert!(file::load(tmp.path(), ix.bound_to(), &NoServices, ix.weight() - 1).is_none());
 }
+
+/// Random records, replacements, removals (also by the weight bound and by `retain`) and
+/// confirmations against a model: every ticket ever handed out finds a record only while
+/// it is the current record of its own path, and then exactly what a look-up by that
+/// path finds under the same generation; a freed slot taken by another path is never
+/// reached through an old ticket.
+#[test]
+fn every_ticket_ever_handed_out_finds_only_the_current_record_of_its_own_path() {
+    use std::collections::HashMap;
+    let seed = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos() as u64
+        | 1;
+    eprintln!("seed {seed}");
+    let mut x = seed;
+    let mut next = move |n: u64| {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x % n
+    };
+    for _run in 0..20 {
+        let mut ix = Index::new("t".repeat(64));
+        // The model: each path's current record (told apart by its size) and ticket.
+        let mut model: HashMap<String, (u64, Ticket)> = HashMap::new();
+        let mut handed: Vec<(String, Ticket)> = Vec::new();
+        let mut stamp = 0u64;
+        let mut generation = ix.next_generation();
+        let (mut found_current, mut refused_stale) = (0, 0);
+        for _step in 0..2_000 {
+            let path = format!("d/p{}", next(12));
+            match next(10) {
+                0..=3 => {
+                    stamp += 1;
+                    let mut r = rec(stamp, 0, 0, text(&vec![stamp; next(6) as usize]));
+                    r.generation = [0, generation][next(2) as usize];
+                    // A bound that sometimes refuses it (and so forgets the path).
+                    let bound = [u64::MAX, ix.weight() + 40, ix.weight() + 200][next(3) as usize];
+                    match ix.record(&path, r, bound) {
+                        Some(t) => {
+                            handed.push((path.clone(), t));
+                            model.insert(path, (stamp, t));
+                        }
+                        None => {
+                            model.remove(&path);
+                        }
+                    }
+                }
+                4 => {
+                    ix.remove(&path);
+                    model.remove(&path);
+                }
+                5 => {
+                    let cut = next(12);
+                    let keep = |p: &str| p != format!("d/p{cut}");
+                    ix.retain(keep);
+                    model.retain(|p, _| keep(p));
+                }
+                6 | 7 => {
+                    let t = ix.confirm(&path, generation);
+                    assert_eq!(t, model.get(&path).map(|m| m.1), "confirm keeps the ticket");
+                    if let Some(t) = t {
+                        handed.push((path, t));
+                    }
+                }
+                8 => generation = ix.next_generation(),
+                _ => {}
+            }
+            assert_eq!(ix.len(), model.len());
+            for (p, t) in &handed {
+                for g in [0, generation, generation.saturating_sub(1)] {
+                    let by_ticket = ix.confirmed_by(*t, g);
+                    let current = model.get(p).is_some_and(|m| m.1 == *t);
+                    if !current {
+                        assert_eq!(by_ticket, None, "a stale ticket of {p} found a record");
+                        refused_stale += 1;
+                        continue;
+                    }
+                    let by_path = ix.confirmed(p, g);
+                    assert_eq!(by_ticket, by_path, "{p}");
+                    if let Some(w) = by_ticket {
+                        assert!(std::ptr::eq(w, by_path.unwrap()));
+                        assert_eq!(
+                            ix.records().find(|(q, _)| q == p).unwrap().1.id.size,
+                            model[p].0
+                        );
+                        found_current += 1;
+                    }
+                }
+            }
+            handed.retain(|(p, t)| model.get(p).is_some_and(|m| m.1 == *t) || next(8) != 0);
+        }
+        assert!(
+            found_current > 0 && refused_stale > 0,
+            "{found_current} {refused_stale}"
+        );
+    }
+}
