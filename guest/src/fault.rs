@@ -13,3 +13,13 @@ pub fn point(name: &str) {
     #[cfg(not(feature = "fault-injection"))]
     let _ = name;
 }
+
+/// The point `call:<tool>` where a call starts (its name made only in the
+/// fault-injection build: every call passes here).
+#[inline]
+pub fn call_starts(tool: &str) {
+    #[cfg(feature = "fault-injection")]
+    point(&format!("call:{tool}"));
+    #[cfg(not(feature = "fault-injection"))]
+    let _ = tool;
+}

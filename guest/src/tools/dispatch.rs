@@ -304,6 +304,9 @@ pub fn call_json(
 }
 
 fn shown_name(tool: &str) -> String {
+    if tool.len() <= 64 && !tool.chars().any(char::is_control) {
+        return tool.to_string();
+    }
     tool.chars().take(64).filter(|c| !c.is_control()).collect()
 }
 
@@ -319,7 +322,7 @@ pub fn run_call<T>(
     f: impl FnOnce(&Session, &mut CallLog) -> ToolResult<T>,
 ) -> ToolResult<T> {
     let started = Instant::now();
-    crate::fault::point(&format!("call:{tool}"));
+    crate::fault::call_starts(tool);
     let mut log = CallLog {
         tool: shown_name(tool),
         ..CallLog::default()

@@ -152,7 +152,16 @@ fn may_recover(s: &Session, txn: &Path, mutating: bool) -> bool {
 /// touched may be hidden from the agent.
 pub fn recover(s: &Session, mutating: bool) {
     let Some(state) = &s.state_dir else { return };
+    // A read-only session cannot change the repository: the next writable one recovers.
+    // Checked before any look at the records: most calls may not recover, and a call
+    // that may costs a listing of the state directory.
+    if s.policy.config.read_only {
+        return;
+    }
     let txn = state.join(TXN_DIR);
+    if !may_recover(s, &txn, mutating) {
+        return;
+    }
     let legacy = state.join(LEGACY);
     let records: Vec<(PathBuf, String)> = fs::read_dir(&txn)
         .into_iter()
@@ -174,11 +183,7 @@ pub fn recover(s: &Session, mutating: bool) {
         }
         there
     };
-    // A read-only session cannot change the repository: the next writable one recovers.
-    if (records.is_empty() && !has_legacy)
-        || s.policy.config.read_only
-        || !may_recover(s, &txn, mutating)
-    {
+    if records.is_empty() && !has_legacy {
         return;
     }
     for (path, kind) in records {
