@@ -20,6 +20,8 @@ mod changes;
 mod index;
 #[path = "bench/large.rs"]
 mod large;
+#[path = "bench/limited.rs"]
+mod limited;
 #[path = "bench/synthetic.rs"]
 mod synthetic;
 
