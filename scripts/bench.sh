@@ -9,8 +9,9 @@ FILE_TOOLS_SETUP_RUST_ONLY=1 bash scripts/setup.sh
 corpus="${1:-$PWD/target/bench-corpus}"
 mkdir -p "$corpus"
 corpus="$(cd "$corpus" && pwd)"
-# FILE_TOOLS_BENCH names the sections (default: all); only search, walk, index, changes
-# and mcp need the Linux tree.
+# FILE_TOOLS_BENCH names the sections (default: all but large); only search, walk, index,
+# changes and mcp need the Linux tree. `large` generates trees of 100,000 and 500,000 files
+# below the corpus directory (other sizes: FILE_TOOLS_BENCH_LARGE=100000,250000).
 sections=",${FILE_TOOLS_BENCH:-search,walk,index,ops,overhead,changes,hosts,mcp},"
 linux_wanted() { [[ $sections =~ ,(search|walk|index|changes|mcp), ]]; }
 need=()

@@ -18,6 +18,12 @@ use serde_json::json;
 mod changes;
 #[path = "bench/index.rs"]
 mod index;
+#[path = "bench/large.rs"]
+mod large;
+#[path = "bench/limited.rs"]
+mod limited;
+#[path = "bench/synthetic.rs"]
+mod synthetic;
 
 fn policy() -> serde_json::Value {
     json!({
@@ -60,10 +66,13 @@ fn session(rt: &Runtime, repo: &Path, writable: bool) -> Session {
 /// Rounds of the interleaved search and walk measurements.
 const ROUNDS: usize = 5;
 
-/// Which sections to run: all, or those named in `FILE_TOOLS_BENCH` (comma-separated:
-/// search, walk, index, ops, overhead, changes, hosts).
+/// Which sections to run: those named in `FILE_TOOLS_BENCH` (comma-separated: search,
+/// walk, index, ops, overhead, changes, hosts, large), or all but `large` (which generates
+/// trees of 100,000 and 500,000 files) when it is unset.
 fn wanted(section: &str) -> bool {
-    std::env::var("FILE_TOOLS_BENCH").map_or(true, |v| v.split(',').any(|s| s.trim() == section))
+    std::env::var("FILE_TOOLS_BENCH").map_or(section != "large", |v| {
+        v.split(',').any(|s| s.trim() == section)
+    })
 }
 
 /// Best of `n` runs (the machine is noisy; the minimum is the least disturbed).
@@ -225,6 +234,9 @@ fn main() {
         let scratch =
             std::env::var_os("FILE_TOOLS_BENCH_SCRATCH").map_or(corpus.clone(), PathBuf::from);
         changes::changes_rows(&rt, &linux, &scratch);
+    }
+    if wanted("large") {
+        large::large_rows(&rt, &corpus);
     }
 }
 

@@ -92,7 +92,7 @@ fn rg_timed(linux: &Path, q: &str, regex: bool, ci: bool) -> (Duration, (u64, u6
 }
 
 /// Bytes of the regular files below `dir` (what a full scan reads, roughly).
-fn tree_bytes(dir: &Path) -> u64 {
+pub fn tree_bytes(dir: &Path) -> u64 {
     let mut total = 0;
     let mut stack = vec![dir.to_path_buf()];
     while let Some(d) = stack.pop() {
@@ -107,7 +107,7 @@ fn tree_bytes(dir: &Path) -> u64 {
     total
 }
 
-fn index_file_bytes(state: &Path) -> u64 {
+pub fn index_file_bytes(state: &Path) -> u64 {
     let mut total = 0;
     let mut stack = vec![state.to_path_buf()];
     while let Some(d) = stack.pop() {
