@@ -152,7 +152,10 @@ fn a_build_announced_by_the_host_is_not_done_twice() {
     let mut builder = session(repo.path(), state.path(), SMALL);
     builder.index_builder = true;
     let _ = search(&builder, ask());
-    assert!(builder.index.lock().unwrap().is_some(), "the builder did not record");
+    assert!(
+        builder.index.lock().unwrap().is_some(),
+        "the builder did not record"
+    );
     assert_eq!(index_files(), 1);
     fs::remove_dir_all(state.path().join("index")).unwrap();
     fs::create_dir_all(marker.parent().unwrap()).unwrap();

@@ -105,19 +105,57 @@ pub fn encode(ix: &Index, services: &dyn Services) -> Vec<u8> {
     out
 }
 
-/// Reads what `data` holds, front to back, refusing any length past its end.
-struct Reader<'a> {
-    data: &'a [u8],
+/// Reads an index file front to back, hashing its body as it goes (in the checksum's
+/// chunks, by the host where it offers) and refusing any length past the body's end, so
+/// that no more than one chunk of the file is held at a time besides what is decoded.
+struct Reader<'a, R> {
+    src: R,
+    /// Bytes of the body not read yet.
+    left: u64,
+    /// The part of the current checksum chunk read so far.
+    pending: Vec<u8>,
+    /// The hex digests of the chunks hashed so far.
+    parts: Vec<u8>,
+    /// Scratch for the bytes of one field.
+    field: Vec<u8>,
+    services: &'a dyn Services,
 }
 
-impl<'a> Reader<'a> {
-    fn take(&mut self, n: usize) -> Option<&'a [u8]> {
-        if n > self.data.len() {
+impl<'a, R: std::io::Read> Reader<'a, R> {
+    fn new(src: R, body_len: u64, services: &'a dyn Services) -> Self {
+        Reader {
+            src,
+            left: body_len,
+            pending: Vec::new(),
+            parts: Vec::new(),
+            field: Vec::new(),
+            services,
+        }
+    }
+
+    /// The next `n` bytes of the body.
+    fn take(&mut self, n: usize) -> Option<&[u8]> {
+        if n as u64 > self.left {
             return None;
         }
-        let (head, rest) = self.data.split_at(n);
-        self.data = rest;
-        Some(head)
+        self.field.clear();
+        self.field.try_reserve_exact(n).ok()?;
+        self.field.resize(n, 0);
+        self.src.read_exact(&mut self.field).ok()?;
+        self.left -= n as u64;
+        let mut rest = &self.field[..];
+        while !rest.is_empty() {
+            let room = CHUNK - self.pending.len();
+            let (now, later) = rest.split_at(room.min(rest.len()));
+            self.pending.extend_from_slice(now);
+            if self.pending.len() == CHUNK {
+                let digest = self.services.sha256_hex(&self.pending);
+                self.parts.extend_from_slice(digest.as_bytes());
+                self.pending.clear();
+            }
+            rest = later;
+        }
+        Some(&self.field)
     }
 
     fn u8(&mut self) -> Option<u8> {
@@ -131,6 +169,20 @@ impl<'a> Reader<'a> {
     fn u64(&mut self) -> Option<u64> {
         Some(u64::from_le_bytes(self.take(8)?.try_into().ok()?))
     }
+
+    /// Whether the body was read to its end and the checksum after it is its own.
+    fn whole(mut self) -> Option<bool> {
+        if self.left != 0 {
+            return Some(false);
+        }
+        if !self.pending.is_empty() {
+            let digest = self.services.sha256_hex(&self.pending);
+            self.parts.extend_from_slice(digest.as_bytes());
+        }
+        let mut sum = [0u8; 32];
+        self.src.read_exact(&mut sum).ok()?;
+        Some(crate::fs::hash::sha256(&self.parts) == sum)
+    }
 }
 
 fn known(v: u64) -> Option<u64> {
@@ -139,12 +191,22 @@ fn known(v: u64) -> Option<u64> {
 
 /// The index `data` holds, when it is whole, bound as `binding` and of this format.
 pub fn decode(data: &[u8], binding: &str, services: &dyn Services) -> Option<Index> {
-    let body_len = data.len().checked_sub(32)?;
-    let (body, sum) = data.split_at(body_len);
-    if checksum(body, services)[..] != sum[..] {
-        return None;
-    }
-    let mut r = Reader { data: body };
+    let body_len = data.len().checked_sub(32)? as u64;
+    decode_from(data, body_len, binding, services)
+}
+
+/// The index `src` holds (a body of `body_len` bytes, then its checksum), when it is
+/// whole, bound as `binding` and of this format. Every record is decoded as it is read;
+/// the index is kept only when the checksum at the end proves the body, so that an
+/// altered file is never used (each length was checked against what was left, which
+/// bounds what a forged one can make this allocate).
+fn decode_from(
+    src: impl std::io::Read,
+    body_len: u64,
+    binding: &str,
+    services: &dyn Services,
+) -> Option<Index> {
+    let mut r = Reader::new(src, body_len, services);
     if r.take(MAGIC.len())? != MAGIC || r.u8()? != FORMAT {
         return None;
     }
@@ -186,7 +248,7 @@ pub fn decode(data: &[u8], binding: &str, services: &dyn Services) -> Option<Ind
         };
         ix.record(&path, rec, u64::MAX);
     }
-    if !r.data.is_empty() {
+    if !r.whole()? {
         return None;
     }
     ix.dirty = 0;
@@ -200,7 +262,8 @@ const OVERHEAD: u64 = (MAGIC.len() + 1 + 64 + 8 + 32) as u64;
 /// The index stored for `binding` in `state_dir`, when there is a usable one that an index
 /// kept under `max_weight` could be: anything else there (not a plain file, such as a FIFO
 /// that would block the read; a file larger than such an index; records over the bound)
-/// is not used, and read no further than the bound.
+/// is not used, and read no further than the bound. The file is read once, in pieces:
+/// what is held at a time is the index decoded so far and one checksum chunk.
 pub fn load(
     state_dir: &Path,
     binding: &str,
@@ -214,16 +277,14 @@ pub fn load(
     if !meta.is_file() || meta.len() > max_len {
         return None;
     }
-    let mut data = Vec::new();
-    std::fs::File::open(&path)
-        .ok()?
-        .take(max_len.saturating_add(1))
-        .read_to_end(&mut data)
-        .ok()?;
-    if data.len() as u64 > max_len {
+    let file = std::fs::File::open(&path).ok()?;
+    // The length as opened (the file looked at above may have been replaced since).
+    let len = file.metadata().ok()?.len();
+    if len > max_len {
         return None;
     }
-    decode(&data, binding, services).filter(|ix| ix.weight() <= max_weight)
+    let src = std::io::BufReader::with_capacity(1 << 16, file.take(len));
+    decode_from(src, len.checked_sub(32)?, binding, services).filter(|ix| ix.weight() <= max_weight)
 }
 
 /// Stores `ix` in `state_dir`, replacing the one there; best effort (the index is only
