@@ -190,6 +190,7 @@ fn known(v: u64) -> Option<u64> {
 }
 
 /// The index `data` holds, when it is whole, bound as `binding` and of this format.
+#[cfg(test)]
 pub fn decode(data: &[u8], binding: &str, services: &dyn Services) -> Option<Index> {
     let body_len = data.len().checked_sub(32)? as u64;
     decode_from(data, body_len, binding, services)
