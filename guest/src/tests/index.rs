@@ -40,6 +40,28 @@ const WORDS: &[&str] = &[
     "tango",
 ];
 
+/// A seed from the clock (never 0), printed so that a failing run can be repeated.
+pub(crate) fn clock_seed() -> u64 {
+    let seed = SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos() as u64
+        | 1;
+    eprintln!("seed {seed}");
+    seed
+}
+
+/// Rewrites `victim` with `new` cut or padded to its old size and puts its modification
+/// time back: a change that only the status change time and the content show.
+pub(super) fn rewrite_keeping_size_and_mtime(victim: &Path, mut new: Vec<u8>) {
+    let old = fs::read(victim).unwrap();
+    let mtime = fs::metadata(victim).unwrap().modified().unwrap();
+    new.resize(old.len(), b'\n');
+    fs::write(victim, &new).unwrap();
+    let f = fs::File::options().write(true).open(victim).unwrap();
+    f.set_modified(mtime).unwrap();
+}
+
 /// A small deterministic generator (xorshift), so a failure repeats.
 pub(super) struct Rng(pub(super) u64);
 
@@ -258,13 +280,7 @@ fn mutate(r: &mut Rng, root: &Path, step: usize) {
         0 => fs::write(dir.join(format!("new{step}.txt")), text(r, 5)).unwrap(),
         1 => {
             // Same size, new words, the old modification time put back.
-            let old = fs::read(victim).unwrap();
-            let mtime = fs::metadata(victim).unwrap().modified().unwrap();
-            let mut new = text(r, 40).into_bytes();
-            new.resize(old.len(), b'\n');
-            fs::write(victim, &new).unwrap();
-            let f = fs::File::options().write(true).open(victim).unwrap();
-            f.set_modified(mtime).unwrap();
+            rewrite_keeping_size_and_mtime(victim, text(r, 40).into_bytes());
         }
         2 => {
             let to = root.join(format!("d{}/moved{step}.txt", r.below(4)));
@@ -303,12 +319,7 @@ fn replayed_walks_answer_exactly_what_scans_answer_while_the_tree_changes() {
 }
 
 fn differential(listings: bool) {
-    let seed = SystemTime::now()
-        .duration_since(SystemTime::UNIX_EPOCH)
-        .unwrap()
-        .as_nanos() as u64
-        | 1;
-    eprintln!("seed {seed}");
+    let seed = clock_seed();
     let mut r = Rng(seed);
     let repo = tempfile::tempdir().unwrap();
     let (st_on, st_off) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());

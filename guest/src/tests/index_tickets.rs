@@ -69,13 +69,7 @@ fn mutate(r: &mut Rng, root: &Path, step: usize) {
             std::io::Write::write_all(&mut f, format!("then {NEEDLE}\n").as_bytes()).unwrap();
         }
         1 => {
-            let old = fs::read(victim).unwrap();
-            let mtime = fs::metadata(victim).unwrap().modified().unwrap();
-            let mut new = text(r, 10).into_bytes();
-            new.resize(old.len(), b'\n');
-            fs::write(victim, &new).unwrap();
-            let f = fs::File::options().write(true).open(victim).unwrap();
-            f.set_modified(mtime).unwrap();
+            super::index::rewrite_keeping_size_and_mtime(victim, text(r, 10).into_bytes());
         }
         2 => fs::write(victim, b"alpha\0binary now").unwrap(),
         3 => {
@@ -186,12 +180,7 @@ struct Seen {
 /// `reload`: now and then the indexed session is replaced by a new one (on the same
 /// watch and state directory) that loads the index from disk.
 fn run(limits: &str, index_bytes: u64, reload: bool, steps: usize) -> Seen {
-    let seed = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_nanos() as u64
-        | 1;
-    eprintln!("seed {seed}");
+    let seed = super::index::clock_seed();
     let mut r = Rng(seed);
     let repo = tempfile::tempdir().unwrap();
     let (st_on, st_off) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());

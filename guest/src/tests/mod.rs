@@ -4,7 +4,7 @@
 
 mod conventions;
 mod encodings;
-mod index;
+pub(crate) mod index;
 mod index_file;
 mod index_tickets;
 mod index_watch;

@@ -189,12 +189,7 @@ fn a_saved_index_loads_only_for_its_binding() {
 #[test]
 fn every_ticket_ever_handed_out_finds_only_the_current_record_of_its_own_path() {
     use std::collections::HashMap;
-    let seed = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_nanos() as u64
-        | 1;
-    eprintln!("seed {seed}");
+    let seed = crate::tests::index::clock_seed();
     let mut x = seed;
     let mut next = move |n: u64| {
         x ^= x << 13;
