@@ -169,11 +169,13 @@ pub(crate) fn open_served(
     let session = builder.build().map_err(|e| e.to_string())?;
     if indexed && build_index {
         // The build's own session: no watch, and not counted in the metrics.
-        let (builder, _) = session_builder(o, repo, None, false)?;
-        let built = file_tools_host::index_build::spawn(builder, |answer| {
-            if let Err(e) = answer {
-                eprintln!("file-tools: the search index was not built: {e}");
-            }
+        let built = session_builder(o, repo, None, false).and_then(|(builder, _)| {
+            file_tools_host::index_build::spawn(builder, |answer| {
+                if let Err(e) = answer {
+                    eprintln!("file-tools: the search index was not built: {e}");
+                }
+            })
+            .map_err(|e| e.to_string())
         });
         if let Err(e) = built {
             eprintln!("file-tools: the search index was not built: {e}");

@@ -11,7 +11,7 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
@@ -43,20 +43,26 @@ impl Announcement {
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir)?;
         }
-        std::fs::write(&path, b"")?;
-        Ok(Announcement { path })
+        let a = Announcement { path };
+        a.make()?;
+        Ok(a)
     }
 
-    /// Says again that the build is under way.
-    pub fn touch(&self) {
-        let touched = std::fs::File::options()
+    /// Makes the announcement afresh: whatever is at its name is removed (a link itself,
+    /// never what it points to), and a new empty file is created there, refused if
+    /// anything took the name meanwhile, so nothing is ever written through a link.
+    fn make(&self) -> std::io::Result<()> {
+        let _ = std::fs::remove_file(&self.path);
+        std::fs::File::options()
             .write(true)
+            .create_new(true)
             .open(&self.path)
-            .and_then(|f| f.set_modified(SystemTime::now()));
-        if touched.is_err() {
-            // Gone (another builder finished and removed it): announce again.
-            let _ = std::fs::write(&self.path, b"");
-        }
+            .map(drop)
+    }
+
+    /// Says again that the build is under way (a new file, with a new time).
+    pub fn touch(&self) {
+        let _ = self.make();
     }
 }
 
@@ -111,7 +117,8 @@ pub fn build(
 /// [index builder](crate::SessionBuilder::index_builder), then `done` with the build's
 /// answer or why it could not run. The build is announced in the builder's state
 /// directory before this returns, so that a search made right after does not start a
-/// second one.
+/// second one. A builder without a state directory has nowhere to keep the index: `done`
+/// hears so at once, and nothing is built.
 ///
 /// # Errors
 /// The thread cannot be started.
@@ -119,9 +126,12 @@ pub fn spawn(
     builder: SessionBuilder,
     done: impl FnOnce(Result<Value, String>) + Send + 'static,
 ) -> std::io::Result<std::thread::JoinHandle<()>> {
-    let early = builder
-        .state_dir_given()
-        .and_then(|d| Announcement::new(d).ok());
+    let Some(state_dir) = builder.state_dir_given() else {
+        return std::thread::Builder::new().spawn(move || {
+            done(Err("no state directory to keep the index in".into()));
+        });
+    };
+    let early = Announcement::new(state_dir).ok();
     std::thread::Builder::new()
         .name("file-tools index build".into())
         .spawn(move || {

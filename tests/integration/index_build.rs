@@ -60,6 +60,12 @@ fn a_build_in_the_background_is_announced_saved_and_used_by_the_next_session() {
     let (repo, state) = (tmp.path().join("repo"), tmp.path().join("state"));
     tree(&repo);
     let marker = state.join(index_build::INDEX_BUILDING);
+    // A link planted at the announcement's name: the announcement replaces the link and
+    // never writes through it.
+    let outside = tmp.path().join("outside.txt");
+    std::fs::write(&outside, b"not the state directory's").unwrap();
+    std::fs::create_dir_all(marker.parent().unwrap()).unwrap();
+    std::os::unix::fs::symlink(&outside, &marker).unwrap();
     let (tx, rx) = mpsc::channel();
     index_build::spawn(builder(&repo, &state, ON, Arc::default()), move |answer| {
         tx.send(answer).unwrap()
@@ -69,6 +75,10 @@ fn a_build_in_the_background_is_announced_saved_and_used_by_the_next_session() {
     let answer = rx.recv_timeout(Duration::from_secs(120)).unwrap().unwrap();
     assert!(answer["files_searched"].as_u64().unwrap() >= 41, "{answer}");
     assert!(!marker.exists(), "the announcement outlived the build");
+    assert_eq!(
+        std::fs::read(&outside).unwrap(),
+        b"not the state directory's"
+    );
     let files = saved(&state);
     assert_eq!(files.len(), 1);
     let bytes = std::fs::read(&files[0]).unwrap();
@@ -153,4 +163,20 @@ fn the_mcp_server_builds_the_index_at_start_before_any_call() {
         started.elapsed(),
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+/// A builder without a state directory has nowhere to keep the index: the build says so
+/// and builds nothing (no session is opened for it).
+#[test]
+fn a_build_without_a_state_directory_is_refused_at_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path().join("repo");
+    write(&repo.join("a.txt"), b"text\n");
+    let b = Session::builder(runtime())
+        .repo(&repo)
+        .policy(serde_json::from_str(ON).unwrap());
+    let (tx, rx) = mpsc::channel();
+    index_build::spawn(b, move |answer| tx.send(answer).unwrap()).unwrap();
+    let answer = rx.recv_timeout(Duration::from_secs(10)).unwrap();
+    assert!(answer.unwrap_err().contains("no state directory"));
 }

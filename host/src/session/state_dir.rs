@@ -29,8 +29,11 @@ const REPO_ID: &str = "repository-id";
 /// Files the component keeps at the top of the state directory.
 const TOP_FILES: [&str; 3] = ["index.json", "pending-temps.json", REPO_ID];
 /// Subdirectories the component keeps, each holding files named by a sha256 (of their
-/// content, or for the search index of what it is bound to).
-const SUBDIRS: [&str; 3] = ["blobs", "changes", "index"];
+/// content, or for the search index of what it is bound to); the index's also holds the
+/// announcement of a build under way, and `cookies` the host watch's cookie files.
+const SUBDIRS: [&str; 4] = ["blobs", "changes", "index", COOKIES];
+/// The host watch's cookie files (`tree_watch`): every file in it is the watch's.
+const COOKIES: &str = "cookies";
 /// The crash journal's directory (the component's `journal::TXN_DIR`): records of changes
 /// under way, and the lock holder's `holder` file.
 const TXN: &str = "txn";
@@ -253,10 +256,15 @@ pub fn reset(dir: &Path) -> io::Result<ResetOutcome> {
                 let n = inner.file_name().to_string_lossy().into_owned();
                 // A journal record of a change a killed call left is kept: the next
                 // session finishes or undoes that change from it.
-                let mine = if name == TXN {
-                    n == "holder"
-                } else {
-                    ours(&n, false)
+                let mine = match name.as_str() {
+                    TXN => n == "holder",
+                    COOKIES => true,
+                    "index" => {
+                        Some(n.as_str())
+                            == file_tools_contract::INDEX_BUILDING.strip_prefix("index/")
+                            || ours(&n, false)
+                    }
+                    _ => ours(&n, false),
                 };
                 if inner.file_type()?.is_file() && mine {
                     fs::remove_file(inner.path())?;
@@ -320,5 +328,24 @@ mod tests {
         assert!(elsewhere.join(&sha).exists() && elsewhere.join("index.json").exists());
         // Positive control: the session's own snapshot, in a real directory, is gone.
         assert!(!state.join("changes").exists());
+    }
+
+    #[test]
+    fn reset_removes_the_index_announcement_and_the_watch_cookies() {
+        let tmp = tempfile::tempdir().unwrap();
+        let state = tmp.path().join("state");
+        fs::create_dir_all(state.join("index")).unwrap();
+        fs::create_dir_all(state.join(COOKIES)).unwrap();
+        fs::write(state.join(file_tools_contract::INDEX_BUILDING), b"").unwrap();
+        fs::write(state.join("index").join("c".repeat(64)), b"index").unwrap();
+        fs::write(state.join(COOKIES).join("123-7f00-4"), b"").unwrap();
+        let r = reset(&state).unwrap();
+        assert!(r.removed, "kept {:?}", r.kept);
+        assert!(!state.exists());
+        // Control: a stranger in the index's directory is kept, and named.
+        fs::create_dir_all(state.join("index")).unwrap();
+        fs::write(state.join("index").join("notes.txt"), b"mine").unwrap();
+        let r = reset(&state).unwrap();
+        assert_eq!(r.kept, vec!["index/notes.txt".to_string()]);
     }
 }
