@@ -75,8 +75,8 @@ impl Drop for Announcement {
 /// Builds (or brings up to date) the index of `session`'s repository under its policy,
 /// announcing the build while it runs, and passes the search's progress to `progress`.
 /// The answer is the search's: `files_searched` and `skipped` say what was read.
-/// `session` is to be opened with [`crate::SessionBuilder::index_builder`]: another
-/// session's searches scan while the build is announced, and records nothing.
+/// `session` is to be opened with [`crate::SessionBuilder::index_builder`]: any other
+/// session's searches scan while a build is announced, so it would record nothing.
 ///
 /// # Errors
 /// The search's error (for example a wall-clock or fuel limit).
