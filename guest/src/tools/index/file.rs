@@ -54,12 +54,45 @@ pub fn path_in(state_dir: &Path, binding: &str) -> PathBuf {
     state_dir.join("index").join(binding)
 }
 
-fn checksum(data: &[u8], services: &dyn Services) -> [u8; 32] {
-    let mut parts = Vec::new();
-    for chunk in data.chunks(CHUNK) {
-        parts.extend_from_slice(services.sha256_hex(chunk).as_bytes());
+/// The file's checksum, fed its body in pieces of any size: the sha256 of the hex sha256s
+/// of each [`CHUNK`] of the body (hashed by the host where it offers).
+#[derive(Default)]
+struct Checksum {
+    /// The part of the current chunk fed so far, when it came in smaller pieces.
+    pending: Vec<u8>,
+    /// The hex digests of the chunks hashed so far.
+    parts: Vec<u8>,
+}
+
+impl Checksum {
+    fn feed(&mut self, mut data: &[u8], services: &dyn Services) {
+        while !data.is_empty() {
+            if self.pending.is_empty() && data.len() >= CHUNK {
+                // A whole chunk at hand: hashed where it lies.
+                let (chunk, rest) = data.split_at(CHUNK);
+                self.parts
+                    .extend_from_slice(services.sha256_hex(chunk).as_bytes());
+                data = rest;
+                continue;
+            }
+            let (now, rest) = data.split_at((CHUNK - self.pending.len()).min(data.len()));
+            self.pending.extend_from_slice(now);
+            if self.pending.len() == CHUNK {
+                self.parts
+                    .extend_from_slice(services.sha256_hex(&self.pending).as_bytes());
+                self.pending.clear();
+            }
+            data = rest;
+        }
     }
-    crate::fs::hash::sha256(&parts)
+
+    fn finish(mut self, services: &dyn Services) -> [u8; 32] {
+        if !self.pending.is_empty() {
+            self.parts
+                .extend_from_slice(services.sha256_hex(&self.pending).as_bytes());
+        }
+        crate::fs::hash::sha256(&self.parts)
+    }
 }
 
 fn opt(v: Option<u64>) -> u64 {
@@ -100,22 +133,21 @@ pub fn encode(ix: &Index, services: &dyn Services) -> Vec<u8> {
             What::Secret => out.push(3),
         }
     }
-    let sum = checksum(&out, services);
+    let mut sum = Checksum::default();
+    sum.feed(&out, services);
+    let sum = sum.finish(services);
     out.extend_from_slice(&sum);
     out
 }
 
-/// Reads an index file front to back, hashing its body as it goes (in the checksum's
-/// chunks, by the host where it offers) and refusing any length past the body's end, so
-/// that no more than one chunk of the file is held at a time besides what is decoded.
+/// Reads an index file front to back, feeding its body to the [`Checksum`] as it goes and
+/// refusing any length past the body's end, so that no more than one chunk of the file
+/// is held at a time besides what is decoded.
 struct Reader<'a, R> {
     src: R,
     /// Bytes of the body not read yet.
     left: u64,
-    /// The part of the current checksum chunk read so far.
-    pending: Vec<u8>,
-    /// The hex digests of the chunks hashed so far.
-    parts: Vec<u8>,
+    sum: Checksum,
     /// Scratch for the bytes of one field.
     field: Vec<u8>,
     services: &'a dyn Services,
@@ -126,8 +158,7 @@ impl<'a, R: std::io::Read> Reader<'a, R> {
         Reader {
             src,
             left: body_len,
-            pending: Vec::new(),
-            parts: Vec::new(),
+            sum: Checksum::default(),
             field: Vec::new(),
             services,
         }
@@ -143,18 +174,7 @@ impl<'a, R: std::io::Read> Reader<'a, R> {
         self.field.resize(n, 0);
         self.src.read_exact(&mut self.field).ok()?;
         self.left -= n as u64;
-        let mut rest = &self.field[..];
-        while !rest.is_empty() {
-            let room = CHUNK - self.pending.len();
-            let (now, later) = rest.split_at(room.min(rest.len()));
-            self.pending.extend_from_slice(now);
-            if self.pending.len() == CHUNK {
-                let digest = self.services.sha256_hex(&self.pending);
-                self.parts.extend_from_slice(digest.as_bytes());
-                self.pending.clear();
-            }
-            rest = later;
-        }
+        self.sum.feed(&self.field, self.services);
         Some(&self.field)
     }
 
@@ -175,13 +195,9 @@ impl<'a, R: std::io::Read> Reader<'a, R> {
         if self.left != 0 {
             return Some(false);
         }
-        if !self.pending.is_empty() {
-            let digest = self.services.sha256_hex(&self.pending);
-            self.parts.extend_from_slice(digest.as_bytes());
-        }
         let mut sum = [0u8; 32];
         self.src.read_exact(&mut sum).ok()?;
-        Some(crate::fs::hash::sha256(&self.parts) == sum)
+        Some(self.sum.finish(self.services) == sum)
     }
 }
 
@@ -294,5 +310,38 @@ pub fn save(ix: &mut Index, state_dir: &Path, services: &dyn Services) {
     let data = encode(ix, services);
     if crate::tools::baseline::write_atomic(&path_in(state_dir, ix.bound_to()), &data).is_ok() {
         ix.dirty = 0;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rules::services::NoServices;
+
+    /// Fed whole or in pieces that straddle the chunk boundaries, the checksum is the
+    /// format's: the sha256 of the hex sha256s of each chunk of the body.
+    #[test]
+    fn the_checksum_is_the_same_however_the_body_comes_in() {
+        for len in [0, 5, CHUNK - 1, CHUNK, 2 * CHUNK + 1] {
+            let body: Vec<u8> = (0..len).map(|i| (i * 7 + i / 251) as u8).collect();
+            let mut parts = Vec::new();
+            for chunk in body.chunks(CHUNK) {
+                parts.extend_from_slice(crate::fs::hash::sha256_hex(chunk).as_bytes());
+            }
+            let want = crate::fs::hash::sha256(&parts);
+            let mut whole = Checksum::default();
+            whole.feed(&body, &NoServices);
+            assert_eq!(whole.finish(&NoServices), want, "whole, {len} bytes");
+            let mut pieces = Checksum::default();
+            let mut rest = &body[..];
+            let mut step = 1;
+            while !rest.is_empty() {
+                let (piece, after) = rest.split_at(step.min(rest.len()));
+                pieces.feed(piece, &NoServices);
+                rest = after;
+                step = step * 3 + 1_000_003;
+            }
+            assert_eq!(pieces.finish(&NoServices), want, "in pieces, {len} bytes");
+        }
     }
 }
