@@ -232,9 +232,9 @@ impl Indexed {
         self.at = Some(i);
     }
 
-    /// Keeps `ticket` as that of the entry being searched.
+    /// Keeps `ticket` as that of the entry being searched, when this search confirms.
     fn keep_ticket(&mut self, ticket: Ticket) {
-        let Some(i) = self.at else {
+        let (Some(i), Some(_)) = (self.at, self.confirming) else {
             return;
         };
         if self.tickets.len() <= i {
@@ -436,9 +436,7 @@ impl Indexed {
         let generation = self.confirming.unwrap_or(0);
         if self.index.lookup(path.as_str(), &look.id).is_some() {
             if let Some(t) = self.index.confirm(path.as_str(), generation) {
-                if self.confirming.is_some() {
-                    self.keep_ticket(t);
-                }
+                self.keep_ticket(t);
             }
             return;
         }
@@ -457,8 +455,7 @@ impl Indexed {
             what: what(scratch),
             generation,
         };
-        let ticket = self.index.record(path.as_str(), rec, self.max_weight);
-        if let (Some(t), Some(_)) = (ticket, self.confirming) {
+        if let Some(t) = self.index.record(path.as_str(), rec, self.max_weight) {
             self.keep_ticket(t);
         }
     }
