@@ -87,7 +87,7 @@ pub(crate) fn index(o: &Options, cmd: &IndexCommand) -> ExitCode {
                     "the index is off: give a --policy whose [limits] max_index_bytes is above 0 (for example 268435456)",
                 );
             }
-            let opened = session_builder(o, repo, None, false)
+            let opened = session_builder(o, repo)
                 .and_then(|(b, _)| b.index_builder(true).build().map_err(|e| e.to_string()));
             let mut session = match opened {
                 Ok(s) => s,

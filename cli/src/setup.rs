@@ -150,7 +150,7 @@ pub(crate) fn need_repo<'a>(o: &'a Options, what: &str) -> Result<&'a PathBuf, S
 
 /// A session for the calls of one command.
 pub(crate) fn open_session(o: &Options, repo: &Path) -> Result<Session, String> {
-    let (builder, _) = session_builder(o, repo, None, false)?;
+    let (builder, _) = session_builder(o, repo)?;
     builder.build().map_err(|e| e.to_string())
 }
 
@@ -165,17 +165,19 @@ pub(crate) fn open_served(
     metrics: Option<&Arc<file_tools_mcp::Metrics>>,
     build_index: bool,
 ) -> Result<Session, String> {
-    let (builder, indexed) = session_builder(o, repo, metrics, true)?;
-    let session = builder.build().map_err(|e| e.to_string())?;
+    let (builder, indexed) = session_builder(o, repo)?;
+    // The host starts the watch only where the policy turns the index on.
+    let mut served = builder.clone().watch_tree(true);
+    if let Some(m) = metrics {
+        served = served.observer(m.clone());
+    }
+    let session = served.build().map_err(|e| e.to_string())?;
     if indexed && build_index {
         // The build's own session: no watch, and not counted in the metrics.
-        let built = session_builder(o, repo, None, false).and_then(|(builder, _)| {
-            file_tools_host::index_build::spawn(builder, |answer| {
-                if let Err(e) = answer {
-                    eprintln!("file-tools: the search index was not built: {e}");
-                }
-            })
-            .map_err(|e| e.to_string())
+        let built = file_tools_host::index_build::spawn(builder, |answer| {
+            if let Err(e) = answer {
+                eprintln!("file-tools: the search index was not built: {e}");
+            }
         });
         if let Err(e) = built {
             eprintln!("file-tools: the search index was not built: {e}");
@@ -184,14 +186,9 @@ pub(crate) fn open_served(
     Ok(session)
 }
 
-/// How a session for `repo` is opened, with a watch when `served`; and whether the
+/// How a session for `repo` is opened under the command line's options; and whether the
 /// policy turns the search index on.
-pub(crate) fn session_builder(
-    o: &Options,
-    repo: &Path,
-    metrics: Option<&Arc<file_tools_mcp::Metrics>>,
-    served: bool,
-) -> Result<(SessionBuilder, bool), String> {
+pub(crate) fn session_builder(o: &Options, repo: &Path) -> Result<(SessionBuilder, bool), String> {
     let (policy, limits) = load_policy(o)?;
     let indexed = policy
         .pointer("/limits/max_index_bytes")
@@ -206,11 +203,6 @@ pub(crate) fn session_builder(
         .cursor_key(cursor_key()?)
         // Read-only sessions too: `changes_since` tokens must outlive this process.
         .state_dir(state_dir(o, repo)?);
-    if let Some(m) = metrics {
-        builder = builder.observer(m.clone());
-    }
-    // The host starts the watch only where the policy turns the index on.
-    builder = builder.watch_tree(served);
     if let Some(p) = &o.policy {
         builder = builder.host_file(p);
     }

@@ -84,23 +84,18 @@ pub fn build(
     session: &mut Session,
     progress: Option<Arc<dyn Progress>>,
 ) -> Result<Value, ToolError> {
-    let announced = session
-        .state_dir()
-        .and_then(|d| Announcement::new(d).ok())
-        .map(Arc::new);
+    // Held by the progress relay, so withdrawn when the call's options are dropped.
+    let announced = session.state_dir().and_then(|d| Announcement::new(d).ok());
     let last_touch = Mutex::new(Instant::now());
-    let relay = {
-        let announced = announced.clone();
-        move |u: ProgressUpdate| {
-            if let (Some(a), Ok(mut last)) = (&announced, last_touch.lock()) {
-                if last.elapsed() >= TOUCH_EVERY {
-                    a.touch();
-                    *last = Instant::now();
-                }
+    let relay = move |u: ProgressUpdate| {
+        if let (Some(a), Ok(mut last)) = (&announced, last_touch.lock()) {
+            if last.elapsed() >= TOUCH_EVERY {
+                a.touch();
+                *last = Instant::now();
             }
-            if let Some(p) = &progress {
-                p.update(u);
-            }
+        }
+        if let Some(p) = &progress {
+            p.update(u);
         }
     };
     // A literal no file holds: every file is read once and recorded, no line is returned.
@@ -109,7 +104,7 @@ pub fn build(
     let args = json!({"query": probe, "output": "count"}).to_string();
     let options = CallOptions::new().progress(Arc::new(relay));
     let answer = session.call_with("search_text", &args, &options);
-    drop(announced);
+    drop(options);
     answer
 }
 
