@@ -260,8 +260,7 @@ pub fn reset(dir: &Path) -> io::Result<ResetOutcome> {
                     TXN => n == "holder",
                     COOKIES => true,
                     "index" => {
-                        Some(n.as_str())
-                            == file_tools_contract::INDEX_BUILDING.strip_prefix("index/")
+                        Path::new(&name).join(&n) == Path::new(file_tools_contract::INDEX_BUILDING)
                             || ours(&n, false)
                     }
                     _ => ours(&n, false),
