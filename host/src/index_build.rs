@@ -4,18 +4,20 @@
 //! read records each one (see the README's "Search index"). [`build`] runs that search in
 //! a session of its own; [`spawn`] does it on a thread, so that a long-lived host (the MCP
 //! server) has the index ready without holding up a call. While a build runs it is
-//! announced in the state directory ([`file_tools_contract::INDEX_BUILDING`], touched as
-//! the build goes): a search in another instance that finds no index to load then scans
+//! announced in the state directory ([`file_tools_contract::INDEX_BUILDING`], made
+//! afresh every two seconds while the build runs): a search in another instance that finds no index to load then scans
 //! without recording, instead of building a second index beside it. A build that dies
 //! leaves an announcement that goes stale in seconds.
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use crate::call::{CallOptions, Progress, ProgressUpdate};
+use crate::call::{CallOptions, Progress};
 use crate::session::Session;
 use crate::SessionBuilder;
 use crate::ToolError;
@@ -27,48 +29,75 @@ pub use file_tools_contract::{INDEX_BUILDING, INDEX_BUILDING_FRESH_SECS};
 /// How often a running build touches its announcement (well inside its freshness).
 const TOUCH_EVERY: Duration = Duration::from_secs(2);
 
-/// The announcement of a build under way; removed when dropped.
+/// The announcement of a build under way: made afresh every [`TOUCH_EVERY`] by a thread of
+/// its own while it is held (whatever the build is doing: opening its session, walking,
+/// or saving an index of hundreds of megabytes, which reports no progress), and removed
+/// when dropped.
 #[derive(Debug)]
 pub struct Announcement {
-    path: PathBuf,
+    path: Arc<PathBuf>,
+    /// Dropping it stops the touching thread.
+    stop: Option<mpsc::Sender<()>>,
+    toucher: Option<JoinHandle<()>>,
 }
 
 impl Announcement {
-    /// Announces a build in `state_dir` now.
+    /// Announces a build in `state_dir` now, and keeps announcing it until dropped.
     ///
     /// # Errors
-    /// The state directory cannot be written.
+    /// The state directory cannot be written, or the touching thread cannot be started.
     pub fn new(state_dir: &Path) -> std::io::Result<Self> {
-        let path = state_dir.join(file_tools_contract::INDEX_BUILDING);
+        let path = Arc::new(state_dir.join(file_tools_contract::INDEX_BUILDING));
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir)?;
         }
-        let a = Announcement { path };
-        a.make()?;
-        Ok(a)
+        make(&path)?;
+        let (stop, stopped) = mpsc::channel::<()>();
+        let touched = Arc::clone(&path);
+        let toucher = std::thread::Builder::new()
+            .name("file-tools index announcement".into())
+            .spawn(move || {
+                while let Err(RecvTimeoutError::Timeout) = stopped.recv_timeout(TOUCH_EVERY) {
+                    let _ = make(&touched);
+                }
+            });
+        let toucher = match toucher {
+            Ok(t) => t,
+            Err(e) => {
+                let _ = std::fs::remove_file(path.as_path());
+                return Err(e);
+            }
+        };
+        Ok(Announcement {
+            path,
+            stop: Some(stop),
+            toucher: Some(toucher),
+        })
     }
+}
 
-    /// Makes the announcement afresh: whatever is at its name is removed (a link itself,
-    /// never what it points to), and a new empty file is created there, refused if
-    /// anything took the name meanwhile, so nothing is ever written through a link.
-    fn make(&self) -> std::io::Result<()> {
-        let _ = std::fs::remove_file(&self.path);
-        std::fs::File::options()
-            .write(true)
-            .create_new(true)
-            .open(&self.path)
-            .map(drop)
-    }
-
-    /// Says again that the build is under way (a new file, with a new time).
-    pub fn touch(&self) {
-        let _ = self.make();
-    }
+/// Makes the announcement at `path` afresh: whatever is at its name is removed (a link
+/// itself, never what it points to), and a new empty file is created there, refused if
+/// anything took the name meanwhile, so nothing is ever written through a link. A new file
+/// has a new time: that is the touch.
+fn make(path: &Path) -> std::io::Result<()> {
+    let _ = std::fs::remove_file(path);
+    std::fs::File::options()
+        .write(true)
+        .create_new(true)
+        .open(path)
+        .map(drop)
 }
 
 impl Drop for Announcement {
     fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.path);
+        // The thread is stopped and joined first, so that it cannot make the file again
+        // after it is removed.
+        drop(self.stop.take());
+        if let Some(t) = self.toucher.take() {
+            let _ = t.join();
+        }
+        let _ = std::fs::remove_file(self.path.as_path());
     }
 }
 
@@ -84,28 +113,17 @@ pub fn build(
     session: &mut Session,
     progress: Option<Arc<dyn Progress>>,
 ) -> Result<Value, ToolError> {
-    // Held by the progress relay, so withdrawn when the call's options are dropped.
-    let announced = session.state_dir().and_then(|d| Announcement::new(d).ok());
-    let last_touch = Mutex::new(Instant::now());
-    let relay = move |u: ProgressUpdate| {
-        if let (Some(a), Ok(mut last)) = (&announced, last_touch.lock()) {
-            if last.elapsed() >= TOUCH_EVERY {
-                a.touch();
-                *last = Instant::now();
-            }
-        }
-        if let Some(p) = &progress {
-            p.update(u);
-        }
-    };
+    // Withdrawn when the build returns, whatever it returns.
+    let _announced = session.state_dir().and_then(|d| Announcement::new(d).ok());
     // A literal no file holds: every file is read once and recorded, no line is returned.
     // Files already recorded and unchanged are not read again.
     let probe = format!("file-tools-index-probe-{:x}", std::process::id());
     let args = json!({"query": probe, "output": "count"}).to_string();
-    let options = CallOptions::new().progress(Arc::new(relay));
-    let answer = session.call_with("search_text", &args, &options);
-    drop(options);
-    answer
+    let mut options = CallOptions::new();
+    if let Some(p) = progress {
+        options = options.progress(p);
+    }
+    session.call_with("search_text", &args, &options)
 }
 
 /// [`build`] on a new thread, in a session `builder` opens there as an
@@ -138,4 +156,55 @@ pub fn spawn(
             drop(early);
             done(answer);
         })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::MetadataExt;
+
+    fn identity(p: &Path) -> Option<(u64, i64, i64)> {
+        std::fs::symlink_metadata(p)
+            .ok()
+            .map(|m| (m.ino(), m.mtime(), m.mtime_nsec()))
+    }
+
+    #[test]
+    fn an_announcement_stays_fresh_while_held_with_no_progress_and_goes_when_dropped() {
+        let state = tempfile::tempdir().expect("tempdir");
+        let at = state.path().join(INDEX_BUILDING);
+        let a = Announcement::new(state.path()).expect("announce");
+        let first = identity(&at).expect("announced at once");
+        // Nothing else happens meanwhile (a long save reports no progress): the
+        // announcement is made again by itself, well inside its freshness.
+        std::thread::sleep(TOUCH_EVERY + Duration::from_millis(700));
+        let later = identity(&at).expect("still announced");
+        assert_ne!(first, later, "the announcement was not made afresh");
+        assert!(TOUCH_EVERY < Duration::from_secs(INDEX_BUILDING_FRESH_SECS) / 2);
+        drop(a);
+        assert!(
+            identity(&at).is_none(),
+            "the announcement outlived the build"
+        );
+        // Control: nothing makes it again after the drop.
+        std::thread::sleep(TOUCH_EVERY + Duration::from_millis(300));
+        assert!(
+            identity(&at).is_none(),
+            "the toucher outlived the announcement"
+        );
+    }
+
+    #[test]
+    fn an_announcement_over_a_planted_link_replaces_the_link_and_leaves_its_target() {
+        let state = tempfile::tempdir().expect("tempdir");
+        let at = state.path().join(INDEX_BUILDING);
+        std::fs::create_dir_all(at.parent().expect("parent")).expect("mkdir");
+        let victim = state.path().join("victim");
+        std::fs::write(&victim, "kept").expect("write");
+        std::os::unix::fs::symlink(&victim, &at).expect("link");
+        let a = Announcement::new(state.path()).expect("announce");
+        assert!(std::fs::symlink_metadata(&at).expect("meta").is_file());
+        drop(a);
+        assert_eq!(std::fs::read_to_string(&victim).expect("read"), "kept");
+    }
 }
