@@ -69,6 +69,9 @@ pub mod env {
     /// [`INDEX_BUILDING`](crate::INDEX_BUILDING)): its searches record even while a build
     /// is announced, since the announced build is its own.
     pub const INDEX_BUILDER: &str = "FILE_TOOLS_INDEX_BUILDER";
+    /// For an [`INDEX_BUILDER`] instance: how often, in milliseconds, its search saves what
+    /// it has recorded so far, so that a build a call's limit ends keeps its work.
+    pub const INDEX_CHECKPOINT_MS: &str = "FILE_TOOLS_INDEX_CHECKPOINT_MS";
     /// Test builds only: the name of the point at which the component panics on purpose.
     pub const FAULT: &str = "FILE_TOOLS_FAULT";
 }

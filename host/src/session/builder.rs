@@ -56,6 +56,7 @@ pub struct SessionBuilder {
     observer: Option<Arc<dyn crate::CallObserver>>,
     watch_tree: bool,
     index_builder: bool,
+    index_checkpoint: Option<Duration>,
 }
 
 impl std::fmt::Debug for SessionBuilder {
@@ -91,6 +92,7 @@ impl SessionBuilder {
             observer: None,
             watch_tree: false,
             index_builder: false,
+            index_checkpoint: None,
         }
     }
 
@@ -149,6 +151,16 @@ impl SessionBuilder {
     /// sessions scan.
     pub fn index_builder(mut self, yes: bool) -> Self {
         self.index_builder = yes;
+        self
+    }
+
+    /// How often an [index builder](SessionBuilder::index_builder)'s search saves what it
+    /// has recorded so far (default: a third of the call timeout), so that a build that
+    /// the call's limits end keeps its work and the next call goes on from it
+    /// ([`crate::index_build::build`] makes those calls). An interval longer than the
+    /// timeout saves only at the end.
+    pub fn index_checkpoint_every(mut self, every: Duration) -> Self {
+        self.index_checkpoint = Some(every);
         self
     }
 
@@ -319,6 +331,7 @@ impl SessionBuilder {
                 known: HashSet::new(),
                 fault: self.fault.clone(),
                 index_builder: self.index_builder,
+                index_checkpoint: self.index_checkpoint.unwrap_or(self.limits.timeout / 3),
                 observer: self.observer.clone(),
                 cursor_key: match self.cursor_key {
                     Some(k) => hex(&k),

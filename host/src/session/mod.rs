@@ -7,7 +7,7 @@
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use serde_json::Value;
 use wasmtime::component::ResourceTable;
@@ -83,6 +83,8 @@ struct Config {
     fault: Option<String>,
     /// Searches record the index even while a build is announced.
     index_builder: bool,
+    /// How often an index builder's search saves what it has recorded.
+    index_checkpoint: Duration,
     /// The cursor key, as the component reads it (64 hex digits).
     cursor_key: String,
     /// The session's name while it holds the mutation lock (see [`lock`]).
@@ -205,6 +207,10 @@ impl Session {
         }
         if c.index_builder {
             wasi.env(file_tools_contract::env::INDEX_BUILDER, "1");
+            wasi.env(
+                file_tools_contract::env::INDEX_CHECKPOINT_MS,
+                c.index_checkpoint.as_millis().to_string(),
+            );
         }
         if let Some(repo) = &c.repo {
             let held = self.open_repo(repo)?;
@@ -619,6 +625,7 @@ pub fn describe_tools(runtime: &Runtime, policy: Value) -> Result<Value, HostErr
         known: HashSet::new(),
         fault: None,
         index_builder: false,
+        index_checkpoint: Duration::MAX,
         // No repository, so no cursor: the component makes its own key when it needs one.
         cursor_key: String::new(),
         lock_token: String::new(),

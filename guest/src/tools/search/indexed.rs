@@ -70,6 +70,9 @@ pub(super) struct Indexed {
     /// took): a walk that follows a failed replay keeps those listings, so it is as old
     /// as they are.
     began: Option<(u64, Option<u64>)>,
+    /// For an index builder: how often it saves what it has recorded (ns), and when it
+    /// last did (or began).
+    checkpoint: Option<(u64, u64)>,
 }
 
 /// A whole walk as it runs.
@@ -134,6 +137,11 @@ impl Indexed {
             at: None,
             trusted: None,
             began: None,
+            checkpoint: s
+                .index_builder
+                .then_some(s.index_checkpoint_ns)
+                .flatten()
+                .map(|every| (every, now_ns())),
         })
     }
 
@@ -457,7 +465,25 @@ impl Indexed {
         };
         if let Some(t) = self.index.record(path.as_str(), rec, self.max_weight) {
             self.keep_ticket(t);
+            self.checkpoint(s);
         }
+    }
+
+    /// An index builder saves what it has recorded every so often during its walk, so
+    /// that a build which a call's limit ends keeps its work: the next call loads it and
+    /// reads only the files it lacks. Each record stands alone (it answers only for the
+    /// file state it was made from), so a part of the index is as sound as the whole.
+    fn checkpoint(&mut self, s: &Session) {
+        let (Some((every, last)), Some(dir)) = (self.checkpoint, s.state_dir.as_deref()) else {
+            return;
+        };
+        if now_ns().saturating_sub(last) < every {
+            return;
+        }
+        file::save(&mut self.index, dir, s.fs.services());
+        // From the end of the save: one that takes longer than the interval does not
+        // make the next record save again at once.
+        self.checkpoint = Some((every, now_ns()));
     }
 
     /// Puts the index back into the session, forgetting files a whole walk did not show
