@@ -1,6 +1,8 @@
-//! `file-tools index build | status | drop`: the search index in the session's state
-//! directory (`index/`). The component makes and checks it (see the README's "Search
-//! index"); here it is built by one search that reads every file, shown, or removed.
+//! `file-tools index build | status | drop`: the search index in its folder (the one the
+//! repository's sessions share in the user's state directory, or `index/` in the
+//! `--state-dir` given; see [`crate::setup::index_dir`]). The component makes and checks
+//! it (see the README's "Search index"); here it is built by one search that reads every
+//! file, shown, or removed.
 
 use std::io::{IsTerminal, Write};
 use std::path::Path;
@@ -11,7 +13,9 @@ use std::time::{Duration, Instant};
 use clap::Subcommand;
 use serde_json::{json, Value};
 
-use crate::setup::{load_policy, need_repo, session_builder, state_dir, usage_error, Options};
+use crate::setup::{
+    index_dir, load_policy, need_repo, session_builder, state_dir, usage_error, Options,
+};
 
 #[derive(Debug, Subcommand)]
 pub(crate) enum IndexCommand {
@@ -24,9 +28,10 @@ pub(crate) enum IndexCommand {
     Drop,
 }
 
-/// The index files in `dir`: the names the component gives them (64 hex digits).
+/// The index files in the index folder `dir`: the names the component gives them (64 hex
+/// digits).
 fn index_files(dir: &Path) -> Vec<(String, u64)> {
-    let mut out: Vec<(String, u64)> = std::fs::read_dir(dir.join("index"))
+    let mut out: Vec<(String, u64)> = std::fs::read_dir(dir)
         .into_iter()
         .flatten()
         .flatten()
@@ -45,7 +50,7 @@ fn status_json(dir: &Path, enabled: bool) -> Value {
     let files = index_files(dir);
     let bytes: u64 = files.iter().map(|f| f.1).sum();
     json!({
-        "state_dir": dir,
+        "index_dir": dir,
         "enabled": enabled,
         "files": files.iter().map(|(n, b)| json!({"name": n, "bytes": b})).collect::<Vec<_>>(),
         "bytes": bytes,
@@ -62,7 +67,13 @@ pub(crate) fn index(o: &Options, cmd: &IndexCommand) -> ExitCode {
         Ok(r) => r,
         Err(e) => return usage_error(&e),
     };
-    let (dir, policy) = match state_dir(o, repo).and_then(|d| Ok((d, load_policy(o)?.0))) {
+    let folder = |o: &Options| -> Result<std::path::PathBuf, String> {
+        Ok(match index_dir(o, repo)? {
+            Some(d) => d,
+            None => state_dir(o, repo)?.join(file_tools_host::index_build::INDEX_DIR_NAME),
+        })
+    };
+    let (dir, policy) = match folder(o).and_then(|d| Ok((d, load_policy(o)?.0))) {
         Ok(v) => v,
         Err(e) => return usage_error(&e),
     };
@@ -75,11 +86,11 @@ pub(crate) fn index(o: &Options, cmd: &IndexCommand) -> ExitCode {
         IndexCommand::Drop => {
             let mut removed = 0;
             for (name, _) in index_files(&dir) {
-                if std::fs::remove_file(dir.join("index").join(name)).is_ok() {
+                if std::fs::remove_file(dir.join(name)).is_ok() {
                     removed += 1;
                 }
             }
-            print_ok(json!({"state_dir": dir, "removed": removed}))
+            print_ok(json!({"index_dir": dir, "removed": removed}))
         }
         IndexCommand::Build => {
             if !enabled {

@@ -110,6 +110,9 @@ pub(crate) fn mcp_http(
         let opener: file_tools_mcp::http::Opener = Box::new(move |session: &str| {
             let mut o = options.clone();
             o.session = session.to_string();
+            // The sessions of a repository share its search index: one folder beside their
+            // directories (a name no session's directory can take: sessions have no '.').
+            o.shared_index = o.state_dir.as_ref().map(|d| d.join(format!("{key}.index")));
             // One directory per repository and session under --state-dir, named as in the
             // user's state directory: repositories never share a baseline, and a session's
             // name reaches no other directory.
@@ -121,8 +124,8 @@ pub(crate) fn mcp_http(
             if !place.exists() && sessions_kept(&place, &key) >= MAX_SESSIONS {
                 return Err(OpenError::TooMany);
             }
-            // The session opened at start builds the index at once; sessions a client opens
-            // later build theirs with their first search, as many as there are clients.
+            // The session opened at start builds the index at once, for every session: those
+            // a client opens later load it once it is saved (and scan meanwhile).
             let at_start = session == default_session;
             let s = open_served(&o, &dir, Some(&metrics), at_start).map_err(OpenError::Failed)?;
             McpServer::new(s).map_err(|e| OpenError::Failed(e.to_string()))

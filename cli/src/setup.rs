@@ -48,6 +48,10 @@ pub(crate) struct Options {
     /// (search hits as path:line:text, diffs as unified diffs, errors as one line).
     #[arg(long, global = true, value_enum)]
     pub(crate) format: Option<Format>,
+    /// The search index's folder that the HTTP server's sessions of one repository share
+    /// under `--state-dir` (set by the server, not a flag); see [`index_dir`].
+    #[arg(skip)]
+    pub(crate) shared_index: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -106,6 +110,23 @@ pub(crate) fn state_dir(o: &Options, repo: &Path) -> Result<PathBuf, String> {
         ));
     }
     Ok(state_home()?.join(format!("{}-{name}", repo_key(repo)?)))
+}
+
+/// The search index's folder that every session of the repository shares: with no
+/// `--state-dir`, `<repository key>.index` beside the sessions' directories in the user's
+/// state directory (the CLI, the stdio server and each HTTP session then use one index);
+/// the one the HTTP server chose under `--state-dir`; `None` when `--state-dir` names this
+/// session's directory alone (the index is its `index/`).
+pub(crate) fn index_dir(o: &Options, repo: &Path) -> Result<Option<PathBuf>, String> {
+    if let Some(d) = &o.shared_index {
+        return Ok(Some(d.clone()));
+    }
+    if o.state_dir.is_some() {
+        return Ok(None);
+    }
+    Ok(Some(
+        state_home()?.join(format!("{}.index", repo_key(repo)?)),
+    ))
 }
 
 /// A short key of the repository's canonical path, which names its state directories.
@@ -203,6 +224,9 @@ pub(crate) fn session_builder(o: &Options, repo: &Path) -> Result<(SessionBuilde
         .cursor_key(cursor_key()?)
         // Read-only sessions too: `changes_since` tokens must outlive this process.
         .state_dir(state_dir(o, repo)?);
+    if let Some(d) = index_dir(o, repo)? {
+        builder = builder.index_dir(d);
+    }
     if let Some(p) = &o.policy {
         builder = builder.host_file(p);
     }

@@ -72,6 +72,10 @@ pub mod env {
     /// For an [`INDEX_BUILDER`] instance: how often, in milliseconds, its search saves what
     /// it has recorded so far, so that a build a call's limit ends keeps its work.
     pub const INDEX_CHECKPOINT_MS: &str = "FILE_TOOLS_INDEX_CHECKPOINT_MS";
+    /// Where the host mounted a search index folder of its own
+    /// ([`INDEX_GUEST_PATH`](crate::INDEX_GUEST_PATH)); without it, the index lives in the
+    /// state directory's [`INDEX_DIR_NAME`](crate::INDEX_DIR_NAME).
+    pub const INDEX_DIR: &str = "FILE_TOOLS_INDEX_DIR";
     /// Test builds only: the name of the point at which the component panics on purpose.
     pub const FAULT: &str = "FILE_TOOLS_FAULT";
 }
@@ -82,12 +86,20 @@ pub const STATE_DIR_NAME: &str = ".file-tools-state";
 /// Where hosts mount the state directory in the component's file system.
 pub const STATE_GUEST_PATH: &str = "/.file-tools-state";
 
-/// In the state directory: the file by which a host says that it is building the search
+/// The search index's folder in the state directory, unless the host mounts one of its own
+/// at [`INDEX_GUEST_PATH`] (sessions of one repository may share it).
+pub const INDEX_DIR_NAME: &str = "index";
+
+/// Where hosts mount a search index folder of its own in the component's file system
+/// (named to the component by [`env::INDEX_DIR`]).
+pub const INDEX_GUEST_PATH: &str = "/.file-tools-index";
+
+/// In the index folder: the file by which a host says that it is building the search
 /// index outside the calls (touching it at least every few seconds while it runs, removing
 /// it when done). A search that finds no index to load and this file fresher than
 /// [`INDEX_BUILDING_FRESH_SECS`] scans without recording, rather than build a second
 /// index beside the one under way.
-pub const INDEX_BUILDING: &str = "index/building";
+pub const INDEX_BUILDING: &str = "building";
 
 /// How long an [`INDEX_BUILDING`] announcement holds after its last touch.
 pub const INDEX_BUILDING_FRESH_SECS: u64 = 10;

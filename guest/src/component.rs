@@ -154,6 +154,9 @@ fn session() -> &'static ToolResult<Session> {
         }
         s.index_builder =
             std::env::var(file_tools_contract::env::INDEX_BUILDER).as_deref() == Ok("1");
+        s.shared_index_dir = std::env::var_os(file_tools_contract::env::INDEX_DIR)
+            .filter(|d| !d.is_empty())
+            .map(std::path::PathBuf::from);
         s.index_checkpoint_ns = std::env::var(file_tools_contract::env::INDEX_CHECKPOINT_MS)
             .ok()
             .and_then(|ms| ms.parse::<u64>().ok())

@@ -4,7 +4,7 @@
 //! read records each one (see the README's "Search index"). [`build`] runs that search in
 //! a session of its own; [`spawn`] does it on a thread, so that a long-lived host (the MCP
 //! server) has the index ready without holding up a call. While a build runs it is
-//! announced in the state directory ([`file_tools_contract::INDEX_BUILDING`], made
+//! announced in the index folder ([`file_tools_contract::INDEX_BUILDING`], made
 //! afresh every two seconds while the build runs): a search in another instance that finds no index to load then scans
 //! without recording, instead of building a second index beside it. A build that dies
 //! leaves an announcement that goes stale in seconds.
@@ -22,9 +22,9 @@ use crate::session::Session;
 use crate::SessionBuilder;
 use crate::{ErrorCode, ToolError};
 
-/// Where in the state directory a build is announced, and how long an announcement holds
-/// after its last touch.
-pub use file_tools_contract::{INDEX_BUILDING, INDEX_BUILDING_FRESH_SECS};
+/// The index folder's name in a state directory, where in the folder a build is announced,
+/// and how long an announcement holds after its last touch.
+pub use file_tools_contract::{INDEX_BUILDING, INDEX_BUILDING_FRESH_SECS, INDEX_DIR_NAME};
 
 /// How often a running build touches its announcement (well inside its freshness).
 const TOUCH_EVERY: Duration = Duration::from_secs(2);
@@ -42,15 +42,14 @@ pub struct Announcement {
 }
 
 impl Announcement {
-    /// Announces a build in `state_dir` now, and keeps announcing it until dropped.
+    /// Announces a build in the index folder `index_dir` now, and keeps announcing it
+    /// until dropped.
     ///
     /// # Errors
-    /// The state directory cannot be written, or the touching thread cannot be started.
-    pub fn new(state_dir: &Path) -> std::io::Result<Self> {
-        let path = Arc::new(state_dir.join(file_tools_contract::INDEX_BUILDING));
-        if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir)?;
-        }
+    /// The folder cannot be written, or the touching thread cannot be started.
+    pub fn new(index_dir: &Path) -> std::io::Result<Self> {
+        let path = Arc::new(index_dir.join(file_tools_contract::INDEX_BUILDING));
+        std::fs::create_dir_all(index_dir)?;
         make(&path)?;
         let (stop, stopped) = mpsc::channel::<()>();
         let touched = Arc::clone(&path);
@@ -123,9 +122,9 @@ pub fn build(
     session: &mut Session,
     progress: Option<Arc<dyn Progress>>,
 ) -> Result<Value, ToolError> {
-    let state_dir = session.state_dir().map(Path::to_path_buf);
+    let index_dir = session.index_dir();
     // Withdrawn when the build returns, whatever it returns.
-    let _announced = state_dir.as_deref().and_then(|d| Announcement::new(d).ok());
+    let _announced = index_dir.as_deref().and_then(|d| Announcement::new(d).ok());
     // A literal no file holds: every file is read once and recorded, no line is returned.
     // Files already recorded and unchanged are not read again.
     let probe = format!("file-tools-index-probe-{:x}", std::process::id());
@@ -134,14 +133,14 @@ pub fn build(
     if let Some(p) = progress {
         options = options.progress(p);
     }
-    let mut saved = state_dir.as_deref().map(saved_indexes);
+    let mut saved = index_dir.as_deref().map(saved_indexes);
     let mut answer = session.call_with("search_text", &args, &options);
     for _ in 1..MAX_CALLS {
         match &answer {
             Err(e) if e.code == ErrorCode::LimitExceeded => {}
             _ => break,
         }
-        let now = state_dir.as_deref().map(saved_indexes);
+        let now = index_dir.as_deref().map(saved_indexes);
         if now == saved {
             // Nothing kept: another call would end the same way.
             break;
@@ -152,17 +151,13 @@ pub fn build(
     answer
 }
 
-/// The files in the state directory's index folder but the announcement, with their
-/// sizes and times: what a save changes.
-fn saved_indexes(state_dir: &Path) -> Vec<(std::ffi::OsString, u64, Option<SystemTime>)> {
-    let announcement = Path::new(INDEX_BUILDING);
-    let (Some(folder), Some(skip)) = (announcement.parent(), announcement.file_name()) else {
-        return Vec::new();
-    };
-    let mut found: Vec<_> = std::fs::read_dir(state_dir.join(folder))
+/// The files in the index folder but the announcement, with their sizes and times: what a
+/// save changes.
+fn saved_indexes(index_dir: &Path) -> Vec<(std::ffi::OsString, u64, Option<SystemTime>)> {
+    let mut found: Vec<_> = std::fs::read_dir(index_dir)
         .map(|d| {
             d.flatten()
-                .filter(|e| e.file_name() != skip)
+                .filter(|e| e.file_name() != INDEX_BUILDING)
                 .filter_map(|e| {
                     let m = e.metadata().ok()?;
                     Some((e.file_name(), m.len(), m.modified().ok()))
@@ -176,8 +171,8 @@ fn saved_indexes(state_dir: &Path) -> Vec<(std::ffi::OsString, u64, Option<Syste
 
 /// [`build`] on a new thread, in a session `builder` opens there as an
 /// [index builder](crate::SessionBuilder::index_builder), then `done` with the build's
-/// answer or why it could not run. The build is announced in the builder's state
-/// directory before this returns, so that a search made right after does not start a
+/// answer or why it could not run. The build is announced in the builder's index
+/// folder before this returns, so that a search made right after does not start a
 /// second one. A builder without a state directory has nowhere to keep the index: `done`
 /// hears so at once, and nothing is built.
 ///
@@ -187,12 +182,12 @@ pub fn spawn(
     builder: SessionBuilder,
     done: impl FnOnce(Result<Value, String>) + Send + 'static,
 ) -> std::io::Result<std::thread::JoinHandle<()>> {
-    let Some(state_dir) = builder.state_dir_given() else {
+    let Some(index_dir) = builder.index_dir_given() else {
         return std::thread::Builder::new().spawn(move || {
             done(Err("no state directory to keep the index in".into()));
         });
     };
-    let early = Announcement::new(state_dir).ok();
+    let early = Announcement::new(&index_dir).ok();
     std::thread::Builder::new()
         .name("file-tools index build".into())
         .spawn(move || {
@@ -219,9 +214,9 @@ mod tests {
 
     #[test]
     fn an_announcement_stays_fresh_while_held_with_no_progress_and_goes_when_dropped() {
-        let state = tempfile::tempdir().expect("tempdir");
-        let at = state.path().join(INDEX_BUILDING);
-        let a = Announcement::new(state.path()).expect("announce");
+        let folder = tempfile::tempdir().expect("tempdir");
+        let at = folder.path().join(INDEX_BUILDING);
+        let a = Announcement::new(folder.path()).expect("announce");
         let first = identity(&at).expect("announced at once");
         // Nothing else happens meanwhile (a long save reports no progress): the
         // announcement is made again by itself, well inside its freshness.

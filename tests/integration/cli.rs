@@ -607,6 +607,63 @@ fn the_index_is_built_shown_and_dropped_from_the_cli() {
     assert_eq!(v["result"]["files"].as_array().unwrap().len(), 0, "{v}");
 }
 
+/// Without `--state-dir`, the sessions of a repository (CLI calls under any session name,
+/// the stdio server, each HTTP session) share one search index, in a folder beside their
+/// state directories: built once, it spares another session's reads. With `--state-dir`,
+/// a session keeps its own (the control).
+#[test]
+fn sessions_of_a_repository_share_one_index_in_the_users_state_directory() {
+    let fx = Fixture::new();
+    for i in 0..30 {
+        fx.write(
+            &format!("many/f{i}.txt"),
+            "plain words\n".repeat(40).as_bytes(),
+        );
+    }
+    fx.write("many/needle.txt", b"one rare_needle_here\n");
+    // Records are trusted once the files' times are well older than the look.
+    std::thread::sleep(std::time::Duration::from_millis(2_200));
+    let dir = fx.repo.parent().unwrap();
+    let on = dir.join("index-on.toml");
+    std::fs::write(&on, "[limits]\nmax_index_bytes = 268435456\n").unwrap();
+    let (repo, on) = (fx.repo.to_str().unwrap(), on.to_str().unwrap());
+    let (out, v) = cli(&["--repo", repo, "--policy", on, "index", "build"], None);
+    assert!(out.status.success(), "{v}");
+    let folder = v["result"]["index_dir"].as_str().unwrap().to_string();
+    assert!(folder.ends_with(".index"), "{folder}");
+    assert_eq!(v["result"]["files"].as_array().unwrap().len(), 1, "{v}");
+    let bytes_read = |extra: &[&str], log: &str| {
+        let log = dir.join(log);
+        let mut args = vec![
+            "--repo",
+            repo,
+            "--policy",
+            on,
+            "--audit-log",
+            log.to_str().unwrap(),
+        ];
+        args.extend_from_slice(extra);
+        args.extend(["call", "search_text", r#"{"query":"rare_needle"}"#]);
+        let (out, v) = cli(&args, None);
+        assert!(out.status.success(), "{v}");
+        assert_eq!(v["result"]["files_matched"], 1, "{v}");
+        let text = std::fs::read_to_string(&log).unwrap();
+        let event: Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
+        event["bytes_read"].as_u64().unwrap()
+    };
+    let needle = b"one rare_needle_here\n".len() as u64;
+    assert_eq!(
+        bytes_read(&["--session", "another"], "another.jsonl"),
+        needle
+    );
+    let own = dir.join("own-state");
+    let all = bytes_read(&["--state-dir", own.to_str().unwrap()], "own.jsonl");
+    assert!(all > 30 * needle, "{all}");
+    let (_, v) = cli(&["--repo", repo, "--policy", on, "index", "drop"], None);
+    assert_eq!(v["result"]["removed"], 1, "{v}");
+    assert_eq!(v["result"]["index_dir"], folder.as_str(), "{v}");
+}
+
 /// On a terminal, `index build` shows how far it has come on one line rewritten in place
 /// (run under `script`, which gives the command a terminal).
 #[test]

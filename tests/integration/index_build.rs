@@ -33,7 +33,12 @@ fn builder(repo: &Path, state: &Path, policy: &str, bytes: Arc<Mutex<u64>>) -> S
 
 /// The index files the component saved in `state` (named by 64 hex digits).
 fn saved(state: &Path) -> Vec<std::path::PathBuf> {
-    std::fs::read_dir(state.join("index"))
+    saved_in(&state.join(index_build::INDEX_DIR_NAME))
+}
+
+/// The index files in the index folder `folder`.
+fn saved_in(folder: &Path) -> Vec<std::path::PathBuf> {
+    std::fs::read_dir(folder)
         .map(|d| {
             d.flatten()
                 .map(|e| e.path())
@@ -59,7 +64,9 @@ fn a_build_in_the_background_is_announced_saved_and_used_by_the_next_session() {
     let tmp = tempfile::tempdir().unwrap();
     let (repo, state) = (tmp.path().join("repo"), tmp.path().join("state"));
     tree(&repo);
-    let marker = state.join(index_build::INDEX_BUILDING);
+    let marker = state
+        .join(index_build::INDEX_DIR_NAME)
+        .join(index_build::INDEX_BUILDING);
     // A link planted at the announcement's name: the announcement replaces the link and
     // never writes through it.
     let outside = tmp.path().join("outside.txt");
@@ -174,7 +181,10 @@ fn a_build_too_large_for_one_call_goes_on_from_what_the_last_call_saved() {
         made.last().unwrap().bytes_read < tree_bytes,
         "the last call read the whole tree again: {made:?}"
     );
-    assert!(!state.join(index_build::INDEX_BUILDING).exists());
+    assert!(!state
+        .join(index_build::INDEX_DIR_NAME)
+        .join(index_build::INDEX_BUILDING)
+        .exists());
 
     // The next session loads what the build saved: it reads only the file with the needle.
     let read = Arc::new(Mutex::new(0));
@@ -186,6 +196,69 @@ fn a_build_too_large_for_one_call_goes_on_from_what_the_last_call_saved() {
         *read.lock().unwrap(),
         needle,
         "the saved index spared no read"
+    );
+}
+
+/// Sessions given one index folder (each with a state directory of its own, as the HTTP
+/// server's sessions are) share one index: the build announces and saves it there, and a
+/// session opened later reads only the file that matches. A folder inside the repository
+/// is refused.
+#[test]
+fn sessions_given_one_index_folder_share_the_index_a_build_made() {
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path().join("repo");
+    tree(&repo);
+    let shared = tmp.path().join("shared-index");
+    let (tx, rx) = mpsc::channel();
+    let first = builder(&repo, &tmp.path().join("first"), ON, Arc::default()).index_dir(&shared);
+    index_build::spawn(first, move |answer| tx.send(answer).unwrap()).unwrap();
+    assert!(
+        shared.join(index_build::INDEX_BUILDING).is_file(),
+        "not announced in the shared folder"
+    );
+    rx.recv_timeout(Duration::from_secs(120)).unwrap().unwrap();
+    assert_eq!(saved_in(&shared).len(), 1);
+    assert!(
+        saved(&tmp.path().join("first")).is_empty(),
+        "saved in the session's own folder"
+    );
+    let mode =
+        std::os::unix::fs::PermissionsExt::mode(&std::fs::metadata(&shared).unwrap().permissions());
+    assert_eq!(mode & 0o777, 0o700, "the shared folder is not private");
+
+    let read = Arc::new(Mutex::new(0));
+    let mut second = builder(&repo, &tmp.path().join("second"), ON, read.clone())
+        .index_dir(&shared)
+        .build()
+        .unwrap();
+    let found = call(&mut second, "search_text", json!({"query": "rare_needle"})).unwrap();
+    assert_eq!(found["files_matched"], 1, "{found}");
+    let needle = std::fs::metadata(repo.join("d0/needle.txt")).unwrap().len();
+    assert_eq!(
+        *read.lock().unwrap(),
+        needle,
+        "the shared index spared no read"
+    );
+    // Control: a session with its own folder has nothing to load, and reads every file.
+    let all = Arc::new(Mutex::new(0));
+    let mut own = open(&repo, &tmp.path().join("own"), ON, all.clone());
+    call(&mut own, "search_text", json!({"query": "rare_needle"})).unwrap();
+    assert!(
+        *all.lock().unwrap() > 20 * needle,
+        "{}",
+        all.lock().unwrap()
+    );
+
+    let inside = builder(&repo, &tmp.path().join("third"), ON, Arc::default())
+        .index_dir(repo.join("idx"))
+        .build();
+    let Err(err) = inside else {
+        panic!("an index folder inside the repository was taken");
+    };
+    assert!(err.to_string().contains("outside the repository"), "{err}");
+    assert!(
+        !repo.join("idx").exists(),
+        "the refused folder was made in the repository"
     );
 }
 

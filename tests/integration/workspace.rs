@@ -166,12 +166,14 @@ fn state_dir_inside_the_repository_is_refused() {
     let r = Session::builder(runtime())
         .repo(&fx.repo)
         .writable(true)
-        .state_dir(fx.repo.join("state"))
+        .state_dir(fx.repo.join("state/deeper"))
         .build();
     assert!(
         matches!(r, Err(file_tools_host::HostError::Config(_))),
         "{r:?}"
     );
+    // Refused before anything was made there.
+    assert!(!fx.repo.join("state").exists());
 }
 
 #[test]

@@ -48,9 +48,10 @@ fn forged(binding: String, records: usize) -> Index {
 }
 
 fn plant(state: &std::path::Path, ix: &Index) {
-    fs::create_dir_all(state.join("index")).unwrap();
+    let dir = state.join(file_tools_contract::INDEX_DIR_NAME);
+    fs::create_dir_all(&dir).unwrap();
     fs::write(
-        file::path_in(state, ix.bound_to()),
+        file::path_in(&dir, ix.bound_to()),
         file::encode(ix, &crate::rules::services::NoServices),
     )
     .unwrap();
@@ -102,7 +103,7 @@ fn a_fifo_in_place_of_the_index_file_does_not_block_a_search() {
     fs::write(repo.path().join("a.txt"), "plain words and a needle\n").unwrap();
     settle();
     let s = session(repo.path(), state.path(), SMALL);
-    let place = file::path_in(state.path(), &binding(&s));
+    let place = file::path_in(&s.index_dir().unwrap(), &binding(&s));
     fs::create_dir_all(place.parent().unwrap()).unwrap();
     let made = std::process::Command::new("mkfifo")
         .arg(&place)
@@ -129,7 +130,10 @@ fn a_build_announced_by_the_host_is_not_done_twice() {
     fs::write(repo.path().join("b.txt"), "other words\n").unwrap();
     settle();
     let s = session(repo.path(), state.path(), SMALL);
-    let marker = state.path().join(file_tools_contract::INDEX_BUILDING);
+    let marker = s
+        .index_dir()
+        .unwrap()
+        .join(file_tools_contract::INDEX_BUILDING);
     fs::create_dir_all(marker.parent().unwrap()).unwrap();
     fs::write(&marker, "").unwrap();
     let index_files = || {
@@ -180,4 +184,51 @@ fn a_build_announced_by_the_host_is_not_done_twice() {
     let (r, bytes) = search(&s, ask());
     let needle_file = fs::metadata(repo.path().join("a.txt")).unwrap().len();
     assert_eq!((r[0].files_matched, bytes), (1, needle_file));
+}
+
+/// A folder the host mounts for the index (shared by the sessions of a repository) holds
+/// it instead of the state directory: a session with a state directory of its own loads
+/// what another saved there, and reads only the file that matches.
+#[test]
+fn sessions_with_a_shared_index_folder_use_one_index() {
+    const ON: &str = r#"{"limits": {"max_index_bytes": 1048576}}"#;
+    let repo = tempfile::tempdir().unwrap();
+    let (first_state, second_state) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let shared = tempfile::tempdir().unwrap();
+    for i in 0..20 {
+        fs::write(
+            repo.path().join(format!("f{i}.txt")),
+            "plain words\n".repeat(50),
+        )
+        .unwrap();
+    }
+    fs::write(repo.path().join("n.txt"), "a needle here\n").unwrap();
+    settle();
+    let mut first = session(repo.path(), first_state.path(), ON);
+    first.shared_index_dir = Some(shared.path().to_path_buf());
+    let (r, _) = search(&first, ask());
+    assert_eq!(r[0].files_matched, 1);
+    let in_shared = file::path_in(shared.path(), &binding(&first));
+    assert!(in_shared.is_file(), "not saved in the shared folder");
+    assert!(
+        !first_state
+            .path()
+            .join(file_tools_contract::INDEX_DIR_NAME)
+            .exists(),
+        "saved in the session's own state directory"
+    );
+    let mut second = session(repo.path(), second_state.path(), ON);
+    second.shared_index_dir = Some(shared.path().to_path_buf());
+    let (r, bytes) = search(&second, ask());
+    assert_eq!(r[0].files_matched, 1);
+    assert_eq!(
+        bytes,
+        "a needle here\n".len() as u64,
+        "the shared index spared no read"
+    );
+    // Control: a session without the shared folder has no index to load, and reads all.
+    let third_state = tempfile::tempdir().unwrap();
+    let third = session(repo.path(), third_state.path(), ON);
+    let (_, bytes) = search(&third, ask());
+    assert!(bytes > 20 * 50, "{bytes}");
 }

@@ -39,6 +39,9 @@ pub struct Session {
     /// For an index builder: how often its search saves what it has recorded so far
     /// (nanoseconds), so that a build a call's limit ends keeps its work.
     pub index_checkpoint_ns: Option<u64>,
+    /// The index folder the host mounted for this instance (shared with other sessions of
+    /// the repository), if any; see [`Session::index_dir`].
+    pub shared_index_dir: Option<std::path::PathBuf>,
 }
 
 /// A path that passed the guard, was resolved, and that the policy lets the agent read.
@@ -78,6 +81,7 @@ impl Session {
             legacy_settled: Default::default(),
             index_builder: false,
             index_checkpoint_ns: None,
+            shared_index_dir: None,
         }
     }
 
@@ -98,6 +102,16 @@ impl Session {
     pub fn with_state_dir(mut self, dir: impl Into<std::path::PathBuf>) -> Self {
         self.state_dir = Some(dir.into());
         self
+    }
+
+    /// Where the search index is kept: the folder the host mounted for it, else `index/`
+    /// in the state directory; `None` without either (the index lives in memory only).
+    pub fn index_dir(&self) -> Option<std::path::PathBuf> {
+        self.shared_index_dir.clone().or_else(|| {
+            self.state_dir
+                .as_ref()
+                .map(|d| d.join(file_tools_contract::INDEX_DIR_NAME))
+        })
     }
 
     /// Resolves `path` without following a link into what the read rules hide: such a

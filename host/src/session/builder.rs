@@ -43,6 +43,7 @@ pub struct SessionBuilder {
     runtime: Runtime,
     repo: Option<PathBuf>,
     state_dir: Option<PathBuf>,
+    index_dir: Option<PathBuf>,
     writable: bool,
     policy: Value,
     limits: Limits,
@@ -79,6 +80,7 @@ impl SessionBuilder {
             runtime: runtime.clone(),
             repo: None,
             state_dir: None,
+            index_dir: None,
             writable: false,
             policy: Value::Object(Default::default()),
             limits: Limits::default(),
@@ -164,9 +166,15 @@ impl SessionBuilder {
         self
     }
 
-    /// The state directory given, if any.
-    pub(crate) fn state_dir_given(&self) -> Option<&Path> {
-        self.state_dir.as_deref()
+    /// Where the session will keep the search index, when a state directory is given:
+    /// the index folder given, else `index/` in the state directory.
+    pub(crate) fn index_dir_given(&self) -> Option<PathBuf> {
+        let state = self.state_dir.as_deref()?;
+        Some(
+            self.index_dir
+                .clone()
+                .unwrap_or_else(|| state.join(file_tools_contract::INDEX_DIR_NAME)),
+        )
     }
 
     /// For tests of trap handling with the fault-injection build of the component: the
@@ -190,6 +198,17 @@ impl SessionBuilder {
     /// session is dropped (its tokens end with it).
     pub fn state_dir(mut self, dir: impl Into<PathBuf>) -> Self {
         self.state_dir = Some(dir.into());
+        self
+    }
+
+    /// Where the session keeps the search index, instead of `index/` in its state
+    /// directory: a private folder outside the repository that the sessions of one
+    /// repository may share, so that an index one of them built (or
+    /// [`crate::index_build`] built for them) serves them all. Each index file is bound to
+    /// the repository and the policy it was made under; a session never uses one made for
+    /// anything else.
+    pub fn index_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.index_dir = Some(dir.into());
         self
     }
 
@@ -290,10 +309,14 @@ impl SessionBuilder {
             )));
         }
         let repo_id = identity(&held).map_err(repo_err)?;
-        let state = Some(match &self.state_dir {
+        let mut state = match &self.state_dir {
             Some(d) => StateDir::given(d, &canonical_repo, &repo_id)?,
             None => StateDir::temporary()?,
-        });
+        };
+        if let Some(d) = &self.index_dir {
+            state.share_index(d, &canonical_repo)?;
+        }
+        let state = Some(state);
         // The watch serves only an index the policy turns on.
         #[cfg(all(feature = "watch", target_os = "linux"))]
         let tree_watch = {

@@ -149,6 +149,12 @@ impl Session {
         self.config.state.as_ref().map(|s| s.path.as_path())
     }
 
+    /// The folder holding the search index: the one given to
+    /// [`SessionBuilder::index_dir`], else `index/` in the state directory.
+    pub fn index_dir(&self) -> Option<PathBuf> {
+        self.config.state.as_ref().map(StateDir::index_dir)
+    }
+
     /// True when the session refuses every mutation.
     pub fn read_only(&self) -> bool {
         self.config.read_only
@@ -226,6 +232,18 @@ impl Session {
         if let Some(state) = &c.state {
             wasi.preopened_dir(&state.path, STATE_GUEST_PATH, FsPerms::ReadWrite)
                 .map_err(open_err)?;
+            if let Some(shared) = &state.shared_index {
+                wasi.preopened_dir(
+                    shared,
+                    file_tools_contract::INDEX_GUEST_PATH,
+                    FsPerms::ReadWrite,
+                )
+                .map_err(open_err)?;
+                wasi.env(
+                    file_tools_contract::env::INDEX_DIR,
+                    file_tools_contract::INDEX_GUEST_PATH,
+                );
+            }
         }
         let state = HostState {
             repo_dir: c.repo_dir.clone(),

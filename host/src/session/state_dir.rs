@@ -31,7 +31,12 @@ const TOP_FILES: [&str; 3] = ["index.json", "pending-temps.json", REPO_ID];
 /// Subdirectories the component keeps, each holding files named by a sha256 (of their
 /// content, or for the search index of what it is bound to); the index's also holds the
 /// announcement of a build under way, and `cookies` the host watch's cookie files.
-const SUBDIRS: [&str; 4] = ["blobs", "changes", "index", COOKIES];
+const SUBDIRS: [&str; 4] = [
+    "blobs",
+    "changes",
+    file_tools_contract::INDEX_DIR_NAME,
+    COOKIES,
+];
 /// The host watch's cookie files (`tree_watch`): every file in it is the watch's.
 const COOKIES: &str = "cookies";
 /// The crash journal's directory (the component's `journal::TXN_DIR`): records of changes
@@ -57,11 +62,48 @@ pub(super) struct StateDir {
     remove_on_drop: bool,
     /// Modification times of the directories as last tightened (top, [`SUBDIRS`], [`TXN`]):
     /// a directory whose time has not moved holds nothing new to tighten.
-    seen: Mutex<[Option<SystemTime>; 5]>,
+    seen: Mutex<[Option<SystemTime>; 6]>,
+    /// The search index's folder when the host gave one of its own (shared by the sessions
+    /// of a repository): private like the rest, and tightened with it.
+    pub(super) shared_index: Option<PathBuf>,
 }
 
 fn config(dir: &Path, e: impl std::fmt::Display) -> HostError {
     HostError::Config(format!("state directory {}: {e}", dir.display()))
+}
+
+/// Refuses `dir` (the state directory or the index folder, `what`) when it lies inside
+/// the repository `repo` or holds it, judged before anything is made: where `dir` does not
+/// exist yet, by its nearest existing ancestor as resolved, with the rest of its path.
+fn check_outside(dir: &Path, repo: &Path, what: &str) -> Result<PathBuf, HostError> {
+    let mut existing = dir;
+    let mut rest = Vec::new();
+    let resolved = loop {
+        match fs::canonicalize(existing) {
+            Ok(p) => break p,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                let (Some(name), Some(parent)) = (existing.file_name(), existing.parent()) else {
+                    return Err(config(dir, "cannot tell where it leads"));
+                };
+                rest.push(name);
+                existing = if parent.as_os_str().is_empty() {
+                    Path::new(".")
+                } else {
+                    parent
+                };
+            }
+            Err(e) => return Err(config(dir, e)),
+        }
+    };
+    let path = rest.iter().rev().fold(resolved, |p, n| p.join(n));
+    if path.starts_with(repo) || repo.starts_with(&path) {
+        return Err(HostError::Config(format!(
+            "the {what} {} must lie outside the repository {}",
+            path.display(),
+            repo.display()
+        )));
+    }
+    Ok(path)
 }
 
 impl StateDir {
@@ -72,15 +114,11 @@ impl StateDir {
     /// `HostError::Config` when it lies inside the repository, belongs to another user,
     /// cannot be made private, or holds the session of another repository.
     pub(super) fn given(dir: &Path, repo: &Path, repo_id: &str) -> Result<StateDir, HostError> {
+        check_outside(dir, repo, "state directory")?;
         private_dir::ensure_dir(dir).map_err(|e| config(dir, e))?;
+        // Again as made (a link may have appeared on the way).
         let path = fs::canonicalize(dir).map_err(|e| config(dir, e))?;
-        if path.starts_with(repo) || repo.starts_with(&path) {
-            return Err(HostError::Config(format!(
-                "the state directory {} must lie outside the repository {}",
-                path.display(),
-                repo.display()
-            )));
-        }
+        check_outside(&path, repo, "state directory")?;
         private_dir::tighten_dir(&path).map_err(|e| config(&path, e))?;
         let state = StateDir::new(path, false)?;
         state.bind(repo, repo_id)?;
@@ -110,7 +148,8 @@ impl StateDir {
         Ok(StateDir {
             path,
             remove_on_drop: true,
-            seen: Mutex::new([None; 5]),
+            seen: Mutex::new([None; 6]),
+            shared_index: None,
         })
     }
 
@@ -118,13 +157,39 @@ impl StateDir {
         let state = StateDir {
             path,
             remove_on_drop,
-            seen: Mutex::new([None; 5]),
+            seen: Mutex::new([None; 6]),
+            shared_index: None,
         };
         for sub in SUBDIRS {
             private_dir::ensure_dir(&state.path.join(sub)).map_err(|e| config(&state.path, e))?;
         }
         state.tighten();
         Ok(state)
+    }
+
+    /// Keeps the search index in `dir` (made when missing) instead of `index/`: a private
+    /// folder outside the repository `repo`, which the sessions of that repository may
+    /// share (each index file there is bound to the repository and policy it was made
+    /// under, so no session uses another's).
+    ///
+    /// # Errors
+    /// `HostError::Config` as for the state directory itself.
+    pub(super) fn share_index(&mut self, dir: &Path, repo: &Path) -> Result<(), HostError> {
+        check_outside(dir, repo, "index folder")?;
+        private_dir::ensure_dir(dir).map_err(|e| config(dir, e))?;
+        let path = fs::canonicalize(dir).map_err(|e| config(dir, e))?;
+        check_outside(&path, repo, "index folder")?;
+        private_dir::tighten_dir(&path).map_err(|e| config(&path, e))?;
+        self.shared_index = Some(path);
+        self.tighten();
+        Ok(())
+    }
+
+    /// The search index's folder: the shared one, else `index/` here.
+    pub(super) fn index_dir(&self) -> PathBuf {
+        self.shared_index
+            .clone()
+            .unwrap_or_else(|| self.path.join(file_tools_contract::INDEX_DIR_NAME))
     }
 
     /// Records `repo_id` as the directory's repository, or checks it against the one there.
@@ -153,13 +218,14 @@ impl StateDir {
         let Ok(mut seen) = self.seen.lock() else {
             return;
         };
-        let dirs = [
+        let mut dirs = vec![
             self.path.clone(),
             self.path.join(SUBDIRS[0]),
             self.path.join(SUBDIRS[1]),
             self.path.join(SUBDIRS[2]),
             self.path.join(TXN),
         ];
+        dirs.extend(self.shared_index.clone());
         let now = SystemTime::now();
         for (dir, last) in dirs.iter().zip(seen.iter_mut()) {
             let Ok(meta) = fs::symlink_metadata(dir) else {
@@ -259,9 +325,8 @@ pub fn reset(dir: &Path) -> io::Result<ResetOutcome> {
                 let mine = match name.as_str() {
                     TXN => n == "holder",
                     COOKIES => true,
-                    "index" => {
-                        Path::new(&name).join(&n) == Path::new(file_tools_contract::INDEX_BUILDING)
-                            || ours(&n, false)
+                    file_tools_contract::INDEX_DIR_NAME => {
+                        n == file_tools_contract::INDEX_BUILDING || ours(&n, false)
                     }
                     _ => ours(&n, false),
                 };
@@ -335,7 +400,13 @@ mod tests {
         let state = tmp.path().join("state");
         fs::create_dir_all(state.join("index")).unwrap();
         fs::create_dir_all(state.join(COOKIES)).unwrap();
-        fs::write(state.join(file_tools_contract::INDEX_BUILDING), b"").unwrap();
+        fs::write(
+            state
+                .join("index")
+                .join(file_tools_contract::INDEX_BUILDING),
+            b"",
+        )
+        .unwrap();
         fs::write(state.join("index").join("c".repeat(64)), b"index").unwrap();
         fs::write(state.join(COOKIES).join("123-7f00-4"), b"").unwrap();
         let r = reset(&state).unwrap();

@@ -1,4 +1,6 @@
-//! The index on disk: `index/<binding>` in the host's state directory, written whole to a
+//! The index on disk: `<binding>` in the index folder (`index/` in the host's state
+//! directory, or a folder the host mounts for the sessions of a repository to share; see
+//! [`crate::tools::session::Session::index_dir`]), written whole to a
 //! temporary name and renamed over the old one, so that a reader (another process serving
 //! the same repository) sees the old index or the new one, never a torn one, and a crash
 //! leaves the old one usable. Two writers race only to replace each other's whole file.
@@ -32,11 +34,11 @@ pub const FORMAT: u8 = 1;
 const MAGIC: &[u8; 7] = b"ftindex";
 const CHUNK: usize = 32 << 20;
 
-/// Whether the host announces a build of the index under way in `state_dir`
-/// ([`file_tools_contract::INDEX_BUILDING`]): a plain file touched within the last
-/// [`file_tools_contract::INDEX_BUILDING_FRESH_SECS`].
-pub fn building_elsewhere(state_dir: &Path) -> bool {
-    let Ok(meta) = std::fs::symlink_metadata(state_dir.join(file_tools_contract::INDEX_BUILDING))
+/// Whether the host announces a build of the index under way in the index folder
+/// `index_dir` ([`file_tools_contract::INDEX_BUILDING`]): a plain file touched within the
+/// last [`file_tools_contract::INDEX_BUILDING_FRESH_SECS`].
+pub fn building_elsewhere(index_dir: &Path) -> bool {
+    let Ok(meta) = std::fs::symlink_metadata(index_dir.join(file_tools_contract::INDEX_BUILDING))
     else {
         return false;
     };
@@ -49,9 +51,9 @@ pub fn building_elsewhere(state_dir: &Path) -> bool {
             .is_some_and(|age| age < fresh)
 }
 
-/// Where the index bound as `binding` lives in `state_dir`.
-pub fn path_in(state_dir: &Path, binding: &str) -> PathBuf {
-    state_dir.join("index").join(binding)
+/// Where the index bound as `binding` lives in the index folder `index_dir`.
+pub fn path_in(index_dir: &Path, binding: &str) -> PathBuf {
+    index_dir.join(binding)
 }
 
 /// The file's checksum, fed its body in pieces of any size: the sha256 of the hex sha256s
@@ -276,19 +278,19 @@ fn decode_from(
 /// takes fewer bytes on disk than its weight).
 const OVERHEAD: u64 = (MAGIC.len() + 1 + 64 + 8 + 32) as u64;
 
-/// The index stored for `binding` in `state_dir`, when there is a usable one that an index
+/// The index stored for `binding` in `index_dir`, when there is a usable one that an index
 /// kept under `max_weight` could be: anything else there (not a plain file, such as a FIFO
 /// that would block the read; a file larger than such an index; records over the bound)
 /// is not used, and read no further than the bound. The file is read once, in pieces:
 /// what is held at a time is the index decoded so far and one checksum chunk.
 pub fn load(
-    state_dir: &Path,
+    index_dir: &Path,
     binding: &str,
     services: &dyn Services,
     max_weight: u64,
 ) -> Option<Index> {
     use std::io::Read as _;
-    let path = path_in(state_dir, binding);
+    let path = path_in(index_dir, binding);
     let max_len = max_weight.saturating_add(OVERHEAD);
     let meta = std::fs::symlink_metadata(&path).ok()?;
     if !meta.is_file() || meta.len() > max_len {
@@ -304,11 +306,11 @@ pub fn load(
     decode_from(src, len.checked_sub(32)?, binding, services).filter(|ix| ix.weight() <= max_weight)
 }
 
-/// Stores `ix` in `state_dir`, replacing the one there; best effort (the index is only
+/// Stores `ix` in `index_dir`, replacing the one there; best effort (the index is only
 /// ever a shortcut: a failed save costs the next process reads, never answers).
-pub fn save(ix: &mut Index, state_dir: &Path, services: &dyn Services) {
+pub fn save(ix: &mut Index, index_dir: &Path, services: &dyn Services) {
     let data = encode(ix, services);
-    if crate::tools::baseline::write_atomic(&path_in(state_dir, ix.bound_to()), &data).is_ok() {
+    if crate::tools::baseline::write_atomic(&path_in(index_dir, ix.bound_to()), &data).is_ok() {
         ix.dirty = 0;
     }
 }

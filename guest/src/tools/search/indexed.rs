@@ -113,11 +113,12 @@ impl Indexed {
         let index = match kept {
             Some(ix) if ix.bound_to() == binding => ix,
             _ => {
-                let state_dir = s.state_dir.as_deref();
-                match state_dir.and_then(|d| file::load(d, &binding, s.fs.services(), max_weight)) {
+                let index_dir = s.index_dir();
+                let index_dir = index_dir.as_deref();
+                match index_dir.and_then(|d| file::load(d, &binding, s.fs.services(), max_weight)) {
                     Some(ix) => ix,
                     // The host builds the index beside the calls: scan until it is saved.
-                    None if !s.index_builder && state_dir.is_some_and(file::building_elsewhere) => {
+                    None if !s.index_builder && index_dir.is_some_and(file::building_elsewhere) => {
                         return None
                     }
                     None => Index::new(binding),
@@ -474,13 +475,16 @@ impl Indexed {
     /// reads only the files it lacks. Each record stands alone (it answers only for the
     /// file state it was made from), so a part of the index is as sound as the whole.
     fn checkpoint(&mut self, s: &Session) {
-        let (Some((every, last)), Some(dir)) = (self.checkpoint, s.state_dir.as_deref()) else {
+        let Some((every, last)) = self.checkpoint else {
             return;
         };
         if now_ns().saturating_sub(last) < every {
             return;
         }
-        file::save(&mut self.index, dir, s.fs.services());
+        let Some(dir) = s.index_dir() else {
+            return;
+        };
+        file::save(&mut self.index, &dir, s.fs.services());
         // From the end of the save: one that takes longer than the interval does not
         // make the next record save again at once.
         self.checkpoint = Some((every, now_ns()));
@@ -492,9 +496,9 @@ impl Indexed {
         if let (true, Some(seen)) = (complete, &self.seen) {
             self.index.retain(|p| seen.contains(p));
         }
-        if let Some(dir) = s.state_dir.as_deref() {
+        if let Some(dir) = s.index_dir() {
             if self.index.worth_saving() {
-                file::save(&mut self.index, dir, s.fs.services());
+                file::save(&mut self.index, &dir, s.fs.services());
             }
         }
         if let Ok(mut slot) = s.index.lock() {
