@@ -278,7 +278,6 @@ impl wx::Guest for Component {
         run_call(session(), services().as_ref(), &tool, |s, log| {
             tools::call_json(s, log, &tool, &args_json)
         })
-        .map(|v| v.to_string())
         .map_err(Conv::conv)
     }
 }

@@ -428,12 +428,27 @@ pub fn rfc3339(t: SystemTime) -> Option<String> {
     let days = (secs / 86_400) as i64;
     let rem = secs % 86_400;
     let (y, m, d) = civil_from_days(days);
-    Some(format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
-        rem / 3600,
-        (rem % 3600) / 60,
-        rem % 60
-    ))
+    let (h, min, s) = (rem / 3600, (rem % 3600) / 60, rem % 60);
+    let Ok(year @ 0..=9999) = u16::try_from(y) else {
+        return Some(format!("{y:04}-{m:02}-{d:02}T{h:02}:{min:02}:{s:02}Z"));
+    };
+    // Written digit by digit: a listing formats one per entry, and `format!` with
+    // padding costs several times this.
+    let mut out = String::with_capacity(20);
+    for (n, width, after) in [
+        (u64::from(year), 4, '-'),
+        (u64::from(m), 2, '-'),
+        (u64::from(d), 2, 'T'),
+        (h, 2, ':'),
+        (min, 2, ':'),
+        (s, 2, 'Z'),
+    ] {
+        for place in (0..width).rev() {
+            out.push(char::from(b'0' + (n / 10u64.pow(place) % 10) as u8));
+        }
+        out.push(after);
+    }
+    Some(out)
 }
 
 /// Days since 1970-01-01 to a proleptic Gregorian (year, month, day).
@@ -468,6 +483,24 @@ mod tests {
         assert_eq!(rfc3339(t).as_deref(), Some("2026-11-22T08:20:51Z"));
         let leap = UNIX_EPOCH + Duration::from_secs(951_782_400);
         assert_eq!(rfc3339(leap).as_deref(), Some("2000-02-29T00:00:00Z"));
+        // Past year 9999 the plain formatter takes over.
+        let far = UNIX_EPOCH + Duration::from_secs(253_402_300_800);
+        assert_eq!(rfc3339(far).as_deref(), Some("10000-01-01T00:00:00Z"));
+        // Every field at every width, against the plain formatter.
+        let mut secs = 0u64;
+        while secs < 260_000_000_000 {
+            let (y, m, d) = civil_from_days((secs / 86_400) as i64);
+            let rem = secs % 86_400;
+            let want = format!(
+                "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
+                rem / 3600,
+                (rem % 3600) / 60,
+                rem % 60
+            );
+            let got = rfc3339(UNIX_EPOCH + Duration::from_secs(secs));
+            assert_eq!(got.as_deref(), Some(want.as_str()), "{secs}");
+            secs += 7_777_777 + secs / 1000;
+        }
     }
 
     #[test]

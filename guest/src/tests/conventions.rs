@@ -23,7 +23,7 @@ fn tree(files: &[(&str, &[u8])], policy: &str) -> (tempfile::TempDir, Session) {
 
 fn call(s: &Session, tool: &str, args: serde_json::Value) -> (serde_json::Value, CallLog) {
     let mut log = CallLog::default();
-    let v = crate::tools::call_json(s, &mut log, tool, &args.to_string()).unwrap();
+    let v = crate::tools::call_value(s, &mut log, tool, &args.to_string()).unwrap();
     (v, log)
 }
 

@@ -41,7 +41,7 @@ fn corpus() -> (tempfile::TempDir, Session) {
 }
 
 fn call(s: &Session, tool: &str, args: Value) -> Result<Value, crate::error::ToolError> {
-    crate::tools::call_json(s, &mut CallLog::default(), tool, &args.to_string())
+    crate::tools::call_value(s, &mut CallLog::default(), tool, &args.to_string())
 }
 
 #[test]

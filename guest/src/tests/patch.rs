@@ -31,7 +31,7 @@ fn tree(files: &[(&str, &str)], policy: &str) -> Tree {
 impl Tree {
     fn patch(&self, args: Value) -> (Result<Value, ToolError>, CallLog) {
         let mut log = CallLog::default();
-        let r = crate::tools::call_json(&self.s, &mut log, "apply_patch", &args.to_string());
+        let r = crate::tools::call_value(&self.s, &mut log, "apply_patch", &args.to_string());
         (r, log)
     }
 

@@ -14,7 +14,7 @@ use crate::error::ErrorCode;
 use crate::rules::fsx::Fs;
 use crate::rules::path::LogicalPath;
 use crate::rules::policy::Policy;
-use crate::tools::call_json;
+use crate::tools::call_value;
 use crate::tools::session::Session;
 
 /// Pieces that paths are built from: the tricky ones often.
@@ -148,7 +148,7 @@ proptest! {
             _ => serde_json::json!({ "path": path, "content": new, "dry_run": dry }),
         };
         let name = ["write_file", "edit_file", "apply_patch", "delete_file", "append_file"][tool];
-        let r = call_json(&s, &mut CallLog::default(), name, &args.to_string());
+        let r = call_value(&s, &mut CallLog::default(), name, &args.to_string());
         let after = snapshot(tmp.path());
         if r.is_err() || dry {
             prop_assert_eq!(&after, &before, "{} {} changed the tree ({:?})", name, args, r.err());
@@ -386,7 +386,7 @@ proptest! {
         fs::create_dir_all(&root).unwrap();
         fs::write(root.join("f.txt"), &old).unwrap();
         let s = Session::new(Fs::open(&root).unwrap(), Policy::from_json("").unwrap());
-        let planned = call_json(
+        let planned = call_value(
             &s,
             &mut CallLog::default(),
             "write_file",
@@ -403,7 +403,7 @@ proptest! {
         prop_assert_eq!(planned["insertions"].as_u64(), Some(plus as u64));
         prop_assert_eq!(planned["deletions"].as_u64(), Some(minus as u64));
         if old != new {
-            call_json(
+            call_value(
                 &s,
                 &mut CallLog::default(),
                 "apply_patch",

@@ -39,7 +39,9 @@ pub struct ToolSpec {
     pub idempotent: bool,
     schema: fn() -> Value,
     output: fn() -> Value,
-    run: fn(&Session, &mut CallLog, &str) -> ToolResult<Value>,
+    /// Parses the arguments, runs the tool and writes its result as JSON text (straight
+    /// from the result's type: no `Value` tree is built on the way).
+    run: fn(&Session, &mut CallLog, &str) -> ToolResult<String>,
 }
 
 impl ToolSpec {
@@ -117,8 +119,8 @@ fn output_schema_of<A, R: JsonSchema>(
     })
 }
 
-fn to_value<R: Serialize>(r: R) -> ToolResult<Value> {
-    serde_json::to_value(r)
+fn to_text<R: Serialize>(r: R) -> ToolResult<String> {
+    serde_json::to_string(&r)
         .map_err(|e| ToolError::new(ErrorCode::Internal, format!("result not serialisable: {e}")))
 }
 
@@ -135,7 +137,7 @@ macro_rules! tool {
             output: || output_schema_of($f),
             run: |s, log, json| {
                 let args: $args = parse_args($name, json)?;
-                to_value($f(s, log, &args)?)
+                to_text($f(s, log, &args)?)
             },
         }
     };
@@ -282,7 +284,7 @@ pub fn describe(policy: &Policy) -> String {
     Value::Array(offered(policy).map(ToolSpec::describe).collect()).to_string()
 }
 
-/// Calls a tool by name with JSON arguments.
+/// Calls a tool by name with JSON arguments; its result as JSON text.
 ///
 /// # Errors
 /// `INVALID_INPUT` for an unknown tool or malformed arguments, then the tool's own errors.
@@ -291,7 +293,7 @@ pub fn call_json(
     log: &mut CallLog,
     tool: &str,
     args: &str,
-) -> ToolResult<Value> {
+) -> ToolResult<String> {
     let spec = find(tool).ok_or_else(|| {
         let names: Vec<&str> = TOOLS.iter().map(|t| t.name).collect();
         ToolError::invalid(format!(
@@ -301,6 +303,19 @@ pub fn call_json(
         ))
     })?;
     (spec.run)(session, log, args)
+}
+
+/// [`call_json`] with the result parsed, for tests that look into it.
+#[cfg(test)]
+pub(crate) fn call_value(
+    session: &Session,
+    log: &mut CallLog,
+    tool: &str,
+    args: &str,
+) -> ToolResult<Value> {
+    let text = call_json(session, log, tool, args)?;
+    serde_json::from_str(&text)
+        .map_err(|e| ToolError::new(ErrorCode::Internal, format!("result not JSON: {e}")))
 }
 
 fn shown_name(tool: &str) -> String {
@@ -421,7 +436,7 @@ mod tests {
         std::fs::write(tmp.path().join("a.txt"), "hello\n").unwrap();
         let s = session(tmp.path(), "");
         let mut log = CallLog::default();
-        let v = call_json(&s, &mut log, "read_file", r#"{"path":"a.txt"}"#).unwrap();
+        let v = call_value(&s, &mut log, "read_file", r#"{"path":"a.txt"}"#).unwrap();
         let out = find("read_file").unwrap().output_schema();
         let schema = &out["anyOf"][0];
         let props = schema["properties"].as_object().unwrap();
@@ -437,13 +452,13 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let s = session(tmp.path(), "");
         let mut log = CallLog::default();
-        let e = call_json(&s, &mut log, "rm_rf", "{}").unwrap_err();
+        let e = call_value(&s, &mut log, "rm_rf", "{}").unwrap_err();
         assert_eq!(e.code, ErrorCode::InvalidInput);
         assert!(e.message.contains("read_file"));
-        let e = call_json(&s, &mut log, "read_file", r#"{"paht":"a"}"#).unwrap_err();
+        let e = call_value(&s, &mut log, "read_file", r#"{"paht":"a"}"#).unwrap_err();
         assert_eq!(e.code, ErrorCode::InvalidInput);
         assert!(e.message.contains("paht"), "{}", e.message);
-        let e = call_json(&s, &mut log, "read_file", "[1,").unwrap_err();
+        let e = call_value(&s, &mut log, "read_file", "[1,").unwrap_err();
         assert_eq!(e.code, ErrorCode::InvalidInput);
     }
 
@@ -453,7 +468,7 @@ mod tests {
         std::fs::write(tmp.path().join("a.txt"), "hello\n").unwrap();
         let s = session(tmp.path(), "");
         let mut log = CallLog::default();
-        let v = call_json(&s, &mut log, "read_file", r#"{"path":"a.txt"}"#).unwrap();
+        let v = call_value(&s, &mut log, "read_file", r#"{"path":"a.txt"}"#).unwrap();
         assert_eq!(v["content"], "hello\n");
         assert_eq!(v["line_ending"], "lf");
         assert_eq!(log.paths_read, ["a.txt"]);
