@@ -10,7 +10,7 @@ use std::rc::Rc;
 use std::sync::Arc;
 
 use crate::error::{ToolError, ToolResult};
-use crate::fs::port::{Dir, DirItem};
+use crate::fs::port::{Dir, DirItem, Stat};
 use crate::rules::classify::Kind;
 use crate::rules::fsx::{EntryType, Fs};
 use crate::rules::ignore_rules::{IgnoreRules, Verdict};
@@ -32,6 +32,10 @@ pub struct WalkOptions {
     /// before any other work; each skipped entry is counted by its own shard only, so
     /// the shards' counts add up to the whole walk's.
     pub shard: Option<(u32, u32)>,
+    /// Give each entry its metadata ([`WalkEntry::stat`]) where the host lists a directory
+    /// with metadata in one call, as cheaply as without (a listing that shows each entry
+    /// in full, such as `list_dir`'s, then looks at no entry again).
+    pub with_stat: bool,
 }
 
 /// Which shard a path belongs to (FNV-1a of the logical path).
@@ -55,6 +59,9 @@ pub struct WalkEntry {
     /// The held directory that holds the entry, when the walk lists through the port
     /// (without the host's batched reads): read the entry through it.
     pub dir: Option<Arc<Dir>>,
+    /// The entry's metadata (not following a link) from the directory's listing, when
+    /// [`WalkOptions::with_stat`] asked for it and the host lists with metadata.
+    pub stat: Option<Stat>,
 }
 
 /// What the visitor wants next.
@@ -203,6 +210,7 @@ struct Pending {
     ignores: Option<Rc<IgnoreChain>>,
     /// The held directory holding the entry (walks through the port only).
     dir: Option<Arc<Dir>>,
+    stat: Option<Stat>,
 }
 
 /// The cap a walk stopped at when [`walk`] answers that it stopped without being asked.
@@ -239,7 +247,7 @@ pub fn walk(
     let mut seen: u64 = 0;
     let mut stack: Vec<Pending> = Vec::new();
     let (first, held) =
-        read_sorted(fsx, start, None).map_err(|e| ToolError::io(start.as_str(), &e))?;
+        read_sorted(fsx, start, None, opts).map_err(|e| ToolError::io(start.as_str(), &e))?;
     let scope = Rc::new(policy.scope_of(start));
     push_children(
         fsx, policy, start, &scope, first, held, 1, opts, ignores, skips, &mut stack,
@@ -255,12 +263,13 @@ pub fn walk(
             depth: item.depth,
             kind: item.kind,
             dir: item.dir,
+            stat: item.stat,
         };
         if item.mine && visit(&entry) == Flow::Stop {
             return Ok(true);
         }
         if entry.ty == EntryType::Dir && entry.depth < opts.max_depth {
-            match read_sorted(fsx, &entry.path, entry.dir.as_ref()) {
+            match read_sorted(fsx, &entry.path, entry.dir.as_ref(), opts) {
                 Ok((children, held)) => {
                     let scope = Rc::new(policy.enter(&item.scope, &entry.path));
                     push_children(
@@ -291,31 +300,51 @@ fn present_ignore_files(fsx: &Fs, dir: &LogicalPath) -> Vec<&'static str> {
         .collect()
 }
 
-/// A directory's entries as (name, type), sorted by name, and the directory's held handle
-/// when they were read through the port (opened from `parent`, the held directory that
-/// holds it, or from the root when there is none).
+/// One entry of a directory's listing, with its metadata when the walk asked for it.
+type Listed = (DirItem, Option<Stat>);
+
+/// A directory's entries as (name, type) with their metadata when `opts` asks for it and
+/// the host lists it (see [`WalkOptions::with_stat`]), sorted by name, and the directory's
+/// held handle when they were read through the port (opened from `parent`, the held
+/// directory that holds it, or from the root when there is none).
 fn read_sorted(
     fsx: &Fs,
     dir: &LogicalPath,
     parent: Option<&Arc<Dir>>,
-) -> std::io::Result<(Vec<DirItem>, Option<Arc<Dir>>)> {
-    let (mut out, held) = match fsx.services().read_dir(dir) {
-        Some(listing) => (listing?, None),
-        None => {
-            let handle = match parent {
-                Some(p) if !dir.is_root() => {
-                    let d = p.open_dir(dir.name())?;
-                    if fsx.swapped_git(dir.name(), &d) {
-                        return Err(std::io::ErrorKind::PermissionDenied.into());
-                    }
-                    Arc::new(d)
-                }
-                _ => fsx.open_dir(dir)?,
-            };
-            (handle.entries()?, Some(handle))
-        }
+    opts: &WalkOptions,
+) -> std::io::Result<(Vec<Listed>, Option<Arc<Dir>>)> {
+    let with_stat = if opts.with_stat {
+        fsx.services().read_dir_stat(dir)
+    } else {
+        None
     };
-    out.sort_unstable_by(|a, b| match (&a.0, &b.0) {
+    let plain = |items: Vec<DirItem>| items.into_iter().map(|i| (i, None)).collect();
+    let (mut out, held): (Vec<Listed>, _) = match with_stat {
+        Some(listing) => (
+            listing?
+                .into_iter()
+                .map(|(name, st)| ((name, st.ty), Some(st)))
+                .collect(),
+            None,
+        ),
+        None => match fsx.services().read_dir(dir) {
+            Some(listing) => (plain(listing?), None),
+            None => {
+                let handle = match parent {
+                    Some(p) if !dir.is_root() => {
+                        let d = p.open_dir(dir.name())?;
+                        if fsx.swapped_git(dir.name(), &d) {
+                            return Err(std::io::ErrorKind::PermissionDenied.into());
+                        }
+                        Arc::new(d)
+                    }
+                    _ => fsx.open_dir(dir)?,
+                };
+                (plain(handle.entries()?), Some(handle))
+            }
+        },
+    };
+    out.sort_unstable_by(|a, b| match (&a.0 .0, &b.0 .0) {
         (Ok(x), Ok(y)) => x.cmp(y),
         (Ok(_), Err(_)) => std::cmp::Ordering::Less,
         (Err(_), Ok(_)) => std::cmp::Ordering::Greater,
@@ -330,7 +359,7 @@ fn push_children(
     policy: &Policy,
     dir: &LogicalPath,
     scope: &Rc<DirScope>,
-    children: Vec<DirItem>,
+    children: Vec<Listed>,
     held: Option<Arc<Dir>>,
     depth: usize,
     opts: &WalkOptions,
@@ -341,7 +370,7 @@ fn push_children(
     let ignores = if opts.respect_ignore {
         let names: Vec<&str> = children
             .iter()
-            .filter_map(|(n, t)| match n {
+            .filter_map(|((n, t), _)| match n {
                 Ok(n) if *t == EntryType::File && (n == ".gitignore" || n == ".ignore") => {
                     Some(n.as_str())
                 }
@@ -354,7 +383,10 @@ fn push_children(
     };
     // A directory git would take for a repository is git internals, known from its listing
     // (no look per directory): passed over whole, like `.git`.
-    if git_shaped_listing(&children, policy.config.case_mode()) {
+    if git_shaped_listing(
+        children.iter().map(|(item, _)| item),
+        policy.config.case_mode(),
+    ) {
         if opts
             .shard
             .is_none_or(|(i, n)| shard_of(dir.as_str(), n) == i)
@@ -365,7 +397,7 @@ fn push_children(
     }
     let mark = stack.len();
     let owns = |path: &str| opts.shard.is_none_or(|(i, n)| shard_of(path, n) == i);
-    for (name, ty) in children {
+    for ((name, ty), stat) in children {
         let Ok(name) = name else {
             // Unnamed entries have no path to shard by: the first shard counts them.
             if opts.shard.is_none_or(|(i, _)| i == 0) {
@@ -425,6 +457,7 @@ fn push_children(
             scope: scope.clone(),
             ignores: ignores.clone(),
             dir: held.clone(),
+            stat,
         });
     }
     stack[mark..].reverse();
@@ -433,7 +466,10 @@ fn push_children(
 /// Whether a directory with these entries has the shape git takes for a repository (see
 /// [`crate::rules::classify::GIT_SHAPE`]): names compared folded unless the file system is known
 /// to compare them exactly.
-fn git_shaped_listing(children: &[DirItem], case: crate::rules::fold::CaseMode) -> bool {
+fn git_shaped_listing<'a>(
+    children: impl IntoIterator<Item = &'a DirItem>,
+    case: crate::rules::fold::CaseMode,
+) -> bool {
     let mut has = [false; 4];
     for (name, ty) in children {
         let Ok(name) = name else { continue };
@@ -523,6 +559,7 @@ mod tests {
 
     fn opts() -> WalkOptions {
         WalkOptions {
+            with_stat: false,
             include_hidden: false,
             respect_ignore: true,
             max_depth: usize::MAX,
@@ -566,6 +603,7 @@ mod tests {
             respect_ignore: false,
             max_depth: usize::MAX,
             shard: None,
+            with_stat: false,
         };
         let (got, skips) = names(&fsx, "", o);
         assert!(got.contains(&"debug.log".to_string()));
@@ -633,6 +671,7 @@ mod tests {
             respect_ignore: false,
             max_depth: usize::MAX,
             shard: None,
+            with_stat: false,
         };
         let mut skips = Skips::default();
         let mut seen = Vec::new();

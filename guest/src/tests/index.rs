@@ -509,3 +509,64 @@ fn a_secret_bearing_file_keeps_no_trigrams_and_changes_no_answer() {
         Some(&crate::tools::index::What::Secret)
     );
 }
+
+/// `list_dir` and `changes_since` take each entry's metadata from the host's listing with
+/// metadata (no plain listing, no look per entry), and answer exactly as through the port.
+#[test]
+fn listings_with_metadata_answer_as_looks_through_the_port() {
+    use crate::api::{ChangesSinceArgs, ListDirArgs};
+    let repo = tempfile::tempdir().unwrap();
+    let (st_a, st_b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let root = repo.path();
+    let write = |p: &Path, b: &[u8]| {
+        fs::create_dir_all(p.parent().unwrap()).unwrap();
+        fs::write(p, b).unwrap();
+    };
+    write(&root.join("src/a.rs"), b"fn a() {}\n");
+    write(&root.join("src/deep/b.txt"), &b"words\n".repeat(300));
+    write(&root.join(".env"), b"TOKEN=x\n");
+    write(&root.join(".hidden/c.md"), b"# c\n");
+    std::os::unix::fs::symlink("src/a.rs", root.join("link.rs")).unwrap();
+    fs::hard_link(root.join("src/a.rs"), root.join("src/twin.rs")).unwrap();
+    let (listed, l) = listing_session(root, st_a.path(), "{}");
+    let mut plain = Session::new(Fs::open(root).unwrap(), Policy::from_json("{}").unwrap());
+    plain.state_dir = Some(st_b.path().to_path_buf());
+    let args = ListDirArgs {
+        max_depth: Some(5),
+        include_hidden: Some(true),
+        ..Default::default()
+    };
+    let list =
+        |s: &Session| crate::tools::list::list_dir(s, &mut CallLog::default(), &args).unwrap();
+    let (a, b) = (list(&listed), list(&plain));
+    let text = |r: &crate::api::ListDirResult| serde_json::to_string(&r.entries).unwrap();
+    assert_eq!(text(&a), text(&b));
+    assert!(a
+        .entries
+        .iter()
+        .any(|e| e.path == "src/deep/b.txt" && e.size == 1800));
+    assert_eq!(
+        l.plain.load(std::sync::atomic::Ordering::SeqCst),
+        0,
+        "a plain listing"
+    );
+    let changes = |s: &Session, token: Option<String>| {
+        let a = ChangesSinceArgs {
+            token,
+            ..Default::default()
+        };
+        crate::tools::changes::changes_since(s, &mut CallLog::default(), &a).unwrap()
+    };
+    let (ta, tb) = (changes(&listed, None).token, changes(&plain, None).token);
+    write(&root.join("src/deep/b.txt"), b"changed\n");
+    write(&root.join("src/new.rs"), b"fn new() {}\n");
+    let (ca, cb) = (changes(&listed, Some(ta)), changes(&plain, Some(tb)));
+    let text = |r: &crate::api::ChangesSinceResult| serde_json::to_string(&r.changes).unwrap();
+    assert_eq!(text(&ca), text(&cb));
+    assert_eq!(ca.changes.len(), 2, "{:?}", ca.changes);
+    assert_eq!(
+        l.plain.load(std::sync::atomic::Ordering::SeqCst),
+        0,
+        "a plain listing"
+    );
+}

@@ -13,7 +13,7 @@ use crate::rules::fsx::EntryType;
 use crate::rules::glob::Globs;
 use crate::rules::path::LogicalPath;
 use crate::rules::policy::Policy;
-use crate::rules::walk::{walk, walk_budget, Flow, Skips, WalkOptions};
+use crate::rules::walk::{walk, walk_budget, Flow, Skips, WalkEntry, WalkOptions};
 use crate::tools::cursor::Page;
 use crate::tools::progress::Meter;
 use crate::tools::session::Session;
@@ -58,6 +58,7 @@ pub fn list_dir(s: &Session, log: &mut CallLog, a: &ListDirArgs) -> ToolResult<L
         respect_ignore: a.respect_ignore.unwrap_or(true),
         max_depth: a.max_depth.unwrap_or(1).clamp(1, 64) as usize,
         shard: None,
+        with_stat: true,
     };
     let mut skips = Skips::default();
     let mut entries = Vec::new();
@@ -82,7 +83,7 @@ pub fn list_dir(s: &Session, log: &mut CallLog, a: &ListDirArgs) -> ToolResult<L
             stopped_by = Some(Stop::new("max_entries", max as u64));
             return Flow::Stop;
         }
-        entries.push(describe_entry(s, &mut parents, &e.path, e.ty, e.kind));
+        entries.push(describe_entry(s, &mut parents, e));
         Flow::Continue
     })?;
     let walk_stop = walk_stopped.then(|| walk_budget(&s.policy));
@@ -140,15 +141,10 @@ impl ParentCache {
     }
 }
 
-/// Builds one entry with its size and time (one `stat` per entry). A secret shows its
-/// name, type and kind only.
-fn describe_entry(
-    s: &Session,
-    parents: &mut ParentCache,
-    path: &LogicalPath,
-    ty: EntryType,
-    kind: Kind,
-) -> DirEntry {
+/// Builds one entry with its size and time (from the walk's listing where the host lists
+/// with metadata, else one look per entry). A secret shows its name, type and kind only.
+fn describe_entry(s: &Session, parents: &mut ParentCache, e: &WalkEntry) -> DirEntry {
+    let (path, ty, kind) = (&e.path, e.ty, e.kind);
     let (kind, target) = if ty == EntryType::Symlink {
         match s.resolve(path) {
             Ok(r) => {
@@ -167,8 +163,8 @@ fn describe_entry(
         None
     } else {
         // A file with several names may be a secret's or an outside file's other name.
-        parents
-            .stat(s, path)
+        e.stat
+            .or_else(|| parents.stat(s, path))
             .filter(|m| !m.is_file() || s.policy.links_allowed(m.nlink))
     };
     DirEntry {
@@ -212,6 +208,7 @@ pub fn find_files(
         respect_ignore: a.respect_ignore.unwrap_or(true),
         max_depth: usize::MAX,
         shard: None,
+        with_stat: false,
     };
     let mut skips = Skips::default();
     let mut paths = Vec::new();

@@ -74,6 +74,8 @@ pub fn changes_since(
         respect_ignore: a.respect_ignore.unwrap_or(true),
         max_depth: usize::MAX,
         shard: None,
+        // Each file's metadata from the listing the walk makes anyway.
+        with_stat: true,
     };
     let scope = Scope {
         path: start.as_str(),

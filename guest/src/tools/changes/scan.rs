@@ -82,7 +82,7 @@ pub fn scan(
     let mut seen = Vec::new();
     let stopped = walk(&s.fs, &s.policy, start, opts, &mut stats.skips, |e| {
         if matches!(e.ty, EntryType::File | EntryType::Symlink) {
-            seen.push((e.path.clone(), e.kind, e.dir.clone()));
+            seen.push((e.path.clone(), e.kind, e.dir.clone(), e.stat));
         }
         Flow::Continue
     })?;
@@ -115,8 +115,12 @@ pub fn scan(
         let parent_path = first.0.parent();
         let (group, tail) = rest.split_at(n);
         rest = tail;
-        // The host's one-call listing with metadata, when it offers one.
-        let batch: Option<HashMap<String, Stat>> =
+        // The walk's own listing with metadata (`with_stat`), else the host's one-call
+        // listing with metadata, when it offers one.
+        let listed = group.iter().all(|e| e.3.is_some());
+        let batch: Option<HashMap<String, Stat>> = if listed {
+            None
+        } else {
             s.fs.services()
                 .read_dir_stat(&parent_path)
                 .and_then(Result::ok)
@@ -124,17 +128,19 @@ pub fn scan(
                     v.into_iter()
                         .filter_map(|(n, st)| Some((n.ok()?, st)))
                         .collect()
-                });
+                })
+        };
         let mut parent = Parent {
             path: parent_path,
             held: first.2.clone(),
             opened: None,
             s,
         };
-        for (path, kind, _) in group {
-            let st = match &batch {
-                Some(m) => m.get(path.name()).copied(),
-                None => parent
+        for (path, kind, _, listed_stat) in group {
+            let st = match (listed_stat, &batch) {
+                (Some(st), _) => Some(*st),
+                (None, Some(m)) => m.get(path.name()).copied(),
+                (None, None) => parent
                     .dir()
                     .and_then(|d| d.stat_at(path.name()).ok().flatten()),
             };

@@ -175,6 +175,7 @@ fn a_racily_clean_file_is_hashed_again() {
         respect_ignore: true,
         max_depth: usize::MAX,
         shard: None,
+        with_stat: false,
     };
     let root = crate::rules::path::LogicalPath::root();
     let (mut snap, _) = scan(&s, &root, &opts, None).unwrap();

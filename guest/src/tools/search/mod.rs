@@ -264,6 +264,7 @@ pub fn search_text(
         respect_ignore: a.respect_ignore.unwrap_or(true),
         max_depth: usize::MAX,
         shard: a.shard.map(|sh| (sh.index, sh.count)),
+        with_stat: false,
     };
     // The index holds no file the ignore rules leave out: a search that reads them scans,
     // and so does a query without a trigram to narrow by (it reads every text file).

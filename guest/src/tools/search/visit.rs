@@ -53,6 +53,7 @@ impl State<'_> {
                 depth: 0,
                 kind: shown.kind,
                 dir: None,
+                stat: None,
             };
             self.visit(&e, include, exclude)
         })
