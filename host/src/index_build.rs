@@ -35,7 +35,9 @@ const TOUCH_EVERY: Duration = Duration::from_secs(2);
 /// when dropped.
 #[derive(Debug)]
 pub struct Announcement {
-    path: Arc<PathBuf>,
+    /// The announcement, and the name its next file is made under before it takes the
+    /// announcement's place.
+    path: Arc<(PathBuf, PathBuf)>,
     /// Dropping it stops the touching thread.
     stop: Option<mpsc::Sender<()>>,
     toucher: Option<JoinHandle<()>>,
@@ -48,7 +50,16 @@ impl Announcement {
     /// # Errors
     /// The folder cannot be written, or the touching thread cannot be started.
     pub fn new(index_dir: &Path) -> std::io::Result<Self> {
-        let path = Arc::new(index_dir.join(file_tools_contract::INDEX_BUILDING));
+        // Named as file-tools' temporary files are (what `session reset` removes), and
+        // apart from any other announcement's.
+        let nanos = SystemTime::now()
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .map_or(0, |d| d.subsec_nanos());
+        let fresh = format!(".{:08x}{nanos:08x}.tmp", std::process::id());
+        let path = Arc::new((
+            index_dir.join(file_tools_contract::INDEX_BUILDING),
+            index_dir.join(fresh),
+        ));
         std::fs::create_dir_all(index_dir)?;
         make(&path)?;
         let (stop, stopped) = mpsc::channel::<()>();
@@ -63,7 +74,7 @@ impl Announcement {
         let toucher = match toucher {
             Ok(t) => t,
             Err(e) => {
-                let _ = std::fs::remove_file(path.as_path());
+                let _ = std::fs::remove_file(&path.0);
                 return Err(e);
             }
         };
@@ -75,17 +86,24 @@ impl Announcement {
     }
 }
 
-/// Makes the announcement at `path` afresh: whatever is at its name is removed (a link
-/// itself, never what it points to), and a new empty file is created there, refused if
-/// anything took the name meanwhile, so nothing is ever written through a link. A new file
-/// has a new time: that is the touch.
-fn make(path: &Path) -> std::io::Result<()> {
-    let _ = std::fs::remove_file(path);
-    std::fs::File::options()
+/// Makes the announcement `path.0` afresh: a new empty file is created at `path.1` (whatever
+/// was there removed first: a link itself, never what it points to; and refused if
+/// anything took the name meanwhile, so nothing is ever written through a link), then
+/// renamed over the announcement, which replaces whatever is at its name in one step: a
+/// search that looks meanwhile finds the old file or the new one, never none (it would
+/// build a second index). A new file has a new time: that is the touch.
+fn make(path: &(PathBuf, PathBuf)) -> std::io::Result<()> {
+    let (at, fresh) = path;
+    let _ = std::fs::remove_file(fresh);
+    let made = std::fs::File::options()
         .write(true)
         .create_new(true)
-        .open(path)
-        .map(drop)
+        .open(fresh)
+        .and_then(|_| std::fs::rename(fresh, at));
+    if made.is_err() {
+        let _ = std::fs::remove_file(fresh);
+    }
+    made
 }
 
 impl Drop for Announcement {
@@ -96,7 +114,7 @@ impl Drop for Announcement {
         if let Some(t) = self.toucher.take() {
             let _ = t.join();
         }
-        let _ = std::fs::remove_file(self.path.as_path());
+        let _ = std::fs::remove_file(&self.path.0);
     }
 }
 
@@ -235,5 +253,29 @@ mod tests {
             identity(&at).is_none(),
             "the toucher outlived the announcement"
         );
+    }
+
+    /// A search that looks while the announcement is made afresh must still find it: the
+    /// new file takes the name in one step, so the name is never empty while it is held
+    /// (a search that found it empty would build a second index beside this one).
+    #[test]
+    fn a_held_announcement_is_never_missing_while_it_is_made_afresh() {
+        let folder = tempfile::tempdir().expect("tempdir");
+        let at = folder.path().join(INDEX_BUILDING);
+        let a = Announcement::new(folder.path()).expect("announce");
+        let first = identity(&at).expect("announced at once");
+        let until = std::time::Instant::now() + TOUCH_EVERY * 2 + Duration::from_millis(500);
+        let (mut looks, mut missed) = (0u64, 0u64);
+        while std::time::Instant::now() < until {
+            looks += 1;
+            if std::fs::symlink_metadata(&at).is_err() {
+                missed += 1;
+            }
+        }
+        // Control: it was made afresh meanwhile (the looks spanned a touch).
+        assert_ne!(identity(&at), Some(first), "not made afresh");
+        assert_eq!(missed, 0, "missing at {missed} of {looks} looks");
+        drop(a);
+        assert!(identity(&at).is_none());
     }
 }
