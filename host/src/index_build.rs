@@ -60,7 +60,9 @@ impl Announcement {
             index_dir.join(file_tools_contract::INDEX_BUILDING),
             index_dir.join(fresh),
         ));
-        std::fs::create_dir_all(index_dir)?;
+        // Private from the start, as the session makes it (the build's session is opened
+        // after this).
+        crate::private_dir::ensure_dir(index_dir)?;
         make(&path)?;
         let (stop, stopped) = mpsc::channel::<()>();
         let touched = Arc::clone(&path);
@@ -253,6 +255,19 @@ mod tests {
             identity(&at).is_none(),
             "the toucher outlived the announcement"
         );
+    }
+
+    #[test]
+    fn an_announcement_makes_its_folder_private() {
+        use std::os::unix::fs::PermissionsExt;
+        let top = tempfile::tempdir().expect("tempdir");
+        let folder = top.path().join("state").join("shared.index");
+        let _a = Announcement::new(&folder).expect("announce");
+        let mode = std::fs::metadata(&folder)
+            .expect("made")
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o700, "{mode:o}");
     }
 
     /// A search that looks while the announcement is made afresh must still find it: the
