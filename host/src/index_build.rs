@@ -171,13 +171,17 @@ pub fn build(
     answer
 }
 
-/// The files in the index folder but the announcement, with their sizes and times: what a
-/// save changes.
+/// The index files in the index folder (named by 64 hex digits), with their sizes and
+/// times: what a save changes. Nothing else there is progress: not the announcement, nor
+/// the temporary file of a save that a limit cut short before its rename.
 fn saved_indexes(index_dir: &Path) -> Vec<(std::ffi::OsString, u64, Option<SystemTime>)> {
+    let index_name = |n: &std::ffi::OsStr| {
+        n.len() == 64 && n.as_encoded_bytes().iter().all(u8::is_ascii_hexdigit)
+    };
     let mut found: Vec<_> = std::fs::read_dir(index_dir)
         .map(|d| {
             d.flatten()
-                .filter(|e| e.file_name() != INDEX_BUILDING)
+                .filter(|e| index_name(&e.file_name()))
                 .filter_map(|e| {
                     let m = e.metadata().ok()?;
                     Some((e.file_name(), m.len(), m.modified().ok()))
