@@ -197,8 +197,9 @@ fn saved_indexes(index_dir: &Path) -> Vec<(std::ffi::OsString, u64, Option<Syste
 /// [index builder](crate::SessionBuilder::index_builder), then `done` with the build's
 /// answer or why it could not run. The build is announced in the builder's index
 /// folder before this returns, so that a search made right after does not start a
-/// second one. A builder without a state directory has nowhere to keep the index: `done`
-/// hears so at once, and nothing is built.
+/// second one. A builder without a state directory has nowhere to keep the index, and one
+/// whose state directory or index folder lies inside the repository is refused: `done`
+/// hears so at once, and nothing is built or made.
 ///
 /// # Errors
 /// The thread cannot be started.
@@ -206,10 +207,14 @@ pub fn spawn(
     builder: SessionBuilder,
     done: impl FnOnce(Result<Value, String>) + Send + 'static,
 ) -> std::io::Result<std::thread::JoinHandle<()>> {
-    let Some(index_dir) = builder.index_dir_given() else {
-        return std::thread::Builder::new().spawn(move || {
-            done(Err("no state directory to keep the index in".into()));
-        });
+    let index_dir = match builder.index_dir_given() {
+        Ok(Some(d)) => d,
+        Ok(None) => {
+            return std::thread::Builder::new().spawn(move || {
+                done(Err("no state directory to keep the index in".into()));
+            })
+        }
+        Err(e) => return std::thread::Builder::new().spawn(move || done(Err(e.to_string()))),
     };
     let early = Announcement::new(&index_dir).ok();
     std::thread::Builder::new()

@@ -255,6 +255,39 @@ fn a_call_that_left_only_a_cut_save_is_not_repeated() {
     );
 }
 
+/// [`index_build::spawn`] announces the build before it returns, in a folder it makes: a
+/// state directory or index folder inside the repository is refused before that, so
+/// nothing is made in the repository (a session's build refuses it too, but only after
+/// the announcement had made its folder there).
+#[test]
+fn a_build_spawned_for_a_folder_inside_the_repository_makes_nothing_there() {
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path().join("repo");
+    write(&repo.join("a.txt"), b"some text\n");
+    let cases = [
+        (tmp.path().join("state"), Some(repo.join("idx"))),
+        (repo.join("state"), None),
+    ];
+    for (state, index) in cases {
+        let mut b = builder(&repo, &state, ON, Arc::default());
+        if let Some(i) = &index {
+            b = b.index_dir(i);
+        }
+        let (tx, rx) = mpsc::channel();
+        index_build::spawn(b, move |answer| tx.send(answer).unwrap()).unwrap();
+        let answer = rx.recv_timeout(Duration::from_secs(120)).unwrap();
+        let Err(err) = answer else {
+            panic!("a build inside the repository ran: {answer:?}");
+        };
+        assert!(err.contains("outside the repository"), "{err}");
+        assert_eq!(
+            std::fs::read_dir(&repo).unwrap().count(),
+            1,
+            "the refused build made something in the repository"
+        );
+    }
+}
+
 /// Sessions given one index folder (each with a state directory of its own, as the HTTP
 /// server's sessions are) share one index: the build announces and saves it there, and a
 /// session opened later reads only the file that matches. A folder inside the repository
