@@ -46,6 +46,23 @@ fn index_files(dir: &Path) -> Vec<(String, u64)> {
     out
 }
 
+/// The temporary files in the index folder `dir` (`.`, 16 hex digits, `.tmp`: the names a
+/// save writes before it renames): a save that a limit cut short leaves its own, as large
+/// as the index, which no later save replaces.
+fn temporary_files(dir: &Path) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| e.file_name().into_string().ok())
+        .filter(|n| {
+            n.strip_prefix('.')
+                .and_then(|n| n.strip_suffix(".tmp"))
+                .is_some_and(|h| h.len() == 16 && h.bytes().all(|b| b.is_ascii_hexdigit()))
+        })
+        .collect()
+}
+
 fn status_json(dir: &Path, enabled: bool) -> Value {
     let files = index_files(dir);
     let bytes: u64 = files.iter().map(|f| f.1).sum();
@@ -90,7 +107,17 @@ pub(crate) fn index(o: &Options, cmd: &IndexCommand) -> ExitCode {
                     removed += 1;
                 }
             }
-            print_ok(json!({"index_dir": dir, "removed": removed}))
+            let mut temporary = 0;
+            for name in temporary_files(&dir) {
+                if std::fs::remove_file(dir.join(name)).is_ok() {
+                    temporary += 1;
+                }
+            }
+            print_ok(json!({
+                "index_dir": dir,
+                "removed": removed,
+                "temporary_files_removed": temporary,
+            }))
         }
         IndexCommand::Build => {
             if !enabled {

@@ -35,7 +35,9 @@ const TOUCH_EVERY: Duration = Duration::from_secs(2);
 /// when dropped.
 #[derive(Debug)]
 pub struct Announcement {
-    path: Arc<PathBuf>,
+    /// The announcement, and the name its next file is made under before it takes the
+    /// announcement's place.
+    path: Arc<(PathBuf, PathBuf)>,
     /// Dropping it stops the touching thread.
     stop: Option<mpsc::Sender<()>>,
     toucher: Option<JoinHandle<()>>,
@@ -48,8 +50,19 @@ impl Announcement {
     /// # Errors
     /// The folder cannot be written, or the touching thread cannot be started.
     pub fn new(index_dir: &Path) -> std::io::Result<Self> {
-        let path = Arc::new(index_dir.join(file_tools_contract::INDEX_BUILDING));
-        std::fs::create_dir_all(index_dir)?;
+        // Named as file-tools' temporary files are (what `session reset` removes), and
+        // apart from any other announcement's.
+        let nanos = SystemTime::now()
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .map_or(0, |d| d.subsec_nanos());
+        let fresh = format!(".{:08x}{nanos:08x}.tmp", std::process::id());
+        let path = Arc::new((
+            index_dir.join(file_tools_contract::INDEX_BUILDING),
+            index_dir.join(fresh),
+        ));
+        // Private from the start, as the session makes it (the build's session is opened
+        // after this).
+        crate::private_dir::ensure_dir(index_dir)?;
         make(&path)?;
         let (stop, stopped) = mpsc::channel::<()>();
         let touched = Arc::clone(&path);
@@ -63,7 +76,7 @@ impl Announcement {
         let toucher = match toucher {
             Ok(t) => t,
             Err(e) => {
-                let _ = std::fs::remove_file(path.as_path());
+                let _ = std::fs::remove_file(&path.0);
                 return Err(e);
             }
         };
@@ -75,17 +88,24 @@ impl Announcement {
     }
 }
 
-/// Makes the announcement at `path` afresh: whatever is at its name is removed (a link
-/// itself, never what it points to), and a new empty file is created there, refused if
-/// anything took the name meanwhile, so nothing is ever written through a link. A new file
-/// has a new time: that is the touch.
-fn make(path: &Path) -> std::io::Result<()> {
-    let _ = std::fs::remove_file(path);
-    std::fs::File::options()
+/// Makes the announcement `path.0` afresh: a new empty file is created at `path.1` (whatever
+/// was there removed first: a link itself, never what it points to; and refused if
+/// anything took the name meanwhile, so nothing is ever written through a link), then
+/// renamed over the announcement, which replaces whatever is at its name in one step: a
+/// search that looks meanwhile finds the old file or the new one, never none (it would
+/// build a second index). A new file has a new time: that is the touch.
+fn make(path: &(PathBuf, PathBuf)) -> std::io::Result<()> {
+    let (at, fresh) = path;
+    let _ = std::fs::remove_file(fresh);
+    let made = std::fs::File::options()
         .write(true)
         .create_new(true)
-        .open(path)
-        .map(drop)
+        .open(fresh)
+        .and_then(|_| std::fs::rename(fresh, at));
+    if made.is_err() {
+        let _ = std::fs::remove_file(fresh);
+    }
+    made
 }
 
 impl Drop for Announcement {
@@ -96,7 +116,7 @@ impl Drop for Announcement {
         if let Some(t) = self.toucher.take() {
             let _ = t.join();
         }
-        let _ = std::fs::remove_file(self.path.as_path());
+        let _ = std::fs::remove_file(&self.path.0);
     }
 }
 
@@ -151,13 +171,17 @@ pub fn build(
     answer
 }
 
-/// The files in the index folder but the announcement, with their sizes and times: what a
-/// save changes.
+/// The index files in the index folder (named by 64 hex digits), with their sizes and
+/// times: what a save changes. Nothing else there is progress: not the announcement, nor
+/// the temporary file of a save that a limit cut short before its rename.
 fn saved_indexes(index_dir: &Path) -> Vec<(std::ffi::OsString, u64, Option<SystemTime>)> {
+    let index_name = |n: &std::ffi::OsStr| {
+        n.len() == 64 && n.as_encoded_bytes().iter().all(u8::is_ascii_hexdigit)
+    };
     let mut found: Vec<_> = std::fs::read_dir(index_dir)
         .map(|d| {
             d.flatten()
-                .filter(|e| e.file_name() != INDEX_BUILDING)
+                .filter(|e| index_name(&e.file_name()))
                 .filter_map(|e| {
                     let m = e.metadata().ok()?;
                     Some((e.file_name(), m.len(), m.modified().ok()))
@@ -173,8 +197,9 @@ fn saved_indexes(index_dir: &Path) -> Vec<(std::ffi::OsString, u64, Option<Syste
 /// [index builder](crate::SessionBuilder::index_builder), then `done` with the build's
 /// answer or why it could not run. The build is announced in the builder's index
 /// folder before this returns, so that a search made right after does not start a
-/// second one. A builder without a state directory has nowhere to keep the index: `done`
-/// hears so at once, and nothing is built.
+/// second one. A builder without a state directory has nowhere to keep the index, and one
+/// whose state directory or index folder lies inside the repository is refused: `done`
+/// hears so at once, and nothing is built or made.
 ///
 /// # Errors
 /// The thread cannot be started.
@@ -182,10 +207,14 @@ pub fn spawn(
     builder: SessionBuilder,
     done: impl FnOnce(Result<Value, String>) + Send + 'static,
 ) -> std::io::Result<std::thread::JoinHandle<()>> {
-    let Some(index_dir) = builder.index_dir_given() else {
-        return std::thread::Builder::new().spawn(move || {
-            done(Err("no state directory to keep the index in".into()));
-        });
+    let index_dir = match builder.index_dir_given() {
+        Ok(Some(d)) => d,
+        Ok(None) => {
+            return std::thread::Builder::new().spawn(move || {
+                done(Err("no state directory to keep the index in".into()));
+            })
+        }
+        Err(e) => return std::thread::Builder::new().spawn(move || done(Err(e.to_string()))),
     };
     let early = Announcement::new(&index_dir).ok();
     std::thread::Builder::new()
@@ -235,5 +264,42 @@ mod tests {
             identity(&at).is_none(),
             "the toucher outlived the announcement"
         );
+    }
+
+    #[test]
+    fn an_announcement_makes_its_folder_private() {
+        use std::os::unix::fs::PermissionsExt;
+        let top = tempfile::tempdir().expect("tempdir");
+        let folder = top.path().join("state").join("shared.index");
+        let _a = Announcement::new(&folder).expect("announce");
+        let mode = std::fs::metadata(&folder)
+            .expect("made")
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o700, "{mode:o}");
+    }
+
+    /// A search that looks while the announcement is made afresh must still find it: the
+    /// new file takes the name in one step, so the name is never empty while it is held
+    /// (a search that found it empty would build a second index beside this one).
+    #[test]
+    fn a_held_announcement_is_never_missing_while_it_is_made_afresh() {
+        let folder = tempfile::tempdir().expect("tempdir");
+        let at = folder.path().join(INDEX_BUILDING);
+        let a = Announcement::new(folder.path()).expect("announce");
+        let first = identity(&at).expect("announced at once");
+        let until = std::time::Instant::now() + TOUCH_EVERY * 2 + Duration::from_millis(500);
+        let (mut looks, mut missed) = (0u64, 0u64);
+        while std::time::Instant::now() < until {
+            looks += 1;
+            if std::fs::symlink_metadata(&at).is_err() {
+                missed += 1;
+            }
+        }
+        // Control: it was made afresh meanwhile (the looks spanned a touch).
+        assert_ne!(identity(&at), Some(first), "not made afresh");
+        assert_eq!(missed, 0, "missing at {missed} of {looks} looks");
+        drop(a);
+        assert!(identity(&at).is_none());
     }
 }

@@ -664,6 +664,35 @@ fn sessions_of_a_repository_share_one_index_in_the_users_state_directory() {
     assert_eq!(v["result"]["index_dir"], folder.as_str(), "{v}");
 }
 
+/// `index drop` removes the temporary files that saves cut short left in the index folder
+/// (a limit that ends a build's call during a save leaves one as large as the index, and
+/// the shared folder is no session's, so `session reset` never reaches it), and nothing
+/// that is not file-tools' own.
+#[test]
+fn index_drop_removes_the_temporary_files_of_cut_saves() {
+    let fx = Fixture::new();
+    let repo = fx.repo.to_str().unwrap();
+    let (_, v) = cli(&["--repo", repo, "index", "status"], None);
+    let folder = std::path::PathBuf::from(v["result"]["index_dir"].as_str().unwrap());
+    std::fs::create_dir_all(&folder).unwrap();
+    let (index, torn, other) = (
+        folder.join("c".repeat(64)),
+        folder.join(".0123456789abcdef.tmp"),
+        folder.join("notes.txt"),
+    );
+    for f in [&index, &torn, &other] {
+        std::fs::write(f, b"x").unwrap();
+    }
+    let (out, v) = cli(&["--repo", repo, "index", "drop"], None);
+    assert!(out.status.success(), "{v}");
+    assert!(!index.exists(), "{v}");
+    assert!(
+        !torn.exists(),
+        "the temporary file of a cut save was left: {v}"
+    );
+    assert!(other.exists(), "{v}");
+}
+
 /// On a terminal, `index build` shows how far it has come on one line rewritten in place
 /// (run under `script`, which gives the command a terminal).
 #[test]

@@ -199,6 +199,95 @@ fn a_build_too_large_for_one_call_goes_on_from_what_the_last_call_saved() {
     );
 }
 
+/// A call that a limit ends having kept nothing is not followed by another because the
+/// index folder holds something new that is no index: a save that the limit cut before its
+/// rename leaves only its temporary file (planted here after each call, as a wall-clock
+/// limit leaves one when it ends a call during a save). Counted as progress, each such
+/// call was repeated up to the build's bound, each leaving another such file.
+#[test]
+fn a_call_that_left_only_a_cut_save_is_not_repeated() {
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path().join("repo");
+    let line = "some text that holds no needle, repeated to fill the file\n".repeat(60);
+    for i in 0..300 {
+        write(&repo.join(format!("d{}/f{i}.txt", i % 10)), line.as_bytes());
+    }
+    std::thread::sleep(Duration::from_millis(2_200));
+    let fuel = Arc::new(Mutex::new(0));
+    let used = fuel.clone();
+    let mut whole = builder(&repo, &tmp.path().join("whole"), ON, Arc::default())
+        .index_builder(true)
+        .observer(Arc::new(move |c: &file_tools_host::CallRecord| {
+            *used.lock().unwrap() = c.fuel
+        }))
+        .build()
+        .unwrap();
+    index_build::build(&mut whole, None).unwrap();
+    let third = Limits {
+        fuel_per_call: *fuel.lock().unwrap() / 3,
+        ..Limits::default()
+    };
+    assert!(third.fuel_per_call > 0, "the runtime meters no fuel");
+
+    let shared = tmp.path().join("shared");
+    let calls = Arc::new(Mutex::new(0u32));
+    let (counted, folder) = (calls.clone(), shared.clone());
+    let mut cut = builder(&repo, &tmp.path().join("cut"), ON, Arc::default())
+        .index_dir(&shared)
+        .index_builder(true)
+        .limits(third)
+        .index_checkpoint_every(Duration::from_secs(3600))
+        .observer(Arc::new(move |_: &file_tools_host::CallRecord| {
+            let mut n = counted.lock().unwrap();
+            *n += 1;
+            let torn = folder.join(format!(".{:016x}.tmp", *n));
+            std::fs::write(torn, b"ftindex, cut short").unwrap();
+        }))
+        .build()
+        .unwrap();
+    let err = index_build::build(&mut cut, None).unwrap_err();
+    assert_eq!(err.code, file_tools_host::ErrorCode::LimitExceeded);
+    assert!(saved_in(&shared).is_empty());
+    assert_eq!(
+        *calls.lock().unwrap(),
+        1,
+        "a call that kept nothing was repeated"
+    );
+}
+
+/// [`index_build::spawn`] announces the build before it returns, in a folder it makes: a
+/// state directory or index folder inside the repository is refused before that, so
+/// nothing is made in the repository (a session's build refuses it too, but only after
+/// the announcement had made its folder there).
+#[test]
+fn a_build_spawned_for_a_folder_inside_the_repository_makes_nothing_there() {
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path().join("repo");
+    write(&repo.join("a.txt"), b"some text\n");
+    let cases = [
+        (tmp.path().join("state"), Some(repo.join("idx"))),
+        (repo.join("state"), None),
+    ];
+    for (state, index) in cases {
+        let mut b = builder(&repo, &state, ON, Arc::default());
+        if let Some(i) = &index {
+            b = b.index_dir(i);
+        }
+        let (tx, rx) = mpsc::channel();
+        index_build::spawn(b, move |answer| tx.send(answer).unwrap()).unwrap();
+        let answer = rx.recv_timeout(Duration::from_secs(120)).unwrap();
+        let Err(err) = answer else {
+            panic!("a build inside the repository ran: {answer:?}");
+        };
+        assert!(err.contains("outside the repository"), "{err}");
+        assert_eq!(
+            std::fs::read_dir(&repo).unwrap().count(),
+            1,
+            "the refused build made something in the repository"
+        );
+    }
+}
+
 /// Sessions given one index folder (each with a state directory of its own, as the HTTP
 /// server's sessions are) share one index: the build announces and saves it there, and a
 /// session opened later reads only the file that matches. A folder inside the repository

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::state_dir::{identity, StateDir};
+use super::state_dir::{check_outside, identity, StateDir};
 use super::{hex, random_key, Config, Session};
 use crate::approval::Approver;
 use crate::audit::AuditSink;
@@ -167,14 +167,30 @@ impl SessionBuilder {
     }
 
     /// Where the session will keep the search index, when a state directory is given:
-    /// the index folder given, else `index/` in the state directory.
-    pub(crate) fn index_dir_given(&self) -> Option<PathBuf> {
-        let state = self.state_dir.as_deref()?;
-        Some(
-            self.index_dir
-                .clone()
-                .unwrap_or_else(|| state.join(file_tools_contract::INDEX_DIR_NAME)),
-        )
+    /// the index folder given, else `index/` in the state directory; refused, as
+    /// [`SessionBuilder::build`] refuses it, when either lies inside the repository, so
+    /// that nothing is made there before the session is built.
+    ///
+    /// # Errors
+    /// `HostError::Config` for a folder inside the repository (or no repository given),
+    /// `HostError::Repo` when the repository cannot be opened.
+    pub(crate) fn index_dir_given(&self) -> Result<Option<PathBuf>, HostError> {
+        let Some(state) = self.state_dir.as_deref() else {
+            return Ok(None);
+        };
+        let repo = self
+            .repo
+            .as_deref()
+            .ok_or_else(|| HostError::Config("no repository directory given".into()))?;
+        let repo = std::fs::canonicalize(repo).map_err(|e| HostError::Repo {
+            path: repo.display().to_string(),
+            source: e,
+        })?;
+        let state = check_outside(state, &repo, "state directory")?;
+        Ok(Some(match &self.index_dir {
+            Some(d) => check_outside(d, &repo, "index folder")?,
+            None => state.join(file_tools_contract::INDEX_DIR_NAME),
+        }))
     }
 
     /// For tests of trap handling with the fault-injection build of the component: the

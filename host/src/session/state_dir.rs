@@ -75,7 +75,7 @@ fn config(dir: &Path, e: impl std::fmt::Display) -> HostError {
 /// Refuses `dir` (the state directory or the index folder, `what`) when it lies inside
 /// the repository `repo` or holds it, judged before anything is made: where `dir` does not
 /// exist yet, by its nearest existing ancestor as resolved, with the rest of its path.
-fn check_outside(dir: &Path, repo: &Path, what: &str) -> Result<PathBuf, HostError> {
+pub(super) fn check_outside(dir: &Path, repo: &Path, what: &str) -> Result<PathBuf, HostError> {
     let mut existing = dir;
     let mut rest = Vec::new();
     let resolved = loop {
