@@ -48,6 +48,17 @@ fn saved_in(folder: &Path) -> Vec<std::path::PathBuf> {
         .unwrap_or_default()
 }
 
+/// Searches `s` for the rare needle and checks that the search read only `needle`, the one
+/// file that holds it (what a loaded index spares); `read` is what `s`'s audit sink adds up.
+/// The answer, for comparing.
+fn finds_reading_only(s: &mut Session, read: &Mutex<u64>, needle: &Path) -> serde_json::Value {
+    let found = call(s, "search_text", json!({"query": "rare_needle"})).unwrap();
+    assert_eq!(found["files_matched"], 1, "{found}");
+    let len = std::fs::metadata(needle).unwrap().len();
+    assert_eq!(*read.lock().unwrap(), len, "the index spared no read");
+    found
+}
+
 fn tree(repo: &Path) {
     for i in 0..40 {
         let body = format!("file {i} mentions word_{} and more text\n", i % 7).repeat(20);
@@ -102,20 +113,12 @@ fn a_build_in_the_background_is_announced_saved_and_used_by_the_next_session() {
     let mut on = open(&repo, &state, ON, read.clone());
     let off_state = tmp.path().join("off");
     let mut off = open(&repo, &off_state, "{}", Arc::default());
-    let args = json!({"query": "rare_needle"});
-    let mut a = call(&mut on, "search_text", args.clone()).unwrap();
-    let mut b = call(&mut off, "search_text", args).unwrap();
+    let mut a = finds_reading_only(&mut on, &read, &repo.join("d0/needle.txt"));
+    let mut b = call(&mut off, "search_text", json!({"query": "rare_needle"})).unwrap();
     for v in [&mut a, &mut b] {
         v.as_object_mut().unwrap().remove("next_cursor");
     }
     assert_eq!(a, b);
-    assert_eq!(a["files_matched"], 1, "{a}");
-    let needle = std::fs::metadata(repo.join("d0/needle.txt")).unwrap().len();
-    assert_eq!(
-        *read.lock().unwrap(),
-        needle,
-        "the loaded index spared no read"
-    );
 }
 
 /// A tree whose build no single call can finish (here: a third of the fuel the whole
@@ -189,14 +192,7 @@ fn a_build_too_large_for_one_call_goes_on_from_what_the_last_call_saved() {
     // The next session loads what the build saved: it reads only the file with the needle.
     let read = Arc::new(Mutex::new(0));
     let mut next = open(&repo, &state, ON, read.clone());
-    let found = call(&mut next, "search_text", json!({"query": "rare_needle"})).unwrap();
-    assert_eq!(found["files_matched"], 1, "{found}");
-    let needle = std::fs::metadata(repo.join("d3/needle.txt")).unwrap().len();
-    assert_eq!(
-        *read.lock().unwrap(),
-        needle,
-        "the saved index spared no read"
-    );
+    finds_reading_only(&mut next, &read, &repo.join("d3/needle.txt"));
 }
 
 /// A call that a limit ends having kept nothing is not followed by another because the
@@ -320,18 +316,12 @@ fn sessions_given_one_index_folder_share_the_index_a_build_made() {
         .index_dir(&shared)
         .build()
         .unwrap();
-    let found = call(&mut second, "search_text", json!({"query": "rare_needle"})).unwrap();
-    assert_eq!(found["files_matched"], 1, "{found}");
-    let needle = std::fs::metadata(repo.join("d0/needle.txt")).unwrap().len();
-    assert_eq!(
-        *read.lock().unwrap(),
-        needle,
-        "the shared index spared no read"
-    );
+    finds_reading_only(&mut second, &read, &repo.join("d0/needle.txt"));
     // Control: a session with its own folder has nothing to load, and reads every file.
     let all = Arc::new(Mutex::new(0));
     let mut own = open(&repo, &tmp.path().join("own"), ON, all.clone());
     call(&mut own, "search_text", json!({"query": "rare_needle"})).unwrap();
+    let needle = std::fs::metadata(repo.join("d0/needle.txt")).unwrap().len();
     assert!(
         *all.lock().unwrap() > 20 * needle,
         "{}",
