@@ -64,9 +64,11 @@ if ! command -v python3 >/dev/null 2>&1; then
 fi
 VENV=target/venv
 REQ=tests/python/requirements.txt
-if [ ! -x "$VENV/bin/python" ] || ! cmp -s "$REQ" "$VENV/requirements.txt"; then
+# A virtualenv moved with its checkout keeps scripts that name the old place: made again.
+if [ ! -x "$VENV/bin/python" ] || ! "$VENV/bin/pip" --version >/dev/null 2>&1 \
+    || ! cmp -s "$REQ" "$VENV/requirements.txt"; then
     echo "setup: Python packages into $VENV"
-    python3 -m venv "$VENV"
+    python3 -m venv --clear "$VENV"
     "$VENV/bin/pip" install --quiet --disable-pip-version-check -r "$REQ"
     cp "$REQ" "$VENV/requirements.txt"
 fi
