@@ -203,19 +203,7 @@ fn main() -> ExitCode {
                 Err(e) => usage_error(&e.to_string()),
             }
         }
-        Command::Metrics { file } => match offered(o).and_then(|names| {
-            let records =
-                file_tools_host::audit_log::call_records(file, &names).map_err(|e| e.message)?;
-            let metrics = file_tools_mcp::Metrics::new();
-            records.iter().for_each(|r| metrics.count(r));
-            Ok(metrics)
-        }) {
-            Ok(m) => {
-                print!("{}", m.encode());
-                ExitCode::SUCCESS
-            }
-            Err(e) => usage_error(&e),
-        },
+        Command::Metrics { file } => metrics(o, file),
         Command::Completions { shell } => {
             clap_complete::generate(
                 *shell,
@@ -226,6 +214,31 @@ fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
     }
+}
+
+/// Prints the calls the audit log `file` records as metrics (the `metrics` command).
+#[cfg(feature = "mcp")]
+fn metrics(o: &Options, file: &Path) -> ExitCode {
+    let counted = offered(o).and_then(|names| {
+        let records =
+            file_tools_host::audit_log::call_records(file, &names).map_err(|e| e.message)?;
+        let metrics = file_tools_mcp::Metrics::new();
+        records.iter().for_each(|r| metrics.count(r));
+        Ok(metrics)
+    });
+    match counted {
+        Ok(m) => {
+            print!("{}", m.encode());
+            ExitCode::SUCCESS
+        }
+        Err(e) => usage_error(&e),
+    }
+}
+
+/// The `metrics` command in a binary built without the MCP server, whose metrics it prints.
+#[cfg(not(feature = "mcp"))]
+fn metrics(_: &Options, _: &Path) -> ExitCode {
+    usage_error(mcp::WITHOUT_MCP)
 }
 
 /// Prints `{"ok":true,"result":...}`.
@@ -250,6 +263,7 @@ fn described(o: &Options) -> Result<Vec<Value>, String> {
 }
 
 /// The names of the tools offered under the options' policy.
+#[cfg(feature = "mcp")]
 fn offered(o: &Options) -> Result<std::collections::HashSet<String>, String> {
     Ok(described(o)?
         .iter()

@@ -180,6 +180,7 @@ pub(crate) fn open_session(o: &Options, repo: &Path) -> Result<Session, String> 
 /// looking at the tree while nothing changed, and, with `build_index`, the index is built
 /// (or brought up to date) at once on a thread of its own
 /// ([`file_tools_host::index_build::spawn`]): calls scan until it is saved, then use it.
+#[cfg(feature = "mcp")]
 pub(crate) fn open_served(
     o: &Options,
     repo: &Path,

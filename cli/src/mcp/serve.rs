@@ -1,5 +1,5 @@
-//! The CLI's `mcp` command: the MCP server over stdio (on `--repo`, or on the client's
-//! one root) or over HTTP (`--http`, several repositories). Part of the binary.
+//! The MCP server of the `mcp` command: over stdio (on `--repo`, or on the client's one
+//! root) or over HTTP (`--http`, several repositories).
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -10,6 +10,7 @@ use file_tools_mcp::server::roots::Opener;
 use file_tools_mcp::{serve_stdio, McpServer};
 use serde_json::Value;
 
+use super::McpArgs;
 use crate::setup::{load_policy, open_served, repo_key, runtime, state_dir, usage_error, Options};
 
 /// Sessions one repository keeps on disk over HTTP; a request naming a new one past this
@@ -28,30 +29,6 @@ fn sessions_kept(place: &Path, key: &str) -> usize {
                 .filter(|e| e.file_name().to_string_lossy().starts_with(&prefix))
                 .count()
         })
-}
-
-/// How the MCP server is reached.
-#[derive(Debug, clap::Args)]
-pub(crate) struct McpArgs {
-    /// Serve over Streamable HTTP (stateless, many clients) on this address, such as
-    /// 127.0.0.1:8080, instead of stdin/stdout; --repo is served at /mcp.
-    #[arg(long, value_name = "ADDR")]
-    pub(crate) http: Option<std::net::SocketAddr>,
-    /// One more repository served over HTTP at /mcp/NAME (repeatable); clients never
-    /// choose a directory themselves.
-    #[arg(long, value_name = "NAME=DIR", requires = "http")]
-    pub(crate) serve: Vec<String>,
-    /// A file holding the bearer token HTTP requests must carry (required off loopback;
-    /// keep it outside every repository).
-    #[arg(long, value_name = "FILE", requires = "http")]
-    pub(crate) http_token_file: Option<PathBuf>,
-    /// A Host header value accepted over HTTP (repeatable; default: loopback names).
-    #[arg(long, value_name = "HOST", requires = "http")]
-    pub(crate) allowed_host: Vec<String>,
-    /// A browser Origin accepted over HTTP, as scheme://host:port (repeatable; default:
-    /// none, so requests from web pages other than the server's own origin are refused).
-    #[arg(long, value_name = "ORIGIN", requires = "http")]
-    pub(crate) allowed_origin: Vec<String>,
 }
 
 /// A server on the client's one `file://` root, for `mcp` without `--repo`.
