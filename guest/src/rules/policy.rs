@@ -296,6 +296,41 @@ impl Policy {
         serde_json::to_string(&self.config).unwrap_or_default()
     }
 
+    /// [`Policy::fingerprint`] without the settings that only govern changes: equal for
+    /// policies under which a search sees and reads the same files, so that a read-only and
+    /// a writable session of one repository share one search index. Every field is named
+    /// here, so that a new setting must be placed on one side or the other.
+    pub fn search_fingerprint(&self) -> String {
+        let PolicyConfig {
+            read_only: _,
+            read,
+            write: _,
+            overrides,
+            allow_lockfile_writes: _,
+            require_expected_sha256: _,
+            allow_overwrite_without_sha256: _,
+            allow_move: _,
+            allow_hardlinks: _,
+            limits,
+            patch: _,
+            approval: _,
+            blind_writes: _,
+            reserved,
+            sniff_exempt,
+            case_insensitive,
+        } = self.config.clone();
+        let seen = PolicyConfig {
+            read,
+            overrides,
+            limits,
+            reserved,
+            sniff_exempt,
+            case_insensitive,
+            ..PolicyConfig::default()
+        };
+        serde_json::to_string(&seen).unwrap_or_default()
+    }
+
     /// Lets classification look for build files in `fs` (see `classify_with`).
     pub fn with_fs(mut self, fs: &crate::rules::fsx::Fs) -> Self {
         self.fs = Some(fs.clone());

@@ -24,7 +24,7 @@ fn ask() -> SearchTextArgs {
 fn binding(s: &crate::tools::session::Session) -> String {
     Index::binding(
         crate::tools::list::root_id(s).unwrap(),
-        &s.policy.fingerprint(),
+        &s.policy.search_fingerprint(),
     )
 }
 
@@ -192,18 +192,9 @@ fn a_build_announced_by_the_host_is_not_done_twice() {
 #[test]
 fn sessions_with_a_shared_index_folder_use_one_index() {
     const ON: &str = r#"{"limits": {"max_index_bytes": 1048576}}"#;
-    let repo = tempfile::tempdir().unwrap();
+    let repo = twenty_files_and_a_needle();
     let (first_state, second_state) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     let shared = tempfile::tempdir().unwrap();
-    for i in 0..20 {
-        fs::write(
-            repo.path().join(format!("f{i}.txt")),
-            "plain words\n".repeat(50),
-        )
-        .unwrap();
-    }
-    fs::write(repo.path().join("n.txt"), "a needle here\n").unwrap();
-    settle();
     let mut first = session(repo.path(), first_state.path(), ON);
     first.shared_index_dir = Some(shared.path().to_path_buf());
     let (r, _) = search(&first, ask());
@@ -231,4 +222,57 @@ fn sessions_with_a_shared_index_folder_use_one_index() {
     let third = session(repo.path(), third_state.path(), ON);
     let (_, bytes) = search(&third, ask());
     assert!(bytes > 20 * 50, "{bytes}");
+}
+
+/// Twenty files of 600 bytes without the needle, and one 14-byte file with it.
+fn twenty_files_and_a_needle() -> tempfile::TempDir {
+    let repo = tempfile::tempdir().unwrap();
+    for i in 0..20 {
+        fs::write(
+            repo.path().join(format!("f{i}.txt")),
+            "plain words\n".repeat(50),
+        )
+        .unwrap();
+    }
+    fs::write(repo.path().join("n.txt"), "a needle here\n").unwrap();
+    settle();
+    repo
+}
+
+/// Bytes a session under `policy`, with `shared` as its index folder, reads to find the
+/// needle (after checking that it found it).
+fn bytes_to_find_the_needle(repo: &std::path::Path, shared: &std::path::Path, policy: &str) -> u64 {
+    let state = tempfile::tempdir().unwrap();
+    let mut s = session(repo, state.path(), policy);
+    s.shared_index_dir = Some(shared.to_path_buf());
+    let (r, bytes) = search(&s, ask());
+    assert_eq!(r[0].files_matched, 1, "{policy}");
+    bytes
+}
+
+#[test]
+fn sessions_differing_only_in_what_they_may_change_share_one_index() {
+    const BUILT_BY: &str = r#"{"limits": {"max_index_bytes": 1048576}}"#;
+    let repo = twenty_files_and_a_needle();
+    let shared = tempfile::tempdir().unwrap();
+    let needle = "a needle here\n".len() as u64;
+    // A writable session builds and saves the index; every read before was a full scan.
+    assert!(bytes_to_find_the_needle(repo.path(), shared.path(), BUILT_BY) > 20 * 600);
+    // Read-only, or with other write rules, patch budget, approval and blind writes: the
+    // same files are seen and read, so the saved index serves (only the needle is read).
+    for same_reads in [
+        r#"{"read_only": true, "limits": {"max_index_bytes": 1048576}}"#,
+        r#"{"write": {"block": ["**"]}, "allow_move": true, "allow_hardlinks": true,
+            "require_expected_sha256": true, "blind_writes": [".env"],
+            "patch": {"max_files": 1}, "limits": {"max_index_bytes": 1048576}}"#,
+    ] {
+        assert_eq!(
+            bytes_to_find_the_needle(repo.path(), shared.path(), same_reads),
+            needle,
+            "{same_reads}"
+        );
+    }
+    // Control: a rule on what may be read binds another index, so the search scans.
+    let other_reads = r#"{"read": {"block": ["f1.txt"]}, "limits": {"max_index_bytes": 1048576}}"#;
+    assert!(bytes_to_find_the_needle(repo.path(), shared.path(), other_reads) > 19 * 600);
 }

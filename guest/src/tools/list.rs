@@ -246,7 +246,7 @@ pub fn find_files(
     // shows the tree as a walk would now, and no directory is listed (tools/index/tree.rs).
     let replayed = (start.is_root() && opts.respect_ignore)
         .then(|| {
-            crate::tools::index::with_quiet_tree(s, &ids, opts.include_hidden, |tree| {
+            crate::tools::index::with_quiet_tree(s, ids.0, opts.include_hidden, |tree| {
                 tree.replay(&mut skips, |_, e| visit(&e.path, e.ty))
             })
         })

@@ -39,11 +39,11 @@ pub use crate::tools::changes::scan::RACY_NS;
 pub type Shared = Arc<Mutex<Option<Index>>>;
 
 /// Runs `f` over [`Index::quiet_tree`] of the session's index in memory, when the policy
-/// turns the index on, the host runs a watch, and the index is bound to `ids` (the root's
-/// identity and the policy's fingerprint, as cursors bind them).
+/// turns the index on, the host runs a watch, and the index is bound to the root whose
+/// identity is `root` and to the session's policy.
 pub fn with_quiet_tree<R>(
     s: &crate::tools::session::Session,
-    ids: &(crate::fs::port::FileId, String),
+    root: crate::fs::port::FileId,
     include_hidden: bool,
     f: impl FnOnce(&tree::Tree) -> R,
 ) -> Option<R> {
@@ -54,7 +54,7 @@ pub fn with_quiet_tree<R>(
     let slot = s.index.lock().ok()?;
     let ix = slot
         .as_ref()
-        .filter(|ix| ix.bound_to() == Index::binding(ids.0, &ids.1))?;
+        .filter(|ix| ix.bound_to() == Index::binding(root, &s.policy.search_fingerprint()))?;
     ix.quiet_tree(include_hidden, changes).map(f)
 }
 
@@ -149,8 +149,9 @@ pub struct Index {
 }
 
 impl Index {
-    /// The binding of an index to a repository root's identity and a policy: an index
-    /// made for anything else is not used.
+    /// The binding of an index to a repository root's identity and a policy (its
+    /// [`crate::rules::policy::Policy::search_fingerprint`]): an index made for anything
+    /// else is not used.
     pub fn binding(root: crate::fs::port::FileId, policy_fingerprint: &str) -> String {
         let text = format!(
             "file-tools index {}\n{} {}\n{policy_fingerprint}",

@@ -96,11 +96,10 @@ impl Indexed {
     /// The index of `s` for a search needing `need`, or `None` when the policy turns the
     /// index off. `whole_tree`: the walk starts at the root and shows every file a search
     /// may read (no shard), so files it does not show are gone.
-    /// `ids`: the root's identity and the policy's fingerprint, as the search's cursors
-    /// bind them.
+    /// `root`: the root's identity, as the search found it.
     pub(super) fn open(
         s: &Session,
-        ids: &(crate::fs::port::FileId, String),
+        root: crate::fs::port::FileId,
         need: Vec<Trigram>,
         whole_tree: bool,
     ) -> Option<Self> {
@@ -108,7 +107,7 @@ impl Indexed {
         if max_weight == 0 {
             return None;
         }
-        let binding = Index::binding(ids.0, &ids.1);
+        let binding = Index::binding(root, &s.policy.search_fingerprint());
         let kept = s.index.lock().ok()?.take();
         let index = match kept {
             Some(ix) if ix.bound_to() == binding => ix,

@@ -271,7 +271,7 @@ pub fn search_text(
     let whole_tree = start.is_root() && opts.shard.is_none();
     let need = re.trigrams();
     if opts.respect_ignore && !need.is_empty() {
-        st.index = indexed::Indexed::open(s, &ids, need, whole_tree);
+        st.index = indexed::Indexed::open(s, ids.0, need, whole_tree);
     }
     let mut walk_skips = Skips::default();
     let tree = match &mut st.index {
