@@ -8,7 +8,6 @@
 //! snapshot's time, so a write in the same timestamp tick as that snapshot could hide
 //! behind equal metadata (git's rule). Everything else is trusted to be unchanged.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use super::snapshot::{Rec, Shown, Snapshot};
@@ -115,21 +114,6 @@ pub fn scan(
         let parent_path = first.0.parent();
         let (group, tail) = rest.split_at(n);
         rest = tail;
-        // The walk's own listing with metadata (`with_stat`), else the host's one-call
-        // listing with metadata, when it offers one.
-        let listed = group.iter().all(|e| e.3.is_some());
-        let batch: Option<HashMap<String, Stat>> = if listed {
-            None
-        } else {
-            s.fs.services()
-                .read_dir_stat(&parent_path)
-                .and_then(Result::ok)
-                .map(|v| {
-                    v.into_iter()
-                        .filter_map(|(n, st)| Some((n.ok()?, st)))
-                        .collect()
-                })
-        };
         let mut parent = Parent {
             path: parent_path,
             held: first.2.clone(),
@@ -137,10 +121,11 @@ pub fn scan(
             s,
         };
         for (path, kind, _, listed_stat) in group {
-            let st = match (listed_stat, &batch) {
-                (Some(st), _) => Some(*st),
-                (None, Some(m)) => m.get(path.name()).copied(),
-                (None, None) => parent
+            // The walk's own listing with metadata (`with_stat`, where the host lists with
+            // metadata), else one look through the held directory.
+            let st = match listed_stat {
+                Some(st) => Some(*st),
+                None => parent
                     .dir()
                     .and_then(|d| d.stat_at(path.name()).ok().flatten()),
             };
