@@ -197,9 +197,9 @@ fn saved_indexes(index_dir: &Path) -> Vec<(std::ffi::OsString, u64, Option<Syste
 /// [index builder](crate::SessionBuilder::index_builder), then `done` with the build's
 /// answer or why it could not run. The build is announced in the builder's index
 /// folder before this returns, so that a search made right after does not start a
-/// second one. A builder without a state directory has nowhere to keep the index, and one
-/// whose state directory or index folder lies inside the repository is refused: `done`
-/// hears so at once, and nothing is built or made.
+/// second one. A builder given neither a state directory nor an index folder has nowhere
+/// to keep the index, and one whose state directory or index folder lies inside the
+/// repository is refused: `done` hears so at once, and nothing is built or made.
 ///
 /// # Errors
 /// The thread cannot be started.
@@ -211,7 +211,9 @@ pub fn spawn(
         Ok(Some(d)) => d,
         Ok(None) => {
             return std::thread::Builder::new().spawn(move || {
-                done(Err("no state directory to keep the index in".into()));
+                done(Err(
+                    "neither a state directory nor an index folder to keep the index in".into(),
+                ));
             })
         }
         Err(e) => return std::thread::Builder::new().spawn(move || done(Err(e.to_string()))),

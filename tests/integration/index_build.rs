@@ -284,6 +284,40 @@ fn a_build_spawned_for_a_folder_inside_the_repository_makes_nothing_there() {
     }
 }
 
+/// A build spawned for a session with an index folder and no state directory of its own
+/// (the session's state lives in a temporary directory) keeps the index in that folder,
+/// where a later such session finds it (with neither, see the next test).
+#[test]
+fn a_build_spawned_with_an_index_folder_and_no_state_directory_keeps_it_there() {
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path().join("repo");
+    tree(&repo);
+    let shared = tmp.path().join("shared-index");
+    let stateless = |folder: Option<&Path>, read: Arc<Mutex<u64>>| {
+        let mut b = Session::builder(runtime())
+            .repo(&repo)
+            .policy(serde_json::from_str(ON).unwrap())
+            .limits(Limits::default())
+            .audit_sink(Arc::new(move |e: &AuditEvent| {
+                *read.lock().unwrap() += e.bytes_read;
+            }));
+        if let Some(f) = folder {
+            b = b.index_dir(f);
+        }
+        b
+    };
+    let (tx, rx) = mpsc::channel();
+    index_build::spawn(stateless(Some(&shared), Arc::default()), move |a| {
+        tx.send(a).unwrap()
+    })
+    .unwrap();
+    rx.recv_timeout(Duration::from_secs(120)).unwrap().unwrap();
+    assert_eq!(saved_in(&shared).len(), 1, "not saved in the index folder");
+    let read = Arc::new(Mutex::new(0));
+    let mut later = stateless(Some(&shared), read.clone()).build().unwrap();
+    finds_reading_only(&mut later, &read, &repo.join("d0/needle.txt"));
+}
+
 /// Sessions given one index folder (each with a state directory of its own, as the HTTP
 /// server's sessions are) share one index: the build announces and saves it there, and a
 /// session opened later reads only the file that matches. A folder inside the repository
@@ -395,10 +429,10 @@ fn the_mcp_server_builds_the_index_at_start_before_any_call() {
     );
 }
 
-/// A builder without a state directory has nowhere to keep the index: the build says so
-/// and builds nothing (no session is opened for it).
+/// A builder given neither a state directory nor an index folder has nowhere to keep the
+/// index: the build says so and builds nothing (no session is opened for it).
 #[test]
-fn a_build_without_a_state_directory_is_refused_at_once() {
+fn a_build_without_a_state_directory_or_index_folder_is_refused_at_once() {
     let tmp = tempfile::tempdir().unwrap();
     let repo = tmp.path().join("repo");
     write(&repo.join("a.txt"), b"text\n");
@@ -408,5 +442,9 @@ fn a_build_without_a_state_directory_is_refused_at_once() {
     let (tx, rx) = mpsc::channel();
     index_build::spawn(b, move |answer| tx.send(answer).unwrap()).unwrap();
     let answer = rx.recv_timeout(Duration::from_secs(10)).unwrap();
-    assert!(answer.unwrap_err().contains("no state directory"));
+    let err = answer.unwrap_err();
+    assert!(
+        err.contains("neither a state directory nor an index folder"),
+        "{err}"
+    );
 }

@@ -166,8 +166,8 @@ impl SessionBuilder {
         self
     }
 
-    /// Where the session will keep the search index, when a state directory is given:
-    /// the index folder given, else `index/` in the state directory; refused, as
+    /// Where the session will keep the search index, when it has a place that outlives it:
+    /// the index folder given, else `index/` in the state directory given; refused, as
     /// [`SessionBuilder::build`] refuses it, when either lies inside the repository, so
     /// that nothing is made there before the session is built.
     ///
@@ -175,9 +175,9 @@ impl SessionBuilder {
     /// `HostError::Config` for a folder inside the repository (or no repository given),
     /// `HostError::Repo` when the repository cannot be opened.
     pub(crate) fn index_dir_given(&self) -> Result<Option<PathBuf>, HostError> {
-        let Some(state) = self.state_dir.as_deref() else {
+        if self.state_dir.is_none() && self.index_dir.is_none() {
             return Ok(None);
-        };
+        }
         let repo = self
             .repo
             .as_deref()
@@ -186,11 +186,14 @@ impl SessionBuilder {
             path: repo.display().to_string(),
             source: e,
         })?;
-        let state = check_outside(state, &repo, "state directory")?;
-        Ok(Some(match &self.index_dir {
-            Some(d) => check_outside(d, &repo, "index folder")?,
-            None => state.join(file_tools_contract::INDEX_DIR_NAME),
-        }))
+        let state = match self.state_dir.as_deref() {
+            Some(d) => Some(check_outside(d, &repo, "state directory")?),
+            None => None,
+        };
+        Ok(match (&self.index_dir, state) {
+            (Some(d), _) => Some(check_outside(d, &repo, "index folder")?),
+            (None, state) => state.map(|s| s.join(file_tools_contract::INDEX_DIR_NAME)),
+        })
     }
 
     /// For tests of trap handling with the fault-injection build of the component: the
