@@ -8,7 +8,9 @@ use std::sync::Arc;
 
 use sha2::{Digest, Sha256};
 use wasmtime::component::{Component, HasSelf, Linker};
-use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
+use wasmtime::{
+    Config, Engine, InstanceAllocationStrategy, ModuleVersionStrategy, PoolingAllocationConfig,
+};
 
 use crate::bindings::{FileTools, FileToolsPre};
 use crate::error::HostError;
@@ -52,10 +54,6 @@ pub const WASSETTE_DOCS_SECTION: &[u8] = include_bytes!(env!("FILE_TOOLS_WASSETT
 pub fn wassette_component() -> Vec<u8> {
     [STANDALONE_WASM, WASSETTE_DOCS_SECTION].concat()
 }
-
-/// Header of a precompiled artifact: magic, then the sha256 of the component it was
-/// compiled from, then Wasmtime's own serialized form.
-const ARTIFACT_MAGIC: &[u8; 8] = b"FTCWASM1";
 
 /// Configures a [`Runtime`].
 #[derive(Debug, Default)]
@@ -115,7 +113,9 @@ impl RuntimeBuilder {
     /// # Errors
     /// `HostError::Wasmtime` when the component cannot be compiled or linked.
     pub fn build(self) -> Result<Runtime, HostError> {
-        let mut config = engine_config();
+        let wasm: &[u8] = self.component.as_deref().unwrap_or(GUEST_WASM);
+        let wasm_hash = wasm_sha256(wasm);
+        let mut config = engine_config(&wasm_hash)?;
         config.consume_fuel(!self.unmetered);
         if let Some(n) = self.pooling {
             let mut pool = PoolingAllocationConfig::new();
@@ -127,8 +127,6 @@ impl RuntimeBuilder {
             config.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
         }
         let engine = Engine::new(&config)?;
-        let wasm: &[u8] = self.component.as_deref().unwrap_or(GUEST_WASM);
-        let wasm_hash = wasm_sha256(wasm);
         let cache_file = self
             .cache_dir
             .as_ref()
@@ -137,14 +135,14 @@ impl RuntimeBuilder {
             .precompiled
             .as_deref()
             .or(cache_file.as_deref())
-            .and_then(|p| load_artifact(&engine, p, &wasm_hash))
+            .and_then(|p| load_artifact(&engine, p))
         {
             Some(c) => c,
             None => {
                 let c = Component::new(&engine, wasm)?;
-                if let Some(path) = &cache_file {
+                if let (Some(path), Some(dir)) = (&cache_file, &self.cache_dir) {
                     // A cache that cannot be written only costs start-up time.
-                    let _ = write_artifact(&engine, path, wasm, &wasm_hash);
+                    let _ = keep_to_owner(dir).and_then(|()| write_artifact(&engine, path, wasm));
                 }
                 c
             }
@@ -259,15 +257,23 @@ impl Runtime {
     /// `HostError::Wasmtime` on compilation failure, `HostError::Config` when the file
     /// cannot be written.
     pub fn precompile(path: &Path) -> Result<(), HostError> {
-        let engine = Engine::new(&engine_config())?;
-        let hash = wasm_sha256(GUEST_WASM);
-        write_artifact(&engine, path, GUEST_WASM, &hash)
+        let engine = Engine::new(&engine_config(&wasm_sha256(GUEST_WASM))?)?;
+        write_artifact(&engine, path, GUEST_WASM)
     }
 }
 
-/// The one engine configuration every runtime uses (artifacts depend on it).
-fn engine_config() -> Config {
+/// The one engine configuration every runtime of the component whose sha256 is
+/// `wasm_hash` uses (artifacts depend on it). The hash goes into the version string
+/// Wasmtime writes into each artifact and checks when loading one (after its own major
+/// version, which is what it checks by default): an artifact compiled from another
+/// component, or by another major Wasmtime, is refused.
+fn engine_config(wasm_hash: &[u8; 32]) -> wasmtime::Result<Config> {
     let mut c = Config::new();
+    let hex: String = wasm_hash.iter().map(|b| format!("{b:02x}")).collect();
+    c.module_version(ModuleVersionStrategy::Custom(format!(
+        "{}+file-tools-{hex}",
+        ModuleVersionStrategy::WasmtimeVersion.as_str()
+    )))?;
     c.consume_fuel(true);
     c.epoch_interruption(true);
     // For profiling the component with `perf record`: Wasmtime then writes
@@ -275,7 +281,7 @@ fn engine_config() -> Config {
     if std::env::var_os("FILE_TOOLS_PERFMAP").is_some() {
         c.profiler(wasmtime::ProfilingStrategy::PerfMap);
     }
-    c
+    Ok(c)
 }
 
 fn cache_name(engine: &Engine, wasm_hash: &[u8; 32]) -> String {
@@ -286,39 +292,96 @@ fn cache_name(engine: &Engine, wasm_hash: &[u8; 32]) -> String {
     format!("file-tools-{short}-{:016x}.cwasm", h.finish())
 }
 
-fn load_artifact(engine: &Engine, path: &Path, wasm_hash: &[u8; 32]) -> Option<Component> {
-    let bytes = std::fs::read(path).ok()?;
-    let header = ARTIFACT_MAGIC.len() + 32;
-    if bytes.len() < header || &bytes[..8] != ARTIFACT_MAGIC || &bytes[8..header] != wasm_hash {
+/// The component compiled into the artifact at `path` for `engine`, mapped from the file
+/// rather than read and copied (most of a cold start went into that copy); `None` when
+/// there is none, or it was made for another component or engine configuration.
+fn load_artifact(engine: &Engine, path: &Path) -> Option<Component> {
+    if !trusted_place(path) {
         return None;
     }
-    // SAFETY: the artifact was written by `write_artifact` for this very component (its
-    // hash is in the header), into a cache directory or a path the embedder chose and
-    // vouches for; Wasmtime itself refuses artifacts from another engine configuration.
+    // SAFETY: an artifact is code the process runs, so it comes only from where the
+    // embedder vouches for: the runtime's cache directory or the path it gave
+    // (`Runtime::precompile` writes both). Wasmtime checks that the file is an artifact
+    // of this engine's configuration, which names the component's sha256
+    // (`engine_config`). The mapping must not change while the component lives: artifacts
+    // are only ever written under a temporary name and renamed over (`write_artifact`),
+    // so a file once mapped is never written again by file-tools.
     #[allow(unsafe_code)]
-    let component = unsafe { Component::deserialize(engine, &bytes[header..]) };
+    let component = unsafe { Component::deserialize_file(engine, path) };
     component.ok()
 }
 
-fn write_artifact(
-    engine: &Engine,
-    path: &Path,
-    wasm: &[u8],
-    wasm_hash: &[u8; 32],
-) -> Result<(), HostError> {
+/// Whether the artifact at `path` may be run as code: a regular file (not a link) in a
+/// directory, both owned by this user (or root) and writable by no one else, so that no
+/// other user can have written the file or swap it for another before it is mapped.
+#[cfg(unix)]
+fn trusted_place(path: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let me = rustix::process::geteuid().as_raw();
+    let kept_by_owner =
+        |m: &std::fs::Metadata| (m.uid() == me || m.uid() == 0) && m.mode() & 0o022 == 0;
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let (Ok(file), Ok(dir)) = (std::fs::symlink_metadata(path), std::fs::metadata(dir)) else {
+        return false;
+    };
+    file.file_type().is_file() && kept_by_owner(&file) && dir.is_dir() && kept_by_owner(&dir)
+}
+
+/// Elsewhere the file system's permissions are the embedder's to set.
+#[cfg(not(unix))]
+fn trusted_place(_: &Path) -> bool {
+    true
+}
+
+/// Compiles `wasm` for `engine` into the artifact at `path`.
+fn write_artifact(engine: &Engine, path: &Path, wasm: &[u8]) -> Result<(), HostError> {
     let compiled = engine.precompile_component(wasm)?;
-    let mut out = Vec::with_capacity(compiled.len() + 40);
-    out.extend_from_slice(ARTIFACT_MAGIC);
-    out.extend_from_slice(wasm_hash);
-    out.extend_from_slice(&compiled);
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir)
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        let mut builder = std::fs::DirBuilder::new();
+        builder.recursive(true);
+        #[cfg(unix)]
+        std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+        builder
+            .create(dir)
             .map_err(|e| HostError::Config(format!("{}: {e}", dir.display())))?;
     }
-    // Written under a temporary name and renamed, so a reader never sees half a file.
+    // Written under a temporary name and renamed, so a reader never sees half a file and
+    // a mapped file never changes; writable by its owner only, whatever the umask, or
+    // `trusted_place` would refuse it.
     let tmp = path.with_extension(format!("tmp{}", std::process::id()));
-    std::fs::write(&tmp, &out).map_err(|e| HostError::Config(format!("{}: {e}", tmp.display())))?;
+    let mut open = std::fs::OpenOptions::new();
+    open.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut open, 0o644);
+    open.open(&tmp)
+        .and_then(|mut f| std::io::Write::write_all(&mut f, &compiled))
+        .map_err(|e| HostError::Config(format!("{}: {e}", tmp.display())))?;
     std::fs::rename(&tmp, path).map_err(|e| HostError::Config(format!("{}: {e}", path.display())))
+}
+
+/// Makes the cache directory `dir` (`0700`) and takes write access from group and others
+/// when it is this user's own and was made looser (under another umask, by an earlier
+/// version), so that the artifacts written there are loaded (`trusted_place`).
+fn keep_to_owner(dir: &Path) -> Result<(), HostError> {
+    let fail = |e: std::io::Error| HostError::Config(format!("{}: {e}", dir.display()));
+    let mut builder = std::fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+    builder.create(dir).map_err(fail)?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::{MetadataExt, PermissionsExt};
+        let meta = std::fs::metadata(dir).map_err(fail)?;
+        if meta.uid() == rustix::process::geteuid().as_raw() && meta.mode() & 0o022 != 0 {
+            let mode = meta.mode() & 0o7755;
+            std::fs::set_permissions(dir, std::fs::Permissions::from_mode(mode)).map_err(fail)?;
+        }
+    }
+    Ok(())
 }
 
 fn start_ticker(engine: Engine, stop: Arc<AtomicBool>) -> std::io::Result<()> {
@@ -345,6 +408,95 @@ mod tests {
         let copy = GUEST_WASM.to_vec();
         assert_eq!(wasm_sha256(&copy), now);
         assert_ne!(wasm_sha256(&copy[1..]), now);
+    }
+
+    /// An artifact is mapped into the engine of the component it was compiled from and
+    /// serves a session; another component's engine, a file that is no artifact, one in
+    /// the earlier layout (a header before Wasmtime's form), a missing file, and one that
+    /// another user could write or swap (or a link) are refused (the runtime then compiles).
+    #[test]
+    fn an_artifact_loads_only_into_the_engine_of_its_component() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("a.cwasm");
+        Runtime::precompile(&path).expect("precompile");
+        let engine_for =
+            |hash: &[u8; 32]| Engine::new(&engine_config(hash).expect("config")).expect("engine");
+        let own = engine_for(&wasm_sha256(GUEST_WASM));
+        assert!(
+            load_artifact(&own, &path).is_some(),
+            "its own engine refused it"
+        );
+        let mut other = wasm_sha256(GUEST_WASM);
+        other[31] ^= 1;
+        assert!(load_artifact(&engine_for(&other), &path).is_none());
+        let junk = dir.path().join("junk.cwasm");
+        std::fs::write(&junk, b"not an artifact").expect("write");
+        assert!(load_artifact(&own, &junk).is_none());
+        let mut earlier = b"FTCWASM1".to_vec();
+        earlier.extend_from_slice(&wasm_sha256(GUEST_WASM));
+        earlier.extend(std::fs::read(&path).expect("read"));
+        std::fs::write(&junk, &earlier).expect("write");
+        assert!(load_artifact(&own, &junk).is_none());
+        assert!(load_artifact(&own, &dir.path().join("missing")).is_none());
+        // Where another user could have written it or could swap it: not loaded.
+        use std::os::unix::fs::PermissionsExt;
+        let set_mode = |p: &Path, mode: u32| {
+            std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).expect("chmod")
+        };
+        set_mode(&path, 0o664);
+        assert!(
+            load_artifact(&own, &path).is_none(),
+            "a group-writable artifact was loaded"
+        );
+        set_mode(&path, 0o644);
+        set_mode(dir.path(), 0o777);
+        assert!(
+            load_artifact(&own, &path).is_none(),
+            "loaded from a directory anyone can write"
+        );
+        set_mode(dir.path(), 0o755);
+        let link = dir.path().join("link.cwasm");
+        std::os::unix::fs::symlink(&path, &link).expect("symlink");
+        assert!(
+            load_artifact(&own, &link).is_none(),
+            "loaded through a link"
+        );
+        assert!(
+            load_artifact(&own, &path).is_some(),
+            "the control was refused"
+        );
+        // A cache directory that lets the group write (made under a loose umask) is kept
+        // writable by its owner only, and the artifact the runtime writes there loads.
+        let loose = dir.path().join("loose");
+        std::fs::create_dir(&loose).expect("mkdir");
+        set_mode(&loose, 0o775);
+        Runtime::builder()
+            .cache_dir(&loose)
+            .build()
+            .expect("runtime");
+        let mode = std::fs::metadata(&loose)
+            .expect("stat")
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o755, "the cache directory was not tightened");
+        let kept: Vec<_> = std::fs::read_dir(&loose).expect("list").flatten().collect();
+        assert_eq!(kept.len(), 1, "{kept:?}");
+        assert!(
+            load_artifact(&own, &kept[0].path()).is_some(),
+            "the cache's own artifact was refused"
+        );
+
+        let repo = tempfile::tempdir().expect("tempdir");
+        std::fs::write(repo.path().join("a.txt"), "text\n").expect("write");
+        let rt = Runtime::builder()
+            .precompiled(&path)
+            .build()
+            .expect("runtime");
+        let mut session = crate::Session::builder(&rt)
+            .repo(repo.path())
+            .build()
+            .expect("session");
+        assert_eq!(session.file_info("a.txt").expect("file_info").size, 5);
     }
     use wasmtime::component::types::ComponentItem;
 
