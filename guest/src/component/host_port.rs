@@ -74,6 +74,12 @@ impl DirOps for HostDir {
             .map_err(err)
     }
 
+    /// The host opens with `O_NOFOLLOW | O_DIRECTORY | O_NONBLOCK` and checks the type on
+    /// the descriptor (`open_plain` in the host's `host_fs`).
+    fn opens_only_directories(&self) -> bool {
+        true
+    }
+
     fn open_file(&self, name: &str) -> io::Result<Box<dyn FileOps>> {
         self.0
             .open_file(name)

@@ -189,6 +189,10 @@ impl Fs {
 
     /// Whether `dir` is a directory that was seen named `.git`.
     pub fn is_git_dir(&self, dir: &Dir) -> bool {
+        // Most trees have no `.git` seen yet: no look at the directory then.
+        if self.git_dirs.lock().is_ok_and(|s| s.is_empty()) {
+            return false;
+        }
         let Ok(id) = dir.id() else { return false };
         self.git_dirs.lock().is_ok_and(|s| s.contains(&id))
     }
@@ -205,8 +209,21 @@ impl Fs {
     /// # Errors
     /// The port's error for the first component that is not a plain directory.
     pub fn open_dir(&self, dir: &LogicalPath) -> std::io::Result<Arc<Dir>> {
-        let mut cur = self.root.clone();
-        for part in dir.parts() {
+        self.open_below(self.root.clone(), dir.parts())
+    }
+
+    /// Opens the directory reached from `from` by `parts`, one component at a time, as
+    /// [`Fs::open_dir`] does from the root.
+    ///
+    /// # Errors
+    /// The port's error for the first component that is not a plain directory.
+    pub fn open_below<'p>(
+        &self,
+        from: Arc<Dir>,
+        parts: impl IntoIterator<Item = &'p str>,
+    ) -> std::io::Result<Arc<Dir>> {
+        let mut cur = from;
+        for part in parts {
             let next = cur.open_dir(part)?;
             if self.swapped_git(part, &next) {
                 return Err(std::io::Error::new(

@@ -390,13 +390,18 @@ impl Policy {
     pub fn scope_of(&self, dir: &LogicalPath) -> DirScope {
         let mut scope = self.root_scope();
         let mut d = LogicalPath::root();
-        if self.git_shaped(&d) {
+        // The deepest directory on the way opened so far: each look goes down from it, so
+        // the walk down opens each directory once (looking each up from the root took as
+        // many opens as its depth, at every level).
+        let mut held = None;
+        if classify::is_git_shape(self.shape_in(&d, false, &mut held)) {
             scope.mark_git();
         }
         for part in dir.parts() {
             d = d.join(part);
             scope = self.enter(&scope, &d);
-            if !scope.marks.is_git() && self.git_shaped(&d) {
+            if !scope.marks.is_git() && classify::is_git_shape(self.shape_in(&d, false, &mut held))
+            {
                 scope.mark_git();
             }
         }
@@ -407,6 +412,17 @@ impl Policy {
     /// opens (a folding file system finds other spellings by them), not following links.
     /// Without `full`, a directory with no HEAD answers at once (as having none of them).
     fn shape_of(&self, dir: &LogicalPath, full: bool) -> [bool; 4] {
+        self.shape_in(dir, full, &mut None)
+    }
+
+    /// [`Policy::shape_of`], opening `dir` from `held` (a directory above it, opened
+    /// earlier, or `None` for the root) when it must be looked at, and leaving `dir` there.
+    fn shape_in(
+        &self,
+        dir: &LogicalPath,
+        full: bool,
+        held: &mut Option<(LogicalPath, std::sync::Arc<crate::fs::port::Dir>)>,
+    ) -> [bool; 4] {
         let Some(fs) = &self.fs else {
             return [false; 4];
         };
@@ -422,10 +438,23 @@ impl Policy {
                 return [false; 4];
             }
         }
+        let opened = match held.take() {
+            Some((at, d)) if dir.starts_with(&at) => {
+                let below = dir.as_str()[at.as_str().len()..].split('/');
+                fs.open_below(d, below.filter(|p| !p.is_empty()))
+            }
+            _ => fs.open_dir(dir),
+        };
+        let opened = opened.ok();
+        if let Some(d) = &opened {
+            *held = Some((dir.clone(), d.clone()));
+        }
         // As git counts them: a link or an executable file can stand for `objects/` or
         // `refs/`, and a link for `HEAD` (see `classify::fills_git_slot`).
         let has = |name: &str, want_dir: bool| {
-            fs.stat_nofollow(&dir.join(name))
+            opened
+                .as_ref()
+                .and_then(|d| d.stat_at(name).ok().flatten())
                 .is_some_and(|m| classify::fills_git_slot(want_dir, m.ty))
         };
         // Most directories have no HEAD: one look settles them.

@@ -235,12 +235,18 @@ pub fn walk(
 ) -> ToolResult<bool> {
     let mut ignores = None;
     if opts.respect_ignore {
-        // Rules of the start directory's ancestors apply below it too.
+        // Rules of the start directory's ancestors apply below it too. Each ancestor is
+        // opened from the one above it (a link or a file on the way: no rules below).
         let mut anc = LogicalPath::root();
+        let mut held = fsx.open_dir(&anc).ok();
         for part in start.parts() {
-            let names = present_ignore_files(fsx, &anc);
+            let names = held
+                .as_deref()
+                .map(present_ignore_files)
+                .unwrap_or_default();
             ignores = load_ignores(fsx, &anc, &names, ignores);
             anc = anc.join(part);
+            held = held.and_then(|d| fsx.open_below(d, [part]).ok());
         }
     }
     let budget = policy.limits().max_walk_entries;
@@ -293,10 +299,11 @@ pub fn walk(
     Ok(false)
 }
 
-fn present_ignore_files(fsx: &Fs, dir: &LogicalPath) -> Vec<&'static str> {
+/// The ignore files that are regular files in the held directory `dir`.
+fn present_ignore_files(dir: &Dir) -> Vec<&'static str> {
     [".gitignore", ".ignore"]
         .into_iter()
-        .filter(|n| fsx.stat_nofollow(&dir.join(n)).is_some_and(|m| m.is_file()))
+        .filter(|n| dir.stat_at(n).ok().flatten().is_some_and(|m| m.is_file()))
         .collect()
 }
 

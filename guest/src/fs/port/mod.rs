@@ -39,6 +39,13 @@ pub trait DirOps: std::fmt::Debug + Send + Sync {
     fn id(&self) -> io::Result<FileId>;
     fn id_at(&self, name: &str) -> io::Result<FileId>;
     fn open_dir(&self, name: &str) -> io::Result<Box<dyn DirOps>>;
+    /// Whether [`DirOps::open_dir`] itself refuses what is not a directory without opening
+    /// it (a link is not followed, and the type is asked for at the open, as `O_DIRECTORY`
+    /// does) and checks the type on what it opened: the port then takes no looks of its
+    /// own before and after (two calls to the host per directory).
+    fn opens_only_directories(&self) -> bool {
+        false
+    }
     fn open_file(&self, name: &str) -> io::Result<Box<dyn FileOps>>;
     fn read_link(&self, name: &str) -> io::Result<String>;
     fn entries(&self) -> io::Result<Vec<DirItem>>;
@@ -249,6 +256,12 @@ impl Dir {
     /// `NotFound`, a type error from [`wrong_type`], or the system's error.
     pub fn open_dir(&self, name: &str) -> io::Result<Dir> {
         self.check_listed(name)?;
+        if self.0.opens_only_directories() {
+            // What is there when the open fails is found by the looks below.
+            if let Ok(d) = self.0.open_dir(name) {
+                return Ok(Dir(d));
+            }
+        }
         let st = self.0.stat_at(name)?;
         if !st.is_dir() {
             return Err(wrong_type(name, "a directory", st.ty));
