@@ -134,18 +134,18 @@ impl RuntimeBuilder {
             .cache_dir
             .as_ref()
             .map(|d| d.join(cache_name(&engine, &wasm_hash)));
-        let component = match self
-            .precompiled
-            .as_deref()
-            .or(cache_file.as_deref())
-            .and_then(|p| load_artifact(&engine, p))
-        {
+        // The artifact given, else the cache's; compiled (and cached) when neither loads.
+        let loaded = [self.precompiled.as_deref(), cache_file.as_deref()]
+            .into_iter()
+            .flatten()
+            .find_map(|p| load_artifact(&engine, p));
+        let component = match loaded {
             Some(c) => c,
             None => {
                 let c = Component::new(&engine, wasm)?;
-                if let (Some(path), Some(dir)) = (&cache_file, &self.cache_dir) {
+                if let Some(path) = &cache_file {
                     // A cache that cannot be written only costs start-up time.
-                    let _ = keep_to_owner(dir).and_then(|()| write_artifact(&engine, path, wasm));
+                    let _ = write_artifact(&engine, path, wasm);
                 }
                 c
             }
@@ -164,6 +164,10 @@ impl RuntimeBuilder {
                 stop,
                 metered: !self.unmetered,
                 tool_sets: Default::default(),
+                artifact_places: [self.precompiled, self.cache_dir]
+                    .into_iter()
+                    .flatten()
+                    .collect(),
             }),
         })
     }
@@ -190,6 +194,9 @@ struct Inner {
     /// What the component's `describe` said under each policy it accepted (see
     /// [`ToolSets`]), so that further sessions under the same policy skip asking.
     tool_sets: std::sync::Mutex<std::collections::HashMap<String, Arc<ToolSets>>>,
+    /// Where compiled artifacts are loaded from (the precompiled path, the cache
+    /// directory): native code the process runs, so no session's repository may hold them.
+    artifact_places: Vec<PathBuf>,
 }
 
 /// What a session needs from the component's description of its tools under a policy.
@@ -240,6 +247,11 @@ impl Runtime {
 
     /// The tool sets the component described under `policy_json`, when a session asked
     /// before: the component accepted that very policy then.
+    /// Where this runtime loads compiled artifacts from (see [`Inner::artifact_places`]).
+    pub(crate) fn artifact_places(&self) -> &[PathBuf] {
+        &self.inner.artifact_places
+    }
+
     pub(crate) fn tool_sets(&self, policy_json: &str) -> Option<Arc<ToolSets>> {
         self.inner.tool_sets.lock().ok()?.get(policy_json).cloned()
     }
@@ -297,49 +309,85 @@ fn cache_name(engine: &Engine, wasm_hash: &[u8; 32]) -> String {
 
 /// The component compiled into the artifact at `path` for `engine`, mapped from the file
 /// rather than read and copied (most of a cold start went into that copy); `None` when
-/// there is none, or it was made for another component or engine configuration.
+/// there is none, it was made for another component or engine configuration, or it is not
+/// a file this user can trust (see [`open_trusted`]).
 fn load_artifact(engine: &Engine, path: &Path) -> Option<Component> {
-    if !trusted_place(path) {
-        return None;
-    }
-    // SAFETY: an artifact is code the process runs, so it comes only from where the
-    // embedder vouches for: the runtime's cache directory or the path it gave
-    // (`Runtime::precompile` writes both). Wasmtime checks that the file is an artifact
-    // of this engine's configuration, which names the component's sha256
-    // (`engine_config`). The mapping must not change while the component lives: artifacts
-    // are only ever written under a temporary name and renamed over (`write_artifact`),
-    // so a file once mapped is never written again by file-tools.
+    let file = open_trusted(path)?;
+    // SAFETY: an artifact is code the process runs. What is mapped is the file checked on
+    // its descriptor by `open_trusted` (reached again through that descriptor, never by
+    // path): a regular file that only this user or root can have written. Wasmtime checks
+    // that it is an artifact of this engine's configuration, which names the component's
+    // sha256 (`engine_config`). The mapping must not change while the component lives:
+    // file-tools only ever writes artifacts under a temporary name and renames them over
+    // (`write_artifact`), and no one else may write this one.
     #[allow(unsafe_code)]
-    let component = unsafe { Component::deserialize_file(engine, path) };
-    component.ok()
+    let mapped = unsafe { Component::deserialize_file(engine, descriptor_path(&file)) };
+    match mapped {
+        Ok(c) => Some(c),
+        // No descriptor path here (no /proc mounted, say): read it through the descriptor.
+        Err(_) => {
+            let bytes = read_all(&file)?;
+            // SAFETY: as above; the bytes are the checked file's, copied.
+            #[allow(unsafe_code)]
+            let copied = unsafe { Component::deserialize(engine, &bytes) };
+            copied.ok()
+        }
+    }
 }
 
-/// Whether the artifact at `path` may be run as code: a regular file (not a link) in a
-/// directory, both owned by this user (or root) and writable by no one else, so that no
-/// other user can have written the file or swap it for another before it is mapped.
+fn read_all(mut file: &std::fs::File) -> Option<Vec<u8>> {
+    let mut bytes = Vec::new();
+    std::io::Read::read_to_end(&mut file, &mut bytes).ok()?;
+    Some(bytes)
+}
+
+/// A path that opens the very file `file` is open on, not the name it was found by.
+#[cfg(target_os = "linux")]
+fn descriptor_path(file: &std::fs::File) -> PathBuf {
+    use std::os::fd::AsRawFd;
+    PathBuf::from(format!("/proc/self/fd/{}", file.as_raw_fd()))
+}
+
+/// A path that opens the very file `file` is open on, not the name it was found by.
+#[cfg(all(unix, not(target_os = "linux")))]
+fn descriptor_path(file: &std::fs::File) -> PathBuf {
+    use std::os::fd::AsRawFd;
+    PathBuf::from(format!("/dev/fd/{}", file.as_raw_fd()))
+}
+
+/// Elsewhere no such path: the artifact is read through the descriptor.
+#[cfg(not(unix))]
+fn descriptor_path(_: &std::fs::File) -> PathBuf {
+    PathBuf::new()
+}
+
+/// Opens the artifact at `path` if it may be run as code: not through a link at its own
+/// name, without blocking (a FIFO there), and, checked on the descriptor, a regular file
+/// owned by this user or root that no one else may write, so that no other user can
+/// have written it or can change it while it is mapped. Where it lies does not matter:
+/// what is mapped is this very file.
 #[cfg(unix)]
-fn trusted_place(path: &Path) -> bool {
+fn open_trusted(path: &Path) -> Option<std::fs::File> {
+    use rustix::fs::{Mode, OFlags};
     use std::os::unix::fs::MetadataExt;
+    let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
+    let file = std::fs::File::from(rustix::fs::open(path, flags, Mode::empty()).ok()?);
+    let meta = file.metadata().ok()?;
     let me = rustix::process::geteuid().as_raw();
-    let kept_by_owner =
-        |m: &std::fs::Metadata| (m.uid() == me || m.uid() == 0) && m.mode() & 0o022 == 0;
-    let dir = path
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let (Ok(file), Ok(dir)) = (std::fs::symlink_metadata(path), std::fs::metadata(dir)) else {
-        return false;
-    };
-    file.file_type().is_file() && kept_by_owner(&file) && dir.is_dir() && kept_by_owner(&dir)
+    let trusted = meta.file_type().is_file()
+        && (meta.uid() == me || meta.uid() == 0)
+        && meta.mode() & 0o022 == 0;
+    trusted.then_some(file)
 }
 
 /// Elsewhere the file system's permissions are the embedder's to set.
 #[cfg(not(unix))]
-fn trusted_place(_: &Path) -> bool {
-    true
+fn open_trusted(path: &Path) -> Option<std::fs::File> {
+    std::fs::File::open(path).ok()
 }
 
-/// Compiles `wasm` for `engine` into the artifact at `path`.
+/// Compiles `wasm` for `engine` into the artifact at `path` (missing directories made
+/// `0700`).
 fn write_artifact(engine: &Engine, path: &Path, wasm: &[u8]) -> Result<(), HostError> {
     let compiled = engine.precompile_component(wasm)?;
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
@@ -353,38 +401,22 @@ fn write_artifact(engine: &Engine, path: &Path, wasm: &[u8]) -> Result<(), HostE
     }
     // Written under a temporary name and renamed, so a reader never sees half a file and
     // a mapped file never changes; writable by its owner only, whatever the umask, or
-    // `trusted_place` would refuse it.
+    // `open_trusted` would refuse it. A temporary file left by a killed process of the
+    // same number is removed first (never followed: removing a link removes the link).
     let tmp = path.with_extension(format!("tmp{}", std::process::id()));
+    let _ = std::fs::remove_file(&tmp);
     let mut open = std::fs::OpenOptions::new();
     open.write(true).create_new(true);
     #[cfg(unix)]
     std::os::unix::fs::OpenOptionsExt::mode(&mut open, 0o644);
-    open.open(&tmp)
+    let written = open
+        .open(&tmp)
         .and_then(|mut f| std::io::Write::write_all(&mut f, &compiled))
-        .map_err(|e| HostError::Config(format!("{}: {e}", tmp.display())))?;
-    std::fs::rename(&tmp, path).map_err(|e| HostError::Config(format!("{}: {e}", path.display())))
-}
-
-/// Makes the cache directory `dir` (`0700`) and takes write access from group and others
-/// when it is this user's own and was made looser (under another umask, by an earlier
-/// version), so that the artifacts written there are loaded (`trusted_place`).
-fn keep_to_owner(dir: &Path) -> Result<(), HostError> {
-    let fail = |e: std::io::Error| HostError::Config(format!("{}: {e}", dir.display()));
-    let mut builder = std::fs::DirBuilder::new();
-    builder.recursive(true);
-    #[cfg(unix)]
-    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
-    builder.create(dir).map_err(fail)?;
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::{MetadataExt, PermissionsExt};
-        let meta = std::fs::metadata(dir).map_err(fail)?;
-        if meta.uid() == rustix::process::geteuid().as_raw() && meta.mode() & 0o022 != 0 {
-            let mode = meta.mode() & 0o7755;
-            std::fs::set_permissions(dir, std::fs::Permissions::from_mode(mode)).map_err(fail)?;
-        }
-    }
-    Ok(())
+        .and_then(|()| std::fs::rename(&tmp, path));
+    written.map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        HostError::Config(format!("{}: {e}", path.display()))
+    })
 }
 
 fn start_ticker(engine: Engine, stop: Arc<AtomicBool>) -> std::io::Result<()> {
@@ -415,10 +447,16 @@ mod tests {
 
     /// An artifact is mapped into the engine of the component it was compiled from and
     /// serves a session; another component's engine, a file that is no artifact, one in
-    /// the earlier layout (a header before Wasmtime's form), a missing file, and one that
-    /// another user could write or swap (or a link) are refused (the runtime then compiles).
+    /// the earlier layout (a header before Wasmtime's form), a missing file, one that
+    /// another user may write, a link and a FIFO in its place are refused (the runtime then
+    /// compiles). Where the file lies does not matter (a directory anyone may write: it is
+    /// the checked file itself that is mapped).
     #[test]
     fn an_artifact_loads_only_into_the_engine_of_its_component() {
+        use std::os::unix::fs::PermissionsExt;
+        let set_mode = |p: &Path, mode: u32| {
+            std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).expect("chmod")
+        };
         let dir = tempfile::tempdir().expect("tempdir");
         let path = dir.path().join("a.cwasm");
         Runtime::precompile(&path).expect("precompile");
@@ -441,53 +479,38 @@ mod tests {
         std::fs::write(&junk, &earlier).expect("write");
         assert!(load_artifact(&own, &junk).is_none());
         assert!(load_artifact(&own, &dir.path().join("missing")).is_none());
-        // Where another user could have written it or could swap it: not loaded.
-        use std::os::unix::fs::PermissionsExt;
-        let set_mode = |p: &Path, mode: u32| {
-            std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).expect("chmod")
-        };
+
         set_mode(&path, 0o664);
         assert!(
             load_artifact(&own, &path).is_none(),
             "a group-writable artifact was loaded"
         );
         set_mode(&path, 0o644);
-        set_mode(dir.path(), 0o777);
-        assert!(
-            load_artifact(&own, &path).is_none(),
-            "loaded from a directory anyone can write"
-        );
-        set_mode(dir.path(), 0o755);
         let link = dir.path().join("link.cwasm");
         std::os::unix::fs::symlink(&path, &link).expect("symlink");
         assert!(
             load_artifact(&own, &link).is_none(),
             "loaded through a link"
         );
+        let fifo = dir.path().join("fifo.cwasm");
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            &fifo,
+            rustix::fs::FileType::Fifo,
+            rustix::fs::Mode::from_raw_mode(0o644),
+            0,
+        )
+        .expect("mkfifo");
+        assert!(
+            load_artifact(&own, &fifo).is_none(),
+            "a FIFO was taken for an artifact"
+        );
+        set_mode(dir.path(), 0o777);
         assert!(
             load_artifact(&own, &path).is_some(),
             "the control was refused"
         );
-        // A cache directory that lets the group write (made under a loose umask) is kept
-        // writable by its owner only, and the artifact the runtime writes there loads.
-        let loose = dir.path().join("loose");
-        std::fs::create_dir(&loose).expect("mkdir");
-        set_mode(&loose, 0o775);
-        Runtime::builder()
-            .cache_dir(&loose)
-            .build()
-            .expect("runtime");
-        let mode = std::fs::metadata(&loose)
-            .expect("stat")
-            .permissions()
-            .mode();
-        assert_eq!(mode & 0o777, 0o755, "the cache directory was not tightened");
-        let kept: Vec<_> = std::fs::read_dir(&loose).expect("list").flatten().collect();
-        assert_eq!(kept.len(), 1, "{kept:?}");
-        assert!(
-            load_artifact(&own, &kept[0].path()).is_some(),
-            "the cache's own artifact was refused"
-        );
+        set_mode(dir.path(), 0o755);
 
         let repo = tempfile::tempdir().expect("tempdir");
         std::fs::write(repo.path().join("a.txt"), "text\n").expect("write");
@@ -500,6 +523,61 @@ mod tests {
             .build()
             .expect("session");
         assert_eq!(session.file_info("a.txt").expect("file_info").size, 5);
+    }
+
+    /// A temporary file a killed process of the same number left does not stop the
+    /// artifact being written (and the temporary name is gone afterwards).
+    #[test]
+    fn a_left_temporary_file_does_not_stop_an_artifact_being_written() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("a.cwasm");
+        let tmp = path.with_extension(format!("tmp{}", std::process::id()));
+        std::fs::write(&tmp, b"half an artifact").expect("write");
+        Runtime::precompile(&path).expect("precompile over a left temporary file");
+        assert!(!tmp.exists(), "the temporary file was left");
+        let own =
+            Engine::new(&engine_config(&wasm_sha256(GUEST_WASM)).expect("config")).expect("engine");
+        assert!(load_artifact(&own, &path).is_some());
+    }
+
+    /// The runtime's artifacts are native code the process runs: a session whose
+    /// repository holds the runtime's cache directory or precompiled artifact (where the
+    /// agent could write the next start's code) is refused; one beside them is not.
+    #[test]
+    fn a_repository_holding_the_runtimes_artifacts_is_refused() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let repo = tmp.path().join("repo");
+        std::fs::create_dir(&repo).expect("mkdir");
+        let art = tmp.path().join("a.cwasm");
+        Runtime::precompile(&art).expect("precompile");
+        for (inside, what) in [
+            (
+                Runtime::builder().cache_dir(repo.join(".cache/ft")),
+                "cache",
+            ),
+            (
+                Runtime::builder()
+                    .precompiled(repo.join("a.cwasm"))
+                    .cache_dir(tmp.path().join("c")),
+                "artifact",
+            ),
+        ] {
+            let rt = inside.build().expect("runtime");
+            let err = crate::Session::builder(&rt)
+                .repo(&repo)
+                .writable(true)
+                .build();
+            let err = err.expect_err(what).to_string();
+            assert!(err.contains("outside the repository"), "{what}: {err}");
+        }
+        let beside = Runtime::builder()
+            .precompiled(&art)
+            .build()
+            .expect("runtime");
+        crate::Session::builder(&beside)
+            .repo(&repo)
+            .build()
+            .expect("control");
     }
     use wasmtime::component::types::ComponentItem;
 

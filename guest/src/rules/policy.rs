@@ -310,7 +310,9 @@ impl Policy {
             require_expected_sha256: _,
             allow_overwrite_without_sha256: _,
             allow_move: _,
-            allow_hardlinks: _,
+            // Reads, lists and searches too: a file with more than one name is withheld
+            // unless it is on.
+            allow_hardlinks,
             limits,
             patch: _,
             approval: _,
@@ -322,6 +324,7 @@ impl Policy {
         let seen = PolicyConfig {
             read,
             overrides,
+            allow_hardlinks,
             limits,
             reserved,
             sniff_exempt,

@@ -280,6 +280,11 @@ impl SessionBuilder {
             source: e,
         };
         let canonical_repo = std::fs::canonicalize(&repo).map_err(repo_err)?;
+        // The runtime's compiled artifacts are code this process runs: a repository the
+        // agent may write must not hold them.
+        for place in self.runtime.artifact_places() {
+            check_outside(place, &canonical_repo, "compiled component's place")?;
+        }
         if !canonical_repo.is_dir() {
             return Err(HostError::Config(format!(
                 "{} is not a directory",
