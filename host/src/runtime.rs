@@ -90,9 +90,10 @@ impl RuntimeBuilder {
     /// Loads the component from a precompiled artifact written by [`Runtime::precompile`].
     /// An artifact made for another component build or another engine configuration is
     /// ignored and the component is compiled instead, and so is one that another user
-    /// could have written or could replace: the artifact must be a regular file (not a
-    /// link) in a directory, both owned by this user or root and writable by no one else.
-    /// The file is mapped, not copied: replace it only by renaming a new file over it.
+    /// could have written: the artifact must be a regular file (not a link), owned by this
+    /// user or root and writable by no one else. The file is mapped, not copied: replace it
+    /// only by renaming a new file over it. A session whose repository holds it (or the
+    /// cache directory) is refused.
     pub fn precompiled(mut self, path: impl Into<PathBuf>) -> Self {
         self.precompiled = Some(path.into());
         self
