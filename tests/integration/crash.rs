@@ -276,16 +276,22 @@ fn patch_rounds(mut seed: u64, rounds: u64) -> [usize; 3] {
         .unwrap_or(0);
     let next = json!({ "path": "c", "include_hidden": true });
     let mut counts = [0usize; 3];
+    // The latest kill that left every file old and the earliest that came after the change
+    // was decided: the writes lie between them, wherever the process's start (which got
+    // faster) puts them. Half the kills aim there, the rest anywhere in the call or in
+    // its later half.
+    let (mut latest_old, mut earliest_new) = (0u64, took);
     for round in 0..rounds {
         reset();
         let mut child = spawn(&fx, &state, "apply_patch", &args);
         seed = seed
             .wrapping_mul(6364136223846793005)
             .wrapping_add(1442695040888963407);
-        // Anywhere in the call, the later half (where the writes are) twice as often.
-        let at = match (seed >> 20) % 3 {
+        let (lo, hi) = (latest_old.min(earliest_new), latest_old.max(earliest_new));
+        let at = match (seed >> 20) % 4 {
             0 => (seed >> 33) % (took + 1),
-            _ => took / 2 + (seed >> 33) % (took / 2 + 1),
+            1 => took / 2 + (seed >> 33) % (took / 2 + 1),
+            _ => lo + (seed >> 33) % (hi - lo + 1),
         };
         std::thread::sleep(Duration::from_micros(at));
         let _ = child.kill();
@@ -315,6 +321,11 @@ fn patch_rounds(mut seed: u64, rounds: u64) -> [usize; 3] {
             all_new || news.iter().all(|n| !n),
             "round {round}: the patch is half applied: {news:?}"
         );
+        if all_new || completed {
+            earliest_new = earliest_new.min(at);
+        } else {
+            latest_old = latest_old.max(at);
+        }
         counts[if completed {
             0
         } else if all_new {
