@@ -205,19 +205,33 @@ fn a_parent_flipped_to_a_link_into_git_is_never_followed() {
     let mut s = fx.session();
     assert!(call(&mut s, "read_file", json!({"path": "real/config"})).is_ok());
     let (real, parked) = (fx.repo.join("real"), fx.repo.join("parked"));
-    let mut flip = false;
+    let mut flips = 0u32;
     // Each state is held a little while: moving the directory away and back leaves the
     // name missing in between, and without a pause it would hardly ever be a directory.
+    // Every fourth time the directory stays 10 ms, long enough for a whole read however
+    // fast the machine: the positive control below does not hang on a lucky timing (a
+    // read looks the directory up several times, all of which must find it).
     let changer = Changer::start(move || {
-        flip = !flip;
-        if flip {
+        flips = flips.wrapping_add(1);
+        let pause = if flips % 2 == 1 {
             let _ = std::fs::rename(&real, &parked);
             relink(&real, ".git");
+            200
         } else {
             let _ = std::fs::remove_file(&real);
-            let _ = std::fs::rename(&parked, &real);
-        }
-        std::thread::sleep(std::time::Duration::from_micros(200));
+            // A write that came while the name was missing made `real` afresh (missing
+            // parents are made): put the real directory back over it.
+            if std::fs::rename(&parked, &real).is_err() {
+                let _ = std::fs::remove_dir_all(&real);
+                let _ = std::fs::rename(&parked, &real);
+            }
+            if flips % 8 == 0 {
+                10_000
+            } else {
+                200
+            }
+        };
+        std::thread::sleep(std::time::Duration::from_micros(pause));
     });
     let mut ok = 0;
     for i in 0..ROUNDS {
