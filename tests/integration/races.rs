@@ -225,7 +225,7 @@ fn a_parent_flipped_to_a_link_into_git_is_never_followed() {
                 let _ = std::fs::remove_dir_all(&real);
                 let _ = std::fs::rename(&parked, &real);
             }
-            if flips % 8 == 0 {
+            if flips.is_multiple_of(8) {
                 10_000
             } else {
                 200
