@@ -12,6 +12,7 @@ use std::path::Path;
 use sha2::{Digest, Sha256};
 
 use crate::audit_log::{head_path, verify, VerifyError};
+use crate::hex;
 
 /// A 32-byte key.
 pub struct AuditKey([u8; 32]);
@@ -32,10 +33,6 @@ fn parse_hex(text: &str) -> Option<[u8; 32]> {
         *b = u8::from_str_radix(text.get(2 * i..2 * i + 2)?, 16).ok()?;
     }
     Some(out)
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 impl AuditKey {

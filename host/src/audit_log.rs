@@ -170,10 +170,7 @@ fn check_artifact(log: &Path, rel: &str, sha: Option<&str>) -> Result<(), String
 }
 
 fn line_hash_bytes(bytes: &[u8]) -> String {
-    Sha256::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    crate::hex(&Sha256::digest(bytes))
 }
 
 /// What `stats` gathers for one tool.

@@ -51,6 +51,11 @@ pub use sharded::ShardedSearch;
 #[cfg(feature = "watch")]
 pub use watch::{watch, Watch, WatchEvent, WatchOptions};
 
+/// `bytes` as lower-case hex digits (keys, tokens, hashes in names).
+pub(crate) fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
 /// The typed argument and result records of every tool.
 pub mod tools {
     pub use crate::bindings::exports::agent::file_tools::tools::*;

@@ -246,13 +246,13 @@ impl Runtime {
         &self.inner.pre
     }
 
-    /// The tool sets the component described under `policy_json`, when a session asked
-    /// before: the component accepted that very policy then.
     /// Where this runtime loads compiled artifacts from (see [`Inner::artifact_places`]).
     pub(crate) fn artifact_places(&self) -> &[PathBuf] {
         &self.inner.artifact_places
     }
 
+    /// The tool sets the component described under `policy_json`, when a session asked
+    /// before: the component accepted that very policy then.
     pub(crate) fn tool_sets(&self, policy_json: &str) -> Option<Arc<ToolSets>> {
         self.inner.tool_sets.lock().ok()?.get(policy_json).cloned()
     }
@@ -285,10 +285,10 @@ impl Runtime {
 /// component, or by another major Wasmtime, is refused.
 fn engine_config(wasm_hash: &[u8; 32]) -> wasmtime::Result<Config> {
     let mut c = Config::new();
-    let hex: String = wasm_hash.iter().map(|b| format!("{b:02x}")).collect();
     c.module_version(ModuleVersionStrategy::Custom(format!(
-        "{}+file-tools-{hex}",
-        ModuleVersionStrategy::WasmtimeVersion.as_str()
+        "{}+file-tools-{}",
+        ModuleVersionStrategy::WasmtimeVersion.as_str(),
+        crate::hex(wasm_hash)
     )))?;
     c.consume_fuel(true);
     c.epoch_interruption(true);
@@ -304,7 +304,7 @@ fn cache_name(engine: &Engine, wasm_hash: &[u8; 32]) -> String {
     use std::hash::{Hash, Hasher};
     let mut h = std::collections::hash_map::DefaultHasher::new();
     engine.precompile_compatibility_hash().hash(&mut h);
-    let short: String = wasm_hash[..8].iter().map(|b| format!("{b:02x}")).collect();
+    let short = crate::hex(&wasm_hash[..8]);
     format!("file-tools-{short}-{:016x}.cwasm", h.finish())
 }
 

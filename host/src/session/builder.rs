@@ -9,10 +9,11 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::state_dir::{check_outside, identity, StateDir};
-use super::{hex, random_key, Config, Session};
+use super::{random_key, Config, Session};
 use crate::approval::Approver;
 use crate::audit::AuditSink;
 use crate::error::HostError;
+use crate::hex;
 use crate::runtime::{Runtime, ToolSets};
 
 /// Limits applied to every call of a session.

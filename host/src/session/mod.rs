@@ -51,9 +51,6 @@ fn error_outcome(e: &ToolError) -> String {
     crate::observe::outcome_of(crate::code_name(e.code))
 }
 
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
 /// Where the component finds its private state directory (a name no tool path reaches).
 pub const STATE_GUEST_PATH: &str = file_tools_contract::STATE_GUEST_PATH;
 
