@@ -21,9 +21,13 @@ fn open(repo: &Path, state: &Path, policy: &str, bytes: Arc<Mutex<u64>>) -> Sess
 }
 
 fn builder(repo: &Path, state: &Path, policy: &str, bytes: Arc<Mutex<u64>>) -> SessionBuilder {
+    stateless(repo, policy, bytes).state_dir(state)
+}
+
+/// [`builder`] without a state directory (the session's state lives in a temporary one).
+fn stateless(repo: &Path, policy: &str, bytes: Arc<Mutex<u64>>) -> SessionBuilder {
     Session::builder(runtime())
         .repo(repo)
-        .state_dir(state)
         .policy(serde_json::from_str(policy).unwrap())
         .limits(Limits::default())
         .audit_sink(Arc::new(move |e: &AuditEvent| {
@@ -293,28 +297,16 @@ fn a_build_spawned_with_an_index_folder_and_no_state_directory_keeps_it_there() 
     let repo = tmp.path().join("repo");
     tree(&repo);
     let shared = tmp.path().join("shared-index");
-    let stateless = |folder: Option<&Path>, read: Arc<Mutex<u64>>| {
-        let mut b = Session::builder(runtime())
-            .repo(&repo)
-            .policy(serde_json::from_str(ON).unwrap())
-            .limits(Limits::default())
-            .audit_sink(Arc::new(move |e: &AuditEvent| {
-                *read.lock().unwrap() += e.bytes_read;
-            }));
-        if let Some(f) = folder {
-            b = b.index_dir(f);
-        }
-        b
-    };
     let (tx, rx) = mpsc::channel();
-    index_build::spawn(stateless(Some(&shared), Arc::default()), move |a| {
-        tx.send(a).unwrap()
-    })
-    .unwrap();
+    let first = stateless(&repo, ON, Arc::default()).index_dir(&shared);
+    index_build::spawn(first, move |a| tx.send(a).unwrap()).unwrap();
     rx.recv_timeout(Duration::from_secs(120)).unwrap().unwrap();
     assert_eq!(saved_in(&shared).len(), 1, "not saved in the index folder");
     let read = Arc::new(Mutex::new(0));
-    let mut later = stateless(Some(&shared), read.clone()).build().unwrap();
+    let mut later = stateless(&repo, ON, read.clone())
+        .index_dir(&shared)
+        .build()
+        .unwrap();
     finds_reading_only(&mut later, &read, &repo.join("d0/needle.txt"));
 }
 
@@ -436,11 +428,11 @@ fn a_build_without_a_state_directory_or_index_folder_is_refused_at_once() {
     let tmp = tempfile::tempdir().unwrap();
     let repo = tmp.path().join("repo");
     write(&repo.join("a.txt"), b"text\n");
-    let b = Session::builder(runtime())
-        .repo(&repo)
-        .policy(serde_json::from_str(ON).unwrap());
     let (tx, rx) = mpsc::channel();
-    index_build::spawn(b, move |answer| tx.send(answer).unwrap()).unwrap();
+    index_build::spawn(stateless(&repo, ON, Arc::default()), move |answer| {
+        tx.send(answer).unwrap()
+    })
+    .unwrap();
     let answer = rx.recv_timeout(Duration::from_secs(10)).unwrap();
     let err = answer.unwrap_err();
     assert!(
