@@ -239,14 +239,18 @@ pub fn walk(
         // opened from the one above it (a link or a file on the way: no rules below).
         let mut anc = LogicalPath::root();
         let mut held = fsx.open_dir(&anc).ok();
-        for part in start.parts() {
+        let mut parts = start.parts().peekable();
+        while let Some(part) = parts.next() {
             let names = held
                 .as_deref()
                 .map(present_ignore_files)
                 .unwrap_or_default();
             ignores = load_ignores(fsx, &anc, &names, ignores);
             anc = anc.join(part);
-            held = held.and_then(|d| fsx.open_below(d, [part]).ok());
+            // The start directory itself is the walk's to open.
+            if parts.peek().is_some() {
+                held = held.and_then(|d| fsx.open_below(d, [part]).ok());
+            }
         }
     }
     let budget = policy.limits().max_walk_entries;
