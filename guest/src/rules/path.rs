@@ -176,6 +176,11 @@ impl LogicalPath {
         &self.s
     }
 
+    /// The path as an owned string.
+    pub fn into_string(self) -> String {
+        self.s
+    }
+
     pub fn parts(&self) -> Parts<'_> {
         self.s.split('/').filter(|p| !p.is_empty())
     }

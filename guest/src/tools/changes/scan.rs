@@ -8,6 +8,7 @@
 //! snapshot's time, so a write in the same timestamp tick as that snapshot could hide
 //! behind equal metadata (git's rule). Everything else is trusted to be unchanged.
 
+use std::cmp::Ordering;
 use std::sync::Arc;
 
 use super::snapshot::{Rec, Shown, Snapshot};
@@ -44,23 +45,28 @@ pub fn now_ns() -> u64 {
     nanos(Some(std::time::SystemTime::now())).unwrap_or(0)
 }
 
-/// The directory of a group of files: the walk's held handle, or opened on first need.
-struct Parent<'a> {
-    path: LogicalPath,
-    held: Option<Arc<Dir>>,
-    opened: Option<Option<Arc<Dir>>>,
-    s: &'a Session,
+/// The directory holding a file: the walk's held handle, or opened by path on first need.
+enum Parent {
+    Held(Arc<Dir>),
+    ByPath {
+        path: LogicalPath,
+        opened: Option<Option<Arc<Dir>>>,
+    },
 }
 
-impl Parent<'_> {
-    fn dir(&mut self) -> Option<Arc<Dir>> {
-        if let Some(d) = &self.held {
-            return Some(d.clone());
+impl Parent {
+    /// True for a directory opened by its path, `dir`.
+    fn opened_at(&self, dir: &str) -> bool {
+        matches!(self, Parent::ByPath { path, .. } if path.as_str() == dir)
+    }
+
+    fn dir(&mut self, s: &Session) -> Option<Arc<Dir>> {
+        match self {
+            Parent::Held(d) => Some(d.clone()),
+            Parent::ByPath { path, opened } => opened
+                .get_or_insert_with(|| s.fs.open_dir(path).ok())
+                .clone(),
         }
-        let (s, path) = (self.s, &self.path);
-        self.opened
-            .get_or_insert_with(|| s.fs.open_dir(path).ok())
-            .clone()
     }
 }
 
@@ -95,55 +101,60 @@ pub fn scan(
             ),
         ));
     }
-    let mut snap = Snapshot {
-        taken,
-        ..Default::default()
-    };
-    // Grouped by directory, so that each is looked at once (a walk comes back to a
-    // directory after each of its subdirectories); the sort is stable, and compares the
-    // parents' text in place (making each parent a path of its own cost a quarter of the
-    // whole scan on the Linux tree).
-    seen.sort_by(|a, b| parent_of(&a.0).cmp(parent_of(&b.0)));
-    let mut rest = seen.as_slice();
-    while let Some(first) = rest.first() {
-        let parent_text = parent_of(&first.0);
-        let n = rest
-            .iter()
-            .position(|e| parent_of(&e.0) != parent_text)
-            .unwrap_or(rest.len());
-        let parent_path = first.0.parent();
-        let (group, tail) = rest.split_at(n);
-        rest = tail;
-        let mut parent = Parent {
-            path: parent_path,
-            held: first.2.clone(),
-            opened: None,
-            s,
+    // Path order, the snapshot's: the walk's order already but for a name that sorts
+    // before '/' beside a directory's subtree, so the stable sort only merges a few runs.
+    // The earlier snapshot, in the same order, is then met in one pass beside it.
+    seen.sort_by(|a, b| a.0.as_str().cmp(b.0.as_str()));
+    let mut earlier = old.map(|o| o.files.iter().peekable());
+    let mut files = Vec::with_capacity(seen.len());
+    let mut parent: Option<Parent> = None;
+    for (path, kind, held, listed_stat) in seen {
+        let prev = match (&mut earlier, old) {
+            (Some(it), Some(o)) => loop {
+                match it.peek().map(|(p, _)| p.as_str().cmp(path.as_str())) {
+                    Some(Ordering::Less) => drop(it.next()),
+                    Some(Ordering::Equal) => break it.next().map(|(_, r)| (o.taken, r)),
+                    _ => break None,
+                }
+            },
+            _ => None,
         };
-        for (path, kind, _, listed_stat) in group {
-            // The walk's own listing with metadata (`with_stat`, where the host lists with
-            // metadata), else one look through the held directory.
-            let st = match listed_stat {
-                Some(st) => Some(*st),
-                None => parent
-                    .dir()
-                    .and_then(|d| d.stat_at(path.name()).ok().flatten()),
-            };
-            // Gone, or unreadable, since the walk listed it: not part of this snapshot.
-            let Some(st) = st else {
-                continue;
-            };
-            let prev = old.and_then(|o| o.files.get(path.as_str()).map(|r| (o.taken, r)));
-            if let Some(rec) = look(s, &mut parent, path, *kind, &st, prev, &mut stats) {
-                snap.files.insert(path.to_string(), rec);
-            }
+        // The directory holding the file: the walk's held handle, else the one opened
+        // for the file before it when that one lies in the same directory.
+        let parent = match (held, &mut parent) {
+            (Some(d), _) => parent.insert(Parent::Held(d)),
+            (None, Some(p)) if p.opened_at(parent_text(&path)) => p,
+            (None, _) => parent.insert(Parent::ByPath {
+                path: path.parent(),
+                opened: None,
+            }),
+        };
+        // The walk's own listing with metadata (`with_stat`, where the host lists with
+        // metadata), else one look through the directory.
+        let st = match listed_stat {
+            Some(st) => Some(st),
+            None => parent
+                .dir(s)
+                .and_then(|d| d.stat_at(path.name()).ok().flatten()),
+        };
+        // Gone, or unreadable, since the walk listed it: not part of this snapshot.
+        let Some(st) = st else {
+            continue;
+        };
+        if let Some(rec) = look(s, parent, &path, kind, &st, prev, &mut stats) {
+            files.push((path.into_string(), rec));
         }
     }
+    // Built from sorted records at once (inserting one by one compared paths over and over).
+    let snap = Snapshot {
+        taken,
+        files: files.into_iter().collect(),
+    };
     Ok((snap, stats))
 }
 
 /// The text of `path`'s parent directory (empty at the root).
-fn parent_of(path: &LogicalPath) -> &str {
+fn parent_text(path: &LogicalPath) -> &str {
     let text = path.as_str();
     text.rfind('/').map_or("", |i| &text[..i])
 }
@@ -197,7 +208,7 @@ fn look(
         Some(r) => r.ok()?,
         None => {
             parent
-                .dir()?
+                .dir(s)?
                 .read_file(path.name(), max.saturating_add(1))
                 .ok()?
                 .0

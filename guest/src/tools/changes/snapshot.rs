@@ -82,31 +82,96 @@ pub struct Snapshot {
 
 const MAGIC: &str = "ftsnap1";
 
-fn num(v: Option<u64>) -> String {
-    v.map_or_else(|| "-".to_string(), |n| n.to_string())
+/// Writes `v`, or `-` for an unknown number, and a space.
+fn put_num(out: &mut String, v: Option<u64>) {
+    use std::fmt::Write;
+    match v {
+        // Writing to a String cannot fail.
+        Some(n) => drop(write!(out, "{n} ")),
+        None => out.push_str("- "),
+    }
 }
 
+/// A number of the text form: decimal digits (at most `u64::MAX`), or `-` for unknown.
 fn parse_num(s: &str) -> Result<Option<u64>, ()> {
     if s == "-" {
         return Ok(None);
     }
-    s.parse().map(Some).map_err(|_| ())
+    parse_u64(s).map(Some).ok_or(())
+}
+
+/// Decimal digits only (no sign, unlike `str::parse`), checked for overflow only past the
+/// 19 digits that always fit.
+fn parse_u64(s: &str) -> Option<u64> {
+    let b = s.as_bytes();
+    if b.is_empty() || !b.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    if b.len() < 20 {
+        return Some(b.iter().fold(0u64, |n, d| n * 10 + u64::from(d - b'0')));
+    }
+    b.iter().try_fold(0u64, |n, d| {
+        n.checked_mul(10)?.checked_add(u64::from(d - b'0'))
+    })
+}
+
+/// The next space-separated field of `rest`, which moves past it.
+fn field<'a>(rest: &mut &'a str) -> Option<&'a str> {
+    let i = rest.bytes().position(|c| c == b' ')?;
+    let (f, tail) = (&rest[..i], &rest[i + 1..]);
+    *rest = tail;
+    Some(f)
+}
+
+/// One line of the text form, parsed.
+fn parse_line(line: &str) -> Option<(&str, Rec)> {
+    let mut rest = line;
+    if field(&mut rest)? != "f" {
+        return None;
+    }
+    let size = parse_u64(field(&mut rest)?)?;
+    let mtime = parse_num(field(&mut rest)?).ok()?;
+    let ctime = parse_num(field(&mut rest)?).ok()?;
+    let inode = parse_num(field(&mut rest)?).ok()?;
+    let shown = Shown::from_letter(field(&mut rest)?)?;
+    let sha256 = match field(&mut rest)? {
+        "-" => None,
+        s if crate::fs::hash::is_sha256(s) => Some(s.to_string()),
+        _ => return None,
+    };
+    // The path runs to the end of the line.
+    let path = rest;
+    if path.is_empty() || path.chars().any(char::is_control) {
+        return None;
+    }
+    let rec = Rec {
+        size,
+        mtime,
+        ctime,
+        inode,
+        shown,
+        sha256,
+    };
+    Some((path, rec))
 }
 
 impl Snapshot {
     /// The text form (see the module docs).
     pub fn encode(&self) -> Vec<u8> {
         let mut out = format!("{MAGIC} {}\n", self.taken);
+        out.reserve(self.files.len() * 120);
         for (path, r) in &self.files {
-            out.push_str(&format!(
-                "f {} {} {} {} {} {} {path}\n",
-                r.size,
-                num(r.mtime),
-                num(r.ctime),
-                num(r.inode),
-                r.shown.letter(),
-                r.sha256.as_deref().unwrap_or("-"),
-            ));
+            out.push_str("f ");
+            put_num(&mut out, Some(r.size));
+            put_num(&mut out, r.mtime);
+            put_num(&mut out, r.ctime);
+            put_num(&mut out, r.inode);
+            out.push(r.shown.letter());
+            out.push(' ');
+            out.push_str(r.sha256.as_deref().unwrap_or("-"));
+            out.push(' ');
+            out.push_str(path);
+            out.push('\n');
         }
         out.into_bytes()
     }
@@ -116,50 +181,12 @@ impl Snapshot {
         let text = std::str::from_utf8(bytes).ok()?;
         let mut lines = text.split_terminator('\n');
         let head = lines.next()?;
-        let taken = head.strip_prefix(MAGIC)?.strip_prefix(' ')?.parse().ok()?;
+        let taken = parse_u64(head.strip_prefix(MAGIC)?.strip_prefix(' ')?)?;
         // Collected first, then built at once: the lines are in path order, which makes
         // the build a single pass (inserting one by one cost more than reading the lines).
         let mut files = Vec::new();
         for line in lines {
-            let mut it = line.splitn(8, ' ');
-            let (
-                Some("f"),
-                Some(size),
-                Some(m),
-                Some(c),
-                Some(i),
-                Some(shown),
-                Some(sha),
-                Some(path),
-            ) = (
-                it.next(),
-                it.next(),
-                it.next(),
-                it.next(),
-                it.next(),
-                it.next(),
-                it.next(),
-                it.next(),
-            )
-            else {
-                return None;
-            };
-            let sha256 = match sha {
-                "-" => None,
-                s if crate::fs::hash::is_sha256(s) => Some(s.to_string()),
-                _ => return None,
-            };
-            let rec = Rec {
-                size: size.parse().ok()?,
-                mtime: parse_num(m).ok()?,
-                ctime: parse_num(c).ok()?,
-                inode: parse_num(i).ok()?,
-                shown: Shown::from_letter(shown)?,
-                sha256,
-            };
-            if path.is_empty() || path.chars().any(char::is_control) {
-                return None;
-            }
+            let (path, rec) = parse_line(line)?;
             files.push((path.to_string(), rec));
         }
         Some(Snapshot {
@@ -283,6 +310,14 @@ mod tests {
                 ..rec(0, 0, Shown::Link, None)
             },
         );
+        s.files.insert(
+            "big".into(),
+            Rec {
+                size: u64::MAX,
+                mtime: Some(0),
+                ..rec(0, 0, Shown::Size, None)
+            },
+        );
         assert_eq!(Snapshot::decode(&s.encode()).unwrap(), s);
         for junk in [
             &b""[..],
@@ -291,6 +326,10 @@ mod tests {
             b"ftsnap1 1\nf 1 - - - c zz p\n",
             b"ftsnap1 1\nf 1 - - - q - p\n",
             b"ftsnap1 1\nf 1 - - - c -\n",
+            b"ftsnap1 1\nf +1 - - - s - p\n",
+            b"ftsnap1 1\nf 18446744073709551616 - - - s - p\n",
+            b"ftsnap1 1\nf 1 - - - s - a\x01b\n",
+            b"ftsnap1 1\nf 1 - - - s - \n",
         ] {
             assert!(Snapshot::decode(junk).is_none(), "{junk:?}");
         }
