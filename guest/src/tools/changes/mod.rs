@@ -118,6 +118,8 @@ pub fn changes_since(
         .as_ref()
         .is_some_and(|t| changes_now.is_some() && t.changes == changes_now);
     let from = from.map(|t| t.snap);
+    // The token's snapshot as stored, when this call reads it.
+    let mut stored = None;
     // The two snapshots compared, when this call has both at hand (no need to load them).
     let mut pair = None;
     let (from, to, skip, hashed) = match (&from, &a.cursor) {
@@ -135,7 +137,10 @@ pub fn changes_since(
         }
         (Some(from), None) if unchanged => (Some(from.clone()), from.clone(), None, 0),
         _ => {
-            let old = from.as_deref().map(|n| load(&store, n)).transpose()?;
+            if let Some(name) = &from {
+                stored = Some(store.get(name)?);
+            }
+            let old = stored.as_deref().map(decode).transpose()?;
             let (new, stats) = scan::scan(s, &start, &opts, old.as_ref())?;
             log.bytes_read += stats.bytes;
             let to = match (&old, &from) {
@@ -181,7 +186,10 @@ pub fn changes_since(
     let all = match pair {
         _ if from == to => Vec::new(),
         Some((old, new)) => snapshot::diff(&old, &new),
-        None => snapshot::diff(&load(&store, &from)?, &load(&store, &to)?),
+        None => {
+            let (old, new) = (store.get(&from)?, store.get(&to)?);
+            snapshot::diff(&decode(&old)?, &decode(&new)?)
+        }
     };
     let count = |k: ChangeKind| all.iter().filter(|c| c.change == k).count() as u32;
     let (created, modified, deleted) = (
@@ -245,9 +253,9 @@ pub fn changes_since(
     })
 }
 
-/// The stored snapshot `name`, parsed.
-fn load(store: &Store, name: &str) -> ToolResult<Snapshot> {
-    Snapshot::decode(&store.get(name)?).ok_or_else(|| store::expired("is damaged"))
+/// A stored snapshot's bytes, parsed in place.
+fn decode(bytes: &[u8]) -> ToolResult<Snapshot<&str>> {
+    Snapshot::decode(bytes).ok_or_else(|| store::expired("is damaged"))
 }
 
 #[cfg(test)]

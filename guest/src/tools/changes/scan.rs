@@ -11,7 +11,7 @@
 use std::cmp::Ordering;
 use std::sync::Arc;
 
-use super::snapshot::{Rec, Shown, Snapshot};
+use super::snapshot::{HexDigest, Rec, Shown, Snapshot};
 use crate::error::{ToolError, ToolResult};
 use crate::fs::port::{Dir, Stat};
 use crate::rules::classify::Kind;
@@ -76,11 +76,11 @@ impl Parent {
 /// # Errors
 /// `IO_ERROR` when `start` cannot be read; `LIMIT_EXCEEDED` when the tree has more entries
 /// than the policy's `max_walk_entries` (a partial snapshot would report the rest deleted).
-pub fn scan(
+pub fn scan<P: AsRef<str>>(
     s: &Session,
     start: &LogicalPath,
     opts: &WalkOptions,
-    old: Option<&Snapshot>,
+    old: Option<&Snapshot<P>>,
 ) -> ToolResult<(Snapshot, ScanStats)> {
     let taken = now_ns();
     let mut stats = ScanStats::default();
@@ -104,20 +104,23 @@ pub fn scan(
     // Path order, the snapshot's: the walk's order already but for a name that sorts
     // before '/' beside a directory's subtree, so the stable sort only merges a few runs.
     // The earlier snapshot, in the same order, is then met in one pass beside it.
+    // (A walk visits a path once; the snapshot's form holds each path once whatever
+    // happens.)
     seen.sort_by(|a, b| a.0.as_str().cmp(b.0.as_str()));
-    let mut earlier = old.map(|o| o.files.iter().peekable());
+    seen.dedup_by(|a, b| a.0 == b.0);
+    let mut earlier = old.map(|o| (o.taken, o.files.iter().peekable()));
     let mut files = Vec::with_capacity(seen.len());
     let mut parent: Option<Parent> = None;
     for (path, kind, held, listed_stat) in seen {
-        let prev = match (&mut earlier, old) {
-            (Some(it), Some(o)) => loop {
-                match it.peek().map(|(p, _)| p.as_str().cmp(path.as_str())) {
+        let prev = match &mut earlier {
+            Some((taken, it)) => loop {
+                match it.peek().map(|(p, _)| p.as_ref().cmp(path.as_str())) {
                     Some(Ordering::Less) => drop(it.next()),
-                    Some(Ordering::Equal) => break it.next().map(|(_, r)| (o.taken, r)),
+                    Some(Ordering::Equal) => break it.next().map(|(_, r)| (*taken, r)),
                     _ => break None,
                 }
             },
-            _ => None,
+            None => None,
         };
         // The directory holding the file: the walk's held handle, else the one opened
         // for the file before it when that one lies in the same directory.
@@ -145,12 +148,7 @@ pub fn scan(
             files.push((path.into_string(), rec));
         }
     }
-    // Built from sorted records at once (inserting one by one compared paths over and over).
-    let snap = Snapshot {
-        taken,
-        files: files.into_iter().collect(),
-    };
-    Ok((snap, stats))
+    Ok((Snapshot { taken, files }, stats))
 }
 
 /// The text of `path`'s parent directory (empty at the root).
@@ -195,7 +193,7 @@ fn look(
         let racy = rec.mtime.is_none_or(|m| m.saturating_add(RACY_NS) >= taken);
         if p.same_metadata(&rec) && !(racy && p.shown == Shown::Content) {
             rec.shown = p.shown;
-            rec.sha256 = p.sha256.clone();
+            rec.sha256 = p.sha256;
             return Some(rec);
         }
     }
@@ -226,8 +224,12 @@ fn look(
         // (and not counted as hashed: the count would tell that it moved).
         return Some(rec);
     }
+    // A digest not of the expected form (never from a working host) tells nothing.
+    let Some(digest) = HexDigest::parse(&s.fs.services().sha256_hex(&data)) else {
+        return Some(rec);
+    };
     stats.hashed += 1;
     rec.shown = Shown::Content;
-    rec.sha256 = Some(s.fs.services().sha256_hex(&data));
+    rec.sha256 = Some(digest);
     Some(rec)
 }

@@ -5,11 +5,14 @@
 //! The text form is `ftsnap1 <taken_ns>` on the first line, then one line per file:
 //! `<type> <size> <mtime_ns> <ctime_ns> <inode> <shown> <sha256> <path>`, where an unknown
 //! number or a missing sha256 is `-`, and the path (a logical path: no control characters,
-//! so no line break) runs to the end of the line. Files are in path order.
-
-use std::collections::BTreeMap;
+//! so no line break) runs to the end of the line. Files are in path order (byte order of
+//! the path text), each once.
+//!
+//! A stored snapshot is read in place ([`Snapshot::decode`] borrows each path from the
+//! text), since a call reads the earlier snapshot only to walk it once beside the new one.
 
 use crate::api::{Change, ChangeKind};
+use crate::fs::hash::is_sha256;
 
 /// What of a file's change may be reported.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -46,8 +49,36 @@ impl Shown {
     }
 }
 
+/// A sha256 as its 64 lowercase hex digits, kept inline (a snapshot holds one per file).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct HexDigest([u8; 64]);
+
+impl HexDigest {
+    /// `hex` if it is 64 hex digits, in lowercase.
+    pub fn parse(hex: &str) -> Option<Self> {
+        if !is_sha256(hex) {
+            return None;
+        }
+        let mut digits = [0; 64];
+        digits.copy_from_slice(hex.as_bytes());
+        digits.make_ascii_lowercase();
+        Some(HexDigest(digits))
+    }
+
+    pub fn as_str(&self) -> &str {
+        // Only `parse` makes one, from ASCII digits.
+        std::str::from_utf8(&self.0).unwrap_or_default()
+    }
+}
+
+impl std::fmt::Debug for HexDigest {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// One file of a snapshot.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Rec {
     pub size: u64,
     /// Modification time, nanoseconds since the Unix epoch.
@@ -56,8 +87,8 @@ pub struct Rec {
     pub ctime: Option<u64>,
     pub inode: Option<u64>,
     pub shown: Shown,
-    /// The content's sha256 (lowercase hex), for [`Shown::Content`] only.
-    pub sha256: Option<String>,
+    /// The content's sha256, for [`Shown::Content`] only.
+    pub sha256: Option<HexDigest>,
 }
 
 impl Rec {
@@ -73,11 +104,12 @@ impl Rec {
 }
 
 /// Every visible file of a tree at `taken` (nanoseconds since the Unix epoch, read before
-/// the first file was looked at).
+/// the first file was looked at), in path order; a path is owned (`String`) in a snapshot
+/// just taken and borrowed from the stored text (`&str`) in one read back.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Snapshot {
+pub struct Snapshot<P = String> {
     pub taken: u64,
-    pub files: BTreeMap<String, Rec>,
+    pub files: Vec<(P, Rec)>,
 }
 
 const MAGIC: &str = "ftsnap1";
@@ -136,8 +168,7 @@ fn parse_line(line: &str) -> Option<(&str, Rec)> {
     let shown = Shown::from_letter(field(&mut rest)?)?;
     let sha256 = match field(&mut rest)? {
         "-" => None,
-        s if crate::fs::hash::is_sha256(s) => Some(s.to_string()),
-        _ => return None,
+        s => Some(HexDigest::parse(s)?),
     };
     // The path runs to the end of the line.
     let path = rest;
@@ -155,7 +186,7 @@ fn parse_line(line: &str) -> Option<(&str, Rec)> {
     Some((path, rec))
 }
 
-impl Snapshot {
+impl<P: AsRef<str>> Snapshot<P> {
     /// The text form (see the module docs).
     pub fn encode(&self) -> Vec<u8> {
         let mut out = format!("{MAGIC} {}\n", self.taken);
@@ -168,47 +199,47 @@ impl Snapshot {
             put_num(&mut out, r.inode);
             out.push(r.shown.letter());
             out.push(' ');
-            out.push_str(r.sha256.as_deref().unwrap_or("-"));
+            out.push_str(r.sha256.as_ref().map_or("-", HexDigest::as_str));
             out.push(' ');
-            out.push_str(path);
+            out.push_str(path.as_ref());
             out.push('\n');
         }
         out.into_bytes()
     }
 
-    /// Parses the text form; `None` for anything else.
-    pub fn decode(bytes: &[u8]) -> Option<Snapshot> {
-        let text = std::str::from_utf8(bytes).ok()?;
-        let mut lines = text.split_terminator('\n');
-        let head = lines.next()?;
-        let taken = parse_u64(head.strip_prefix(MAGIC)?.strip_prefix(' ')?)?;
-        // Collected first, then built at once: the lines are in path order, which makes
-        // the build a single pass (inserting one by one cost more than reading the lines).
-        let mut files = Vec::new();
-        for line in lines {
-            let (path, rec) = parse_line(line)?;
-            files.push((path.to_string(), rec));
-        }
-        Some(Snapshot {
-            taken,
-            files: files.into_iter().collect(),
-        })
-    }
-}
-
-impl Snapshot {
     /// True when `other` tells the same as this snapshot: the same files, equal records,
     /// except that a name-only file's metadata is not compared (a new token for a tree
     /// whose only change is a secret's would tell that it moved).
-    pub fn same_visible(&self, other: &Snapshot) -> bool {
+    pub fn same_visible<Q: AsRef<str>>(&self, other: &Snapshot<Q>) -> bool {
         self.files.len() == other.files.len()
             && self
                 .files
                 .iter()
                 .zip(&other.files)
                 .all(|((pa, a), (pb, b))| {
-                    pa == pb && (a == b || (a.shown == Shown::Name && b.shown == Shown::Name))
+                    pa.as_ref() == pb.as_ref()
+                        && (a == b || (a.shown == Shown::Name && b.shown == Shown::Name))
                 })
+    }
+}
+
+impl<'a> Snapshot<&'a str> {
+    /// Parses the text form, borrowing each path from `bytes`; `None` for anything else
+    /// (also for paths out of order or repeated).
+    pub fn decode(bytes: &'a [u8]) -> Option<Self> {
+        let text = std::str::from_utf8(bytes).ok()?;
+        let mut lines = text.split_terminator('\n');
+        let head = lines.next()?;
+        let taken = parse_u64(head.strip_prefix(MAGIC)?.strip_prefix(' ')?)?;
+        let mut files: Vec<(&str, Rec)> = Vec::new();
+        for line in lines {
+            let (path, rec) = parse_line(line)?;
+            if files.last().is_some_and(|(last, _)| *last >= path) {
+                return None;
+            }
+            files.push((path, rec));
+        }
+        Some(Snapshot { taken, files })
     }
 }
 
@@ -219,7 +250,11 @@ fn created(path: &str, r: &Rec) -> Change {
         path: path.to_string(),
         change: ChangeKind::Created,
         size: matches!(r.shown, Shown::Content | Shown::Size).then_some(r.size),
-        sha256: if content { r.sha256.clone() } else { None },
+        sha256: if content {
+            r.sha256.map(|h| h.as_str().to_string())
+        } else {
+            None
+        },
     }
 }
 
@@ -236,10 +271,10 @@ fn modified(old: &Rec, new: &Rec) -> bool {
 
 /// The changes from `old` to `new`, in path order. A rename is a deletion of the old path
 /// and a creation of the new one.
-pub fn diff(old: &Snapshot, new: &Snapshot) -> Vec<Change> {
+pub fn diff<P: AsRef<str>, Q: AsRef<str>>(old: &Snapshot<P>, new: &Snapshot<Q>) -> Vec<Change> {
     let mut out = Vec::new();
-    let mut a = old.files.iter().peekable();
-    let mut b = new.files.iter().peekable();
+    let mut a = old.files.iter().map(|(p, r)| (p.as_ref(), r)).peekable();
+    let mut b = new.files.iter().map(|(p, r)| (p.as_ref(), r)).peekable();
     loop {
         match (a.peek(), b.peek()) {
             (None, None) => break,
@@ -286,7 +321,16 @@ mod tests {
             ctime: Some(mtime),
             inode: Some(7),
             shown,
-            sha256: sha.map(str::to_string),
+            sha256: sha.map(|h| HexDigest::parse(h).unwrap()),
+        }
+    }
+
+    /// A snapshot of `files`, put in path order.
+    fn snap(taken: u64, mut files: Vec<(&str, Rec)>) -> Snapshot {
+        files.sort_by_key(|(p, _)| *p);
+        Snapshot {
+            taken,
+            files: files.into_iter().map(|(p, r)| (p.to_string(), r)).collect(),
         }
     }
 
@@ -295,30 +339,35 @@ mod tests {
 
     #[test]
     fn the_text_form_round_trips_and_refuses_junk() {
-        let mut s = Snapshot {
-            taken: 42,
-            ..Default::default()
-        };
-        s.files
-            .insert("a b/c d.txt".into(), rec(3, 1, Shown::Content, Some(A)));
-        s.files.insert(
-            "x".into(),
-            Rec {
-                mtime: None,
-                ctime: None,
-                inode: None,
-                ..rec(0, 0, Shown::Link, None)
-            },
+        let s = snap(
+            42,
+            vec![
+                ("a b/c d.txt", rec(3, 1, Shown::Content, Some(A))),
+                (
+                    "x",
+                    Rec {
+                        mtime: None,
+                        ctime: None,
+                        inode: None,
+                        ..rec(0, 0, Shown::Link, None)
+                    },
+                ),
+                (
+                    "big",
+                    Rec {
+                        size: u64::MAX,
+                        mtime: Some(0),
+                        ..rec(0, 0, Shown::Size, None)
+                    },
+                ),
+            ],
         );
-        s.files.insert(
-            "big".into(),
-            Rec {
-                size: u64::MAX,
-                mtime: Some(0),
-                ..rec(0, 0, Shown::Size, None)
-            },
-        );
-        assert_eq!(Snapshot::decode(&s.encode()).unwrap(), s);
+        let bytes = s.encode();
+        let back = Snapshot::decode(&bytes).unwrap();
+        assert!(back.same_visible(&s) && s.same_visible(&back));
+        assert_eq!(back.taken, 42);
+        assert_eq!(back.encode(), bytes);
+        assert_eq!(HexDigest::parse(&A.to_uppercase()), HexDigest::parse(A));
         for junk in [
             &b""[..],
             b"ftsnap2 1\n",
@@ -330,32 +379,38 @@ mod tests {
             b"ftsnap1 1\nf 18446744073709551616 - - - s - p\n",
             b"ftsnap1 1\nf 1 - - - s - a\x01b\n",
             b"ftsnap1 1\nf 1 - - - s - \n",
+            // Out of order, and twice.
+            b"ftsnap1 1\nf 1 - - - s - b\nf 1 - - - s - a\n",
+            b"ftsnap1 1\nf 1 - - - s - a\nf 1 - - - s - a\n",
         ] {
             assert!(Snapshot::decode(junk).is_none(), "{junk:?}");
         }
+        // The same lines in order: a control for the last two.
+        assert!(Snapshot::decode(b"ftsnap1 1\nf 1 - - - s - a\nf 1 - - - s - b\n").is_some());
     }
 
     #[test]
     fn the_diff_tells_only_what_may_be_told() {
-        let mut old = Snapshot::default();
-        let mut new = Snapshot::default();
-        old.files
-            .insert("same".into(), rec(1, 1, Shown::Content, Some(A)));
-        new.files
-            .insert("same".into(), rec(1, 9, Shown::Content, Some(A)));
-        old.files
-            .insert("edit".into(), rec(1, 1, Shown::Content, Some(A)));
-        new.files
-            .insert("edit".into(), rec(1, 1, Shown::Content, Some(B)));
-        old.files
-            .insert("secret".into(), rec(1, 1, Shown::Name, None));
-        new.files
-            .insert("secret".into(), rec(5, 9, Shown::Name, None));
-        old.files.insert("big".into(), rec(1, 1, Shown::Size, None));
-        new.files.insert("big".into(), rec(2, 2, Shown::Size, None));
-        old.files
-            .insert("gone".into(), rec(1, 1, Shown::Content, Some(A)));
-        new.files.insert("new".into(), rec(4, 1, Shown::Name, None));
+        let old = snap(
+            0,
+            vec![
+                ("same", rec(1, 1, Shown::Content, Some(A))),
+                ("edit", rec(1, 1, Shown::Content, Some(A))),
+                ("secret", rec(1, 1, Shown::Name, None)),
+                ("big", rec(1, 1, Shown::Size, None)),
+                ("gone", rec(1, 1, Shown::Content, Some(A))),
+            ],
+        );
+        let new = snap(
+            0,
+            vec![
+                ("same", rec(1, 9, Shown::Content, Some(A))),
+                ("edit", rec(1, 1, Shown::Content, Some(B))),
+                ("secret", rec(5, 9, Shown::Name, None)),
+                ("big", rec(2, 2, Shown::Size, None)),
+                ("new", rec(4, 1, Shown::Name, None)),
+            ],
+        );
         let d = diff(&old, &new);
         let got: Vec<(&str, ChangeKind, Option<u64>, Option<&str>)> = d
             .iter()

@@ -178,11 +178,11 @@ fn a_racily_clean_file_is_hashed_again() {
         with_stat: false,
     };
     let root = crate::rules::path::LogicalPath::root();
-    let (mut snap, _) = scan(&s, &root, &opts, None).unwrap();
+    let (mut snap, _) = scan::<String>(&s, &root, &opts, None).unwrap();
     // The same metadata with other content, as a write in the snapshot's own timestamp
     // tick would leave it.
-    let rec = snap.files.get_mut("f.txt").unwrap();
-    rec.sha256 = Some(crate::fs::hash::sha256_hex(b"two\n"));
+    let (_, rec) = snap.files.iter_mut().find(|(p, _)| p == "f.txt").unwrap();
+    rec.sha256 = snapshot::HexDigest::parse(&crate::fs::hash::sha256_hex(b"two\n"));
     let mtime = rec.mtime.unwrap();
     snap.taken = mtime + RACY_NS / 2;
     let (new, stats) = scan(&s, &root, &opts, Some(&snap)).unwrap();
