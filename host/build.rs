@@ -1,10 +1,9 @@
 //! Builds the guest component for wasm32-wasip2 with a nested cargo (see
 //! `build/guest.rs`) and hands its path to the host crate as `FILE_TOOLS_GUEST_WASM`, and
 //! the standalone variant (WASI imports only, for the `wasmtime` CLI) as
-//! `FILE_TOOLS_GUEST_STANDALONE_WASM`. (The variant with fault injection, which only the
+//! `FILE_TOOLS_GUEST_STANDALONE_WASM` when the crate's feature `standalone` is on. (The variant with fault injection, which only the
 //! tests use, is built by the test kit, `tests/kit`, so that a plain build never waits for
-//! it.) The `package-docs` section of the Wassette variant
-//! is built from `wit/` (see `build/package_docs.rs`) as `FILE_TOOLS_WASSETTE_DOCS`.
+//! it.)
 //!
 //! A packaged crate (`cargo package`, `scripts/package.sh`) has no `../guest` to build: it
 //! carries the two components it ships in `component/`, copied there at package time
@@ -13,20 +12,28 @@
 
 #[path = "build/guest.rs"]
 mod guest;
-#[path = "build/package_docs.rs"]
-mod package_docs;
 
 use std::env;
 use std::path::{Path, PathBuf};
 
-/// The components a packaged crate carries, beside its manifest.
-const BUNDLED: [(&str, &str); 2] = [
-    ("file_tools.wasm", "FILE_TOOLS_GUEST_WASM"),
+/// The components the crate carries: the guest's features, the name of the file a packaged
+/// crate keeps it in (beside its manifest, in `component/`), the variable naming its path.
+const VARIANTS: [(&[&str], &str, &str); 2] = [
+    (&[], "file_tools.wasm", "FILE_TOOLS_GUEST_WASM"),
     (
+        &["standalone"],
         "file_tools_standalone.wasm",
         "FILE_TOOLS_GUEST_STANDALONE_WASM",
     ),
 ];
+
+/// The variants this build carries: the standalone one only with the feature of its name.
+fn variants() -> impl Iterator<Item = (&'static [&'static str], &'static str, &'static str)> {
+    let standalone = env::var_os("CARGO_FEATURE_STANDALONE").is_some();
+    VARIANTS
+        .into_iter()
+        .filter(move |(features, _, _)| standalone || features.is_empty())
+}
 
 fn main() {
     let manifest =
@@ -41,22 +48,11 @@ fn main() {
     } else {
         use_bundled(&manifest);
     }
-
-    let wit = manifest.join("wit");
-    println!("cargo:rerun-if-changed={}", wit.display());
-    let docs = package_docs::section(&wit)
-        .unwrap_or_else(|e| panic!("building the package-docs section: {e}"));
-    let dest = out.join("wassette_package_docs.bin");
-    std::fs::write(&dest, docs).expect("writing the package-docs section");
-    println!(
-        "cargo:rustc-env=FILE_TOOLS_WASSETTE_DOCS={}",
-        dest.display()
-    );
 }
 
 /// A packaged crate: the components copied into `component/` at package time.
 fn use_bundled(manifest: &Path) {
-    for (name, var) in BUNDLED {
+    for (_, name, var) in variants() {
         let path = manifest.join("component").join(name);
         assert!(
             path.exists(),
@@ -82,18 +78,11 @@ fn emit_sha256(var: &str, path: &Path) {
     println!("cargo:rustc-env={var}_SHA256={hex}");
 }
 
-/// The repository: both shipped variants built from `../guest`.
+/// The repository: the shipped variants built from `../guest`.
 fn build_from_workspace(root: &Path, out: &Path) {
     let target_dir = guest::target_dir(root);
     guest::rerun_if_changed(root);
-    for (features, name, var) in [
-        (&[][..], "file_tools_guest.wasm", "FILE_TOOLS_GUEST_WASM"),
-        (
-            &["standalone"][..],
-            "file_tools_standalone.wasm",
-            "FILE_TOOLS_GUEST_STANDALONE_WASM",
-        ),
-    ] {
+    for (features, name, var) in variants() {
         let dest = out.join(name);
         guest::build_variant(root, &target_dir, features, &dest);
         println!("cargo:rustc-env={var}={}", dest.display());

@@ -6,8 +6,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 FILE_TOOLS_SETUP_RUST_ONLY=1 bash scripts/setup.sh
 # Only the `file-tools` binary and what the demo needs: none of the tests, their
-# dev-dependencies or the fault-injection component, and not the MCP server (the `mcp`
-# feature, on by default: `file-tools mcp` in this build says it is missing). `--workspace`
+# dev-dependencies or the fault-injection component, and neither the MCP server nor the
+# standalone component (the features `mcp` and `standalone`, on by default: `file-tools mcp`
+# and `file-tools component --standalone` in this build say what is missing). `--workspace`
 # makes cargo resolve features over every member, as the test command does, so both share
 # one build of Wasmtime and a later `scripts/test.sh` compiles no dependency again.
 cargo build --release --workspace --bin file-tools --no-default-features

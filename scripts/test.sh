@@ -10,18 +10,22 @@ cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 # The wasmtime CLI tests use the binary setup.sh installed, wherever PATH points.
 export WASMTIME="${WASMTIME:-${CARGO_HOME:-$HOME/.cargo}/bin/wasmtime}"
-# The demo's build (scripts/demo.sh): the binary without its MCP server must compile and
-# answer `mcp` with a usage error naming the feature it lacks. The tests then build the
-# whole binary over it.
+# The demo's build (scripts/demo.sh): the binary without its MCP server and without the
+# standalone component must compile and answer `mcp` and `component --standalone` with a
+# usage error naming the feature it lacks. The tests then build the whole binary over it.
 cargo build --release --workspace --bin file-tools --no-default-features
-set +e
-lean="$(target/release/file-tools mcp 2>&1)"
-lean_exit=$?
-set -e
-if [ "$lean_exit" != 2 ] || [[ "$lean" != *'feature `mcp`'* ]]; then
-    echo "the binary built without the mcp feature answered 'mcp' with exit $lean_exit: $lean" >&2
-    exit 1
-fi
+for lacking in "mcp:mcp" "standalone:component --standalone target/lean-standalone.wasm"; do
+    feature="${lacking%%:*}"
+    set +e
+    # shellcheck disable=SC2086 # the command's words
+    lean="$(target/release/file-tools ${lacking#*:} 2>&1)"
+    lean_exit=$?
+    set -e
+    if [ "$lean_exit" != 2 ] || [[ "$lean" != *"feature \`$feature\`"* ]]; then
+        echo "the binary built without the $feature feature answered '${lacking#*:}' with exit $lean_exit: $lean" >&2
+        exit 1
+    fi
+done
 cargo test --release --workspace
 
 BIN="$PWD/target/release/file-tools"

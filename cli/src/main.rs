@@ -179,10 +179,8 @@ fn main() -> ExitCode {
             wassette,
             out,
         } => {
-            if *wassette {
-                write_component(&file_tools_host::runtime::wassette_component(), out)
-            } else if *standalone {
-                write_component(file_tools_host::runtime::STANDALONE_WASM, out)
+            if *wassette || *standalone {
+                standalone_component(*wassette, out)
             } else {
                 write_component(file_tools_host::runtime::GUEST_WASM, out)
             }
@@ -245,6 +243,25 @@ fn metrics(_: &Options, _: &Path) -> ExitCode {
 fn ok(result: Value) -> ExitCode {
     println!("{}", json!({"ok": true, "result": result}));
     ExitCode::SUCCESS
+}
+
+/// Writes the standalone component, or its Wassette form.
+#[cfg(feature = "standalone")]
+fn standalone_component(wassette: bool, out: &Path) -> ExitCode {
+    if wassette {
+        write_component(&file_tools_host::runtime::wassette_component(), out)
+    } else {
+        write_component(file_tools_host::runtime::STANDALONE_WASM, out)
+    }
+}
+
+/// The standalone variants in a binary built without them: a usage error that says so.
+#[cfg(not(feature = "standalone"))]
+fn standalone_component(_: bool, _: &Path) -> ExitCode {
+    usage_error(
+        "this file-tools was built without the standalone component (the cargo feature \
+         `standalone`, on by default): build it with that feature",
+    )
 }
 
 fn write_component(bytes: &[u8], out: &Path) -> ExitCode {

@@ -34,6 +34,8 @@ pub mod session;
 pub mod sharded;
 #[cfg(all(feature = "watch", target_os = "linux"))]
 mod tree_watch;
+#[cfg(feature = "standalone")]
+mod wassette;
 #[cfg(feature = "watch")]
 pub mod watch;
 

@@ -37,22 +37,20 @@ fn wasm_sha256(wasm: &[u8]) -> [u8; 32] {
 }
 
 /// The standalone variant of the component (world `file-tools-standalone`): its only
-/// imports are WASI, so plain WASI hosts such as the `wasmtime` CLI can run it.
+/// imports are WASI, so plain WASI hosts such as the `wasmtime` CLI can run it. (With the
+/// crate's feature `standalone`, on by default.)
+#[cfg(feature = "standalone")]
 pub const STANDALONE_WASM: &[u8] = include_bytes!(env!("FILE_TOOLS_GUEST_STANDALONE_WASM"));
 
-/// The `package-docs` custom section (id, size, name, payload) built from `wit/` by this
-/// crate's build script: the WIT docs, with every function of the exported `tools`
-/// interface also listed under the standalone world's `func_exports`, which is where
-/// Wassette reads the description it shows the model.
-pub const WASSETTE_DOCS_SECTION: &[u8] = include_bytes!(env!("FILE_TOOLS_WASSETTE_DOCS"));
-
 /// The variant of the component for Wassette, the MCP runner for Wasm components: the
-/// standalone component with [`WASSETTE_DOCS_SECTION`] appended, so that each tool is
-/// described by its WIT doc. Wit-parser based tools (`jco transpile`, `wasm-tools
-/// component wit`) cannot decode a component with that section: give them
-/// [`STANDALONE_WASM`] or [`GUEST_WASM`].
+/// standalone component with a `package-docs` custom section appended (see
+/// [`crate::wassette`]), so that each tool is described by its WIT doc. Wit-parser based
+/// tools (`jco transpile`, `wasm-tools component wit`) cannot decode a component with that
+/// section: give them [`STANDALONE_WASM`] or [`GUEST_WASM`]. (With the crate's feature
+/// `standalone`, on by default.)
+#[cfg(feature = "standalone")]
 pub fn wassette_component() -> Vec<u8> {
-    [STANDALONE_WASM, WASSETTE_DOCS_SECTION].concat()
+    [STANDALONE_WASM, &crate::wassette::docs_section()].concat()
 }
 
 /// Configures a [`Runtime`].
@@ -579,104 +577,5 @@ mod tests {
             .repo(&repo)
             .build()
             .expect("control");
-    }
-    use wasmtime::component::types::ComponentItem;
-
-    /// Reads an unsigned LEB128 at `*at`, moving `*at` past it.
-    fn leb128(bytes: &[u8], at: &mut usize) -> usize {
-        let mut value = 0;
-        let mut shift = 0;
-        loop {
-            let byte = bytes[*at];
-            *at += 1;
-            value |= usize::from(byte & 0x7f) << shift;
-            if byte & 0x80 == 0 {
-                return value;
-            }
-            shift += 7;
-        }
-    }
-
-    /// The payloads of the top-level custom sections named `name`, walking the binary's
-    /// sections from the 8-byte header on.
-    fn custom_sections<'a>(wasm: &'a [u8], name: &str) -> Vec<&'a [u8]> {
-        let mut found = Vec::new();
-        let mut at = 8;
-        while at < wasm.len() {
-            let id = wasm[at];
-            at += 1;
-            let size = leb128(wasm, &mut at);
-            let body = &wasm[at..at + size];
-            at += size;
-            if id == 0 {
-                let mut name_at = 0;
-                let len = leb128(body, &mut name_at);
-                if &body[name_at..name_at + len] == name.as_bytes() {
-                    found.push(&body[name_at + len..]);
-                }
-            }
-        }
-        assert_eq!(at, wasm.len(), "sections overrun the binary");
-        found
-    }
-
-    /// Every function (not type) the component exports from `tools`, by WIT name.
-    fn exported_tool_functions(wasm: &[u8]) -> Vec<String> {
-        let engine = Engine::default();
-        let component = Component::new(&engine, wasm).expect("the Wassette variant compiles");
-        let ty = component.component_type();
-        let (_, tools) = ty
-            .exports(&engine)
-            .find(|(name, _)| name.starts_with("agent:file-tools/tools@"))
-            .expect("the component exports the tools interface");
-        let ComponentItem::ComponentInstance(tools) = tools.ty else {
-            panic!("tools is not an instance");
-        };
-        tools
-            .exports(&engine)
-            .filter(|(_, item)| matches!(item.ty, ComponentItem::ComponentFunc(_)))
-            .map(|(name, _)| name.to_string())
-            .collect()
-    }
-
-    #[test]
-    fn wassette_variant_describes_every_tool_with_its_wit_doc() {
-        let wasm = wassette_component();
-        assert!(wasm.starts_with(STANDALONE_WASM));
-        let sections = custom_sections(&wasm, "package-docs");
-        assert_eq!(sections.len(), 1, "exactly one package-docs section");
-        let (version, json) = sections[0].split_first().expect("a version byte");
-        assert_eq!(*version, 1, "package-docs format version");
-        let docs: serde_json::Value = serde_json::from_slice(json).expect("the payload is JSON");
-        let described = docs["worlds"]["file-tools-standalone"]["func_exports"]
-            .as_object()
-            .expect("the standalone world lists func_exports");
-
-        let wit = include_str!("../wit/tools.wit");
-        let functions = exported_tool_functions(&wasm);
-        assert!(functions.len() >= 14, "only {functions:?}");
-        for function in &functions {
-            let doc = described
-                .get(function)
-                .and_then(|f| f["docs"].as_str())
-                .unwrap_or_else(|| panic!("no doc for {function}"));
-            let first = doc.lines().next().unwrap_or_default();
-            assert!(
-                !first.is_empty() && wit.contains(&format!("/// {first}")),
-                "{function}'s doc is not its WIT doc: {doc:?}"
-            );
-        }
-        assert_eq!(
-            described.len(),
-            functions.len(),
-            "docs for functions not exported"
-        );
-    }
-
-    #[test]
-    fn plain_components_carry_no_package_docs() {
-        // jco transpile cannot read a component with a package-docs section.
-        assert!(custom_sections(GUEST_WASM, "package-docs").is_empty());
-        assert!(custom_sections(STANDALONE_WASM, "package-docs").is_empty());
     }
 }
