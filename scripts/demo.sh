@@ -10,12 +10,8 @@ FILE_TOOLS_SETUP_RUST_ONLY=1 bash scripts/setup.sh
 # standalone component (the features `mcp` and `standalone`, on by default: `file-tools mcp`
 # and `file-tools component --standalone` in this build say what is missing). `--workspace`
 # makes cargo resolve features over every member, as the test command does, so both share
-# one build of Wasmtime and a later `scripts/test.sh` compiles no dependency again. The
-# component's own build starts first, beside it (scripts/guest-build.sh).
-source scripts/guest-build.sh
-start_guest_build
+# one build of Wasmtime and a later `scripts/test.sh` compiles no dependency again.
 cargo build --release --workspace --bin file-tools --no-default-features
-finish_guest_build
 bin="$PWD/target/release/file-tools"
 src="${1:-examples/demo-repo}"
 work="$(mktemp -d)"

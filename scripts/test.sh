@@ -13,11 +13,7 @@ export WASMTIME="${WASMTIME:-${CARGO_HOME:-$HOME/.cargo}/bin/wasmtime}"
 # The demo's build (scripts/demo.sh): the binary without its MCP server and without the
 # standalone component must compile and answer `mcp` and `component --standalone` with a
 # usage error naming the feature it lacks. The tests then build the whole binary over it.
-# The component's own build starts first, beside it (scripts/guest-build.sh).
-source scripts/guest-build.sh
-start_guest_build
 cargo build --release --workspace --bin file-tools --no-default-features
-finish_guest_build
 for lacking in "mcp:mcp" "standalone:component --standalone target/lean-standalone.wasm"; do
     feature="${lacking%%:*}"
     set +e

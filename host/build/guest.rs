@@ -47,20 +47,24 @@ fn build_guest(root: &Path, target_dir: &Path, features: &[&str]) -> PathBuf {
     let cargo = env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
     let mut cmd = Command::new(cargo);
     cmd.current_dir(root)
-        // The workspace's profile `guest`: whole-program optimisation of the component (it
-        // is small, and its speed is the product's speed). scripts/guest-build.sh starts
-        // the same build early; a change here is a change there.
         .args([
             "build",
-            "--profile",
-            "guest",
+            "--release",
             "--target",
             "wasm32-wasip2",
             "-p",
             "file-tools-guest",
         ])
         .arg("--target-dir")
-        .arg(target_dir);
+        .arg(target_dir)
+        // Whole-program optimisation of the component: it is small, and its speed is the
+        // product's speed.
+        .args([
+            "--config",
+            "profile.release.lto=true",
+            "--config",
+            "profile.release.codegen-units=1",
+        ]);
     if !features.is_empty() {
         cmd.arg("--features").arg(features.join(","));
     }
@@ -93,7 +97,7 @@ fn build_guest(root: &Path, target_dir: &Path, features: &[&str]) -> PathBuf {
     }
     let wasm = target_dir
         .join("wasm32-wasip2")
-        .join("guest")
+        .join("release")
         .join("file_tools_guest.wasm");
     assert!(wasm.exists(), "guest build produced no {}", wasm.display());
     wasm
