@@ -1,12 +1,12 @@
 //! Builds the guest component for wasm32-wasip2 with a nested cargo (see
-//! `build/guest.rs`) and hands its path to the host crate as `FILE_TOOLS_GUEST_WASM`, and
-//! the standalone variant (WASI imports only, for the `wasmtime` CLI) as
-//! `FILE_TOOLS_GUEST_STANDALONE_WASM` when the crate's feature `standalone` is on. (The variant with fault injection, which only the
-//! tests use, is built by the test kit, `tests/kit`, so that a plain build never waits for
-//! it.)
+//! `build/guest.rs`) and hands its path to the host crate as `FILE_TOOLS_GUEST_WASM`, and,
+//! with the crate's feature `standalone`, the standalone variant (WASI imports only, for
+//! the `wasmtime` CLI) as `FILE_TOOLS_GUEST_STANDALONE_WASM`. (The variant with fault
+//! injection, which only the tests use, is built by the test kit, `tests/kit`, so that a
+//! plain build never waits for it.)
 //!
 //! A packaged crate (`cargo package`, `scripts/package.sh`) has no `../guest` to build: it
-//! carries the two components it ships in `component/`, copied there at package time
+//! carries the components it ships in `component/`, copied there at package time
 //! (`scripts/package.sh` checks that the packaged crate's components equal the workspace's),
 //! and `wit/` (a link to `../wit` in the repository, real files in the package).
 

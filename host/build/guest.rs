@@ -7,11 +7,12 @@ use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// Where the guest is built: `FILE_TOOLS_GUEST_TARGET_DIR`, or `target/guest`.
+/// Where the guest is built: `FILE_TOOLS_GUEST_TARGET_DIR` (a relative one from the
+/// repository's root, where the nested cargo runs), or `target/guest`.
 pub fn target_dir(root: &Path) -> PathBuf {
     println!("cargo:rerun-if-env-changed=FILE_TOOLS_GUEST_TARGET_DIR");
     env::var_os("FILE_TOOLS_GUEST_TARGET_DIR")
-        .map(PathBuf::from)
+        .map(|d| root.join(d))
         .unwrap_or_else(|| root.join("target").join("guest"))
 }
 

@@ -54,7 +54,7 @@ impl Shown {
 pub struct HexDigest([u8; 64]);
 
 impl HexDigest {
-    /// `hex` if it is 64 hex digits, in lowercase.
+    /// `hex` if it is 64 hex digits (of either case; kept in lowercase).
     pub fn parse(hex: &str) -> Option<Self> {
         if !is_sha256(hex) {
             return None;

@@ -164,6 +164,52 @@ fn an_unchanged_tree_hashes_nothing_and_keeps_its_token() {
     assert_eq!((touched.rehashed, touched.changes.len()), (1, 0));
 }
 
+/// Names that sort before `/` beside a directory of the same stem: the walk visits `a/`'s
+/// files before `a-b`, the snapshot keeps byte order, and the two must still meet.
+#[test]
+fn names_sorting_before_a_slash_meet_their_earlier_records() {
+    let t = tempfile::tempdir().unwrap();
+    fs::create_dir_all(t.path().join("a/b")).unwrap();
+    let files = ["a/x", "a/b/y", "a-b", "a.c", "a0", "a b"];
+    for f in files {
+        let p = t.path().join(f);
+        fs::write(&p, format!("{f}\n")).unwrap();
+        age(&p);
+    }
+    let s = session(t.path(), "{}");
+    let first = call(&s, None);
+    assert_eq!(first.rehashed, files.len() as u32);
+    let again = call(&s, Some(&first.token));
+    assert_eq!((again.rehashed, again.changes.len()), (0, 0));
+    assert_eq!(again.token, first.token);
+    fs::write(t.path().join("a/x"), "changed\n").unwrap();
+    let edited = call(&s, Some(&first.token));
+    assert_eq!(
+        seen(&edited),
+        vec![("a/x".to_string(), ChangeKind::Modified)]
+    );
+    assert_eq!(edited.rehashed, 1);
+    // The walk's listing with and without metadata gives the same snapshot.
+    let root = crate::rules::path::LogicalPath::root();
+    let opts = |with_stat| WalkOptions {
+        include_hidden: false,
+        respect_ignore: true,
+        max_depth: usize::MAX,
+        shard: None,
+        with_stat,
+    };
+    let (listed, _) = scan::<String>(&s, &root, &opts(true), None).unwrap();
+    let (looked, _) = scan::<String>(&s, &root, &opts(false), None).unwrap();
+    let paths = |snap: &Snapshot| {
+        snap.files
+            .iter()
+            .map(|(p, _)| p.clone())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(paths(&listed), ["a b", "a-b", "a.c", "a/b/y", "a/x", "a0"]);
+    assert_eq!(paths(&looked), paths(&listed));
+}
+
 #[test]
 fn a_racily_clean_file_is_hashed_again() {
     let t = tempfile::tempdir().unwrap();
