@@ -43,8 +43,9 @@ fn wasm_sha256(wasm: &[u8]) -> [u8; 32] {
 pub const STANDALONE_WASM: &[u8] = include_bytes!(env!("FILE_TOOLS_GUEST_STANDALONE_WASM"));
 
 /// The variant of the component for Wassette, the MCP runner for Wasm components: the
-/// standalone component with a `package-docs` custom section appended (see
-/// [`crate::wassette`]), so that each tool is described by its WIT doc. Wit-parser based
+/// standalone component with a `package-docs` custom section appended (made in
+/// `src/wassette.rs` from `wassette-package-docs.json`), so that each tool is described by
+/// its WIT doc. Wit-parser based
 /// tools (`jco transpile`, `wasm-tools component wit`) cannot decode a component with that
 /// section: give them [`STANDALONE_WASM`] or [`GUEST_WASM`]. (With the crate's feature
 /// `standalone`, on by default.)
