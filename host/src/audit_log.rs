@@ -26,7 +26,7 @@ pub fn artifacts_dir(log: &Path) -> PathBuf {
 /// Stores `diff` once, named by its sha256, in the log's artifact directory; returns the
 /// artifact's path relative to the log's directory (what events reference). A diff holds
 /// file content, so the directory is its owner's alone (`0700`, see
-/// [`crate::private_dir`]) and each artifact is `0600`, whatever the changed file's bits.
+/// `src/private_dir.rs`) and each artifact is `0600`, whatever the changed file's bits.
 ///
 /// # Errors
 /// When the artifact cannot be written, or the directory belongs to another user.

@@ -29,7 +29,7 @@ pub use file_tools_contract::{INDEX_BUILDING, INDEX_BUILDING_FRESH_SECS, INDEX_D
 /// How often a running build touches its announcement (well inside its freshness).
 const TOUCH_EVERY: Duration = Duration::from_secs(2);
 
-/// The announcement of a build under way: made afresh every [`TOUCH_EVERY`] by a thread of
+/// The announcement of a build under way: made afresh every 2 s (`TOUCH_EVERY`) by a thread of
 /// its own while it is held (whatever the build is doing: opening its session, walking,
 /// or saving an index of hundreds of megabytes, which reports no progress), and removed
 /// when dropped.
