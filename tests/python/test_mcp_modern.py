@@ -34,10 +34,13 @@ def request(rid, method, params=None):
 
 
 def raw_stdio(repo, *requests):
-    """The response lines of REQUESTS sent to one stdio server, no handshake before them."""
+    """The response lines of REQUESTS sent to one stdio server, no handshake before them, in
+    the order of their ids: the server answers requests concurrently, so the order in which
+    the lines arrive is not the order of the requests (JSON-RPC allows that)."""
     lines = "".join(json.dumps(r) + "\n" for r in requests).encode()
     out = subprocess.run([BIN, "--repo", str(repo), "mcp"], input=lines, capture_output=True, env=ENV, timeout=120)
-    return [line for line in out.stdout.splitlines() if line.strip()]
+    responses = [line for line in out.stdout.splitlines() if line.strip()]
+    return sorted(responses, key=lambda line: json.loads(line).get("id", -1))
 
 
 def test_requests_without_initialize_over_stdio_and_tools_list_bytes_never_change(repo):
