@@ -32,6 +32,11 @@ pub(crate) struct McpArgs {
     /// none, so requests from web pages other than the server's own origin are refused).
     #[arg(long, value_name = "ORIGIN", requires = "http")]
     pub(crate) allowed_origin: Vec<String>,
+    /// For a client that declares the tasks extension: a call still running after this
+    /// many milliseconds answers with a task the client polls (0: every call of such a
+    /// client).
+    #[arg(long, value_name = "MS", default_value_t = 1000)]
+    pub(crate) task_after_ms: u64,
 }
 
 /// Runs the `mcp` command.

@@ -4,6 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
+use std::time::Duration;
 
 use file_tools_host::describe_tools;
 use file_tools_mcp::server::roots::Opener;
@@ -42,6 +43,7 @@ pub(crate) fn mcp_from_roots(o: &Options) -> Result<McpServer, String> {
 }
 
 pub(crate) fn mcp(o: &Options, args: &McpArgs) -> ExitCode {
+    let after = Duration::from_millis(args.task_after_ms);
     let served = match args.http {
         Some(bind) => mcp_http(o, args, bind),
         None => match &o.repo {
@@ -49,7 +51,7 @@ pub(crate) fn mcp(o: &Options, args: &McpArgs) -> ExitCode {
                 .and_then(|s| McpServer::new(s).map_err(|e| e.to_string())),
             None => mcp_from_roots(o),
         }
-        .map(serve_stdio),
+        .map(|server| serve_stdio(server.with_task_after(after))),
     };
     match served {
         Ok(Ok(())) => ExitCode::SUCCESS,
@@ -83,6 +85,7 @@ pub(crate) fn mcp_http(
     for (name, dir) in named {
         let (options, metrics) = (o.clone(), metrics.clone());
         let default_session = o.session.clone();
+        let after = Duration::from_millis(args.task_after_ms);
         let key = repo_key(&dir)?;
         let opener: file_tools_mcp::http::Opener = Box::new(move |session: &str| {
             let mut o = options.clone();
@@ -105,7 +108,9 @@ pub(crate) fn mcp_http(
             // a client opens later load it once it is saved (and scan meanwhile).
             let at_start = session == default_session;
             let s = open_served(&o, &dir, Some(&metrics), at_start).map_err(OpenError::Failed)?;
-            McpServer::new(s).map_err(|e| OpenError::Failed(e.to_string()))
+            McpServer::new(s)
+                .map(|server| server.with_task_after(after))
+                .map_err(|e| OpenError::Failed(e.to_string()))
         });
         // The default session opens now, so that a repository that cannot be served stops
         // the server at start.

@@ -205,6 +205,11 @@ impl Round {
         }
     }
 
+    /// The next round of the same call, with the client's answer to this one.
+    pub(crate) fn next(&self, responses: Option<&InputResponses>, state: Option<&str>) -> Round {
+        Round::new(self.key.clone(), &self.args, responses, state)
+    }
+
     /// After a call refused for want of approval: the input-required result that asks the
     /// user, unless the user already declined (then the refusal stands).
     pub(crate) fn ask(&self) -> Option<InputRequiredResult> {

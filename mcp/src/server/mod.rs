@@ -19,17 +19,19 @@ mod repo;
 pub mod resources;
 pub mod roots;
 mod subscriptions;
+mod tasks;
 mod tools;
 
 use std::sync::Arc;
 
 use rmcp::model::CacheScope;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult,
-    Implementation, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
-    PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse,
-    Reference, ServerCapabilities, ServerConfig, SubscribeRequestParams, SubscriptionFilter, Tool,
-    UnsubscribeRequestParams,
+    CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams,
+    CompleteRequestParams, CompleteResult, GetTaskParams, GetTaskResult, Implementation,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+    ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse, Reference,
+    ServerCapabilities, ServerConfig, SubscribeRequestParams, SubscriptionFilter, Tool,
+    UnsubscribeRequestParams, UpdateTaskParams,
 };
 use rmcp::service::{ElicitationMode, NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
@@ -43,6 +45,7 @@ use input_required::{modern_can_ask, needs_approval, Round, SealKey};
 use repo::{RepoSlot, State};
 use roots::Opener;
 use subscriptions::Subscriptions;
+use tasks::Tasks;
 use tools::{error_result, ok_result};
 
 /// The MCP face of a session.
@@ -57,6 +60,8 @@ pub struct McpServer {
     seal: SealKey,
     /// Resource subscriptions, on a transport that can send notifications.
     pub(crate) subscriptions: Option<Arc<Subscriptions>>,
+    /// Calls handed to tasks, for clients that declare the tasks extension.
+    tasks: Tasks,
 }
 
 impl std::fmt::Debug for McpServer {
@@ -88,6 +93,7 @@ impl McpServer {
             opener: None,
             seal,
             subscriptions: None,
+            tasks: Tasks::new(tasks::DEFAULT_AFTER),
         })
     }
 
@@ -110,6 +116,7 @@ impl McpServer {
             opener: Some(opener),
             seal: new_seal()?,
             subscriptions: None,
+            tasks: Tasks::new(tasks::DEFAULT_AFTER),
         })
     }
 
@@ -118,6 +125,14 @@ impl McpServer {
     /// [`serve_stdio`] does. See [`subscriptions`].
     pub fn with_subscriptions(mut self) -> Self {
         self.subscriptions = Some(Arc::default());
+        self
+    }
+
+    /// The same server making a task of a call still running after `after`, for a client
+    /// that declares the tasks extension (one second by default; zero makes every call of
+    /// such a client a task). See [`tasks`].
+    pub fn with_task_after(mut self, after: std::time::Duration) -> Self {
+        self.tasks = Tasks::new(after);
         self
     }
 
@@ -196,7 +211,7 @@ impl ServerHandler for McpServer {
         if self.subscriptions.is_some() {
             builder = builder.enable_resources_subscribe();
         }
-        let capabilities = builder.enable_completions().build();
+        let capabilities = builder.enable_completions().enable_tasks().build();
         ServerConfig::new(capabilities)
             .with_server_info(
                 Implementation::new("file-tools", env!("CARGO_PKG_VERSION"))
@@ -340,6 +355,7 @@ impl ServerHandler for McpServer {
             })
         };
         let mut options = CallOptions::new().cancel(cancel.clone());
+        let cancel_for_task = cancel.clone();
         // A 2026-07-28 client is asked through an input-required result (no request from
         // server to client); an earlier one by an elicitation request.
         let modern = context
@@ -374,19 +390,64 @@ impl ServerHandler for McpServer {
             let notifier = progress::Notifier::start(context.peer.clone(), token);
             options = options.progress(Arc::new(notifier));
         }
-        let result = tokio::task::spawn_blocking(move || this.call(&name, args.as_ref(), &options))
-            .await
-            .unwrap_or_else(|e| {
-                Ok(error_result(
-                    json!({"code": "INTERNAL", "message": format!("the call failed: {e}")}),
-                ))
-            });
+        let threshold = self.tasks.threshold(&context);
+        let again = threshold.map(|_| (name.clone(), args.clone()));
+        let mut run =
+            tokio::task::spawn_blocking(move || this.call(&name, args.as_ref(), &options));
+        let finished = match threshold {
+            Some(after) if !after.is_zero() => tokio::time::timeout(after, &mut run).await.ok(),
+            Some(_) => None,
+            None => Some((&mut run).await),
+        };
+        let Some(result) = finished else {
+            // Still running (only ever with a threshold, so `again` is there): from now on
+            // the task, not the request, owns the call.
+            watcher.abort();
+            let (name, args) = again.unwrap_or_default();
+            return Ok(CallToolResponse::Task(self.to_task(
+                run,
+                cancel_for_task,
+                round,
+                name,
+                args,
+            )));
+        };
+        let result = settled(result);
         watcher.abort();
         let result = result?;
         if let Some(ask) = round.and_then(|r| needs_approval(&result).then(|| r.ask()).flatten()) {
             return Ok(CallToolResponse::InputRequired(ask));
         }
         Ok(result.into())
+    }
+
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, ErrorData> {
+        self.tasks
+            .manager()
+            .get_task(&request.task_id)
+            .map(GetTaskResult::new)
+    }
+
+    async fn update_task(
+        &self,
+        request: UpdateTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.tasks
+            .manager()
+            .update_task(&request.task_id, request.input_responses)
+    }
+
+    async fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.tasks.manager().cancel_task(&request.task_id)
     }
 }
 
@@ -400,6 +461,18 @@ fn modern(context: &RequestContext<RoleServer>) -> bool {
     context
         .protocol_version()
         .is_some_and(|v| v >= ProtocolVersion::V_2026_07_28)
+}
+
+/// The answer of a call run on a blocking thread: a thread that failed is an internal
+/// error of the call.
+fn settled(
+    joined: Result<Result<CallToolResult, ErrorData>, tokio::task::JoinError>,
+) -> Result<CallToolResult, ErrorData> {
+    joined.unwrap_or_else(|e| {
+        Ok(error_result(
+            json!({"code": "INTERNAL", "message": format!("the call failed: {e}")}),
+        ))
+    })
 }
 
 fn new_seal() -> Result<SealKey, HostError> {

@@ -1,0 +1,213 @@
+"""Long calls as tasks (the tasks extension, `io.modelcontextprotocol/tasks`): a client that
+declares it on a request gets a task handle for a call still running after the server's
+threshold and polls `tasks/get` for the very result the call would have answered; a client
+that does not declare it never gets one; approval inside a task goes through
+`input_required` and `tasks/update`; `tasks/cancel` leaves the repository untouched.
+
+The Python SDK has no client for the extension, so these speak JSON-RPC over stdio
+themselves, as a 2026-07-28 client (no `initialize`)."""
+
+import json
+import os
+import queue
+import subprocess
+import threading
+import time
+
+import httpx2
+
+from http_harness import HEADERS, server
+from mcp_harness import BIN, ROOT, snapshot
+
+TASKS = "io.modelcontextprotocol/tasks"
+ENV = dict(os.environ, FILE_TOOLS_CACHE_DIR=str(ROOT / "target" / "file-tools-cache"))
+POLICY = """
+[approval]
+paths = ["docs/**"]
+"""
+
+
+def meta(tasks=True, elicitation=False):
+    capabilities = {}
+    if tasks:
+        capabilities["extensions"] = {TASKS: {}}
+    if elicitation:
+        capabilities["elicitation"] = {"form": {}}
+    return {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "1"},
+        "io.modelcontextprotocol/clientCapabilities": capabilities,
+    }
+
+
+class Client:
+    """One stdio server, asked one request at a time (notifications are passed over)."""
+
+    def __init__(self, repo, *args, after_ms=None):
+        task_args = [] if after_ms is None else ["--task-after-ms", str(after_ms)]
+        self.proc = subprocess.Popen([BIN, "--repo", str(repo), *args, "mcp", *task_args],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=ENV)
+        self.lines = queue.Queue()
+        threading.Thread(target=self._read, daemon=True).start()
+        self.next_id = 0
+
+    def _read(self):
+        for line in self.proc.stdout:
+            self.lines.put(line)
+
+    def ask(self, method, params=None, **caps):
+        self.next_id += 1
+        body = {"jsonrpc": "2.0", "id": self.next_id, "method": method,
+                "params": {**(params or {}), "_meta": meta(**caps)}}
+        self.proc.stdin.write((json.dumps(body) + "\n").encode())
+        self.proc.stdin.flush()
+        while True:
+            message = json.loads(self.lines.get(timeout=120))
+            if message.get("id") == self.next_id:
+                return message
+
+    def call(self, name, arguments, **caps):
+        return self.ask("tools/call", {"name": name, "arguments": arguments}, **caps)
+
+    def poll(self, task_id, until, **caps):
+        """`tasks/get` until the task's status is one of `until` (a terminal one at the
+        latest)."""
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            got = self.ask("tasks/get", {"taskId": task_id}, **caps)["result"]
+            if got["status"] in until or got["status"] in ("completed", "failed", "cancelled"):
+                return got
+            time.sleep(0.05)
+        raise AssertionError(f"task {task_id} still {got['status']}")
+
+    def close(self):
+        self.proc.stdin.close()
+        self.proc.wait(timeout=60)
+
+
+def test_a_call_still_running_becomes_a_task_whose_result_is_the_calls(repo):
+    args = {"query": "fn ", "include": ["*.rs"]}
+    c = Client(repo, after_ms=0)
+    try:
+        direct = c.call("search_text", args, tasks=False)["result"]
+        made = c.call("search_text", args)["result"]
+        done = c.poll(made["taskId"], ())
+    finally:
+        c.close()
+    # Positive control: without the extension the same server answers in the request.
+    assert direct["resultType"] == "complete" and "taskId" not in direct
+    assert made["resultType"] == "task" and made["status"] == "working", made
+    assert made["pollIntervalMs"] > 0 and made["ttlMs"] > 0
+    assert done["status"] == "completed", done
+    assert done["result"]["structuredContent"] == direct["structuredContent"]
+    assert done["result"]["structuredContent"]["matches"], done
+
+
+def test_a_quick_call_answers_in_the_request_even_for_a_client_with_tasks(repo):
+    c = Client(repo)
+    try:
+        answered = c.call("read_file", {"path": "README.md"})["result"]
+    finally:
+        c.close()
+    assert answered["resultType"] == "complete" and "taskId" not in answered
+    assert "content" in answered["structuredContent"]
+
+
+def test_approval_inside_a_task_asks_through_input_required_and_writes_only_when_granted(repo, tmp_path):
+    policy = tmp_path / "policy.toml"
+    policy.write_text(POLICY)
+    before = snapshot(repo)
+    c = Client(repo, "--policy", str(policy), after_ms=0)
+    try:
+        outcomes = {}
+        for answer in ("accept", "decline", "cancel"):
+            path = f"docs/{answer}.md"
+            made = c.call("write_file", {"path": path, "content": "new\n"}, elicitation=True)["result"]
+            waiting = c.poll(made["taskId"], ("input_required",), elicitation=True)
+            assert waiting["status"] == "input_required", waiting
+            (key, asked), = waiting["inputRequests"].items()
+            assert asked["method"] == "elicitation/create" and path in json.dumps(asked)
+            # Nothing is written while the user is asked.
+            assert not (repo / path).exists()
+            if answer == "cancel":
+                c.ask("tasks/cancel", {"taskId": made["taskId"]})
+            else:
+                content = {"approve": True} if answer == "accept" else None
+                response = {"action": answer} | ({"content": content} if content else {})
+                c.ask("tasks/update", {"taskId": made["taskId"], "inputResponses": {key: response}})
+            outcomes[answer] = c.poll(made["taskId"], (), elicitation=True)
+    finally:
+        c.close()
+    accepted = outcomes["accept"]
+    assert accepted["status"] == "completed" and not accepted["result"].get("isError"), accepted
+    assert (repo / "docs" / "accept.md").read_text() == "new\n"
+    declined = outcomes["decline"]
+    assert declined["status"] == "completed" and declined["result"]["isError"], declined
+    assert declined["result"]["structuredContent"]["error"]["code"] == "APPROVAL_REQUIRED"
+    assert outcomes["cancel"]["status"] == "cancelled", outcomes["cancel"]
+    after = snapshot(repo)
+    assert after.pop("docs/accept.md")
+    assert after == before
+
+
+def test_tasks_of_another_client_or_unknown_ids_are_errors(repo):
+    c = Client(repo, after_ms=0)
+    try:
+        made = c.call("list_dir", {})["result"]
+        unknown = c.ask("tasks/get", {"taskId": "no-such-task"})
+        undeclared = c.ask("tasks/get", {"taskId": made["taskId"]}, tasks=False)
+        known = c.poll(made["taskId"], ())
+    finally:
+        c.close()
+    assert "error" in unknown, unknown
+    # A request that does not declare the extension may not use its methods.
+    assert "error" in undeclared, undeclared
+    assert known["status"] == "completed"
+
+
+def test_a_task_over_http_is_polled_by_later_requests(repo, tmp_path):
+    with server(tmp_path, ["--repo", str(repo)], "--task-after-ms", "0") as base:
+
+        def post(rid, method, params, **caps):
+            headers = {**HEADERS, "mcp-protocol-version": "2026-07-28", "mcp-method": method}
+            # The revision names what a request acts on in a header: the tool, or the task.
+            headers["mcp-name"] = params["name"] if method == "tools/call" else params["taskId"]
+            body = {"jsonrpc": "2.0", "id": rid, "method": method, "params": {**params, "_meta": meta(**caps)}}
+            r = httpx2.post(f"{base}/mcp", json=body, headers=headers, timeout=60)
+            assert r.status_code == 200, r.text
+            if r.headers.get("content-type", "").startswith("text/event-stream"):
+                data = [line[5:] for line in r.text.splitlines() if line.startswith("data:") and line[5:].strip()]
+                return json.loads(data[-1])
+            return r.json()
+
+        args = {"name": "find_files", "arguments": {"patterns": ["*.rs"]}}
+        direct = post(1, "tools/call", args, tasks=False)["result"]
+        made = post(2, "tools/call", args)["result"]
+        assert made["resultType"] == "task", made
+        deadline = time.monotonic() + 60
+        while True:
+            got = post(3, "tasks/get", {"taskId": made["taskId"]})["result"]
+            if got["status"] != "working" or time.monotonic() > deadline:
+                break
+            time.sleep(0.05)
+    assert direct["resultType"] == "complete"
+    assert got["status"] == "completed", got
+    assert got["result"]["structuredContent"] == direct["structuredContent"]
+
+
+def test_the_server_keeps_a_bounded_number_of_tasks_then_answers_in_the_request(repo):
+    c = Client(repo, after_ms=0)
+    try:
+        made = []
+        for _ in range(256):
+            made.append(c.call("list_dir", {})["result"])
+            # Each ends before the next begins, so the cap on running tasks plays no part.
+            last = c.poll(made[-1]["taskId"], ())
+        past = c.call("list_dir", {})["result"]
+    finally:
+        c.close()
+    assert all(m["resultType"] == "task" for m in made)
+    assert len({m["taskId"] for m in made}) == 256
+    # The 257th within the keeping time is answered at once, with the same result.
+    assert past["resultType"] == "complete" and "taskId" not in past, past
+    assert past["structuredContent"] == last["result"]["structuredContent"]
