@@ -156,6 +156,9 @@ impl std::fmt::Display for SessionError {
 }
 
 fn service(server: McpServer, config: &StreamableHttpServerConfig) -> Service {
+    // A listen stream's notifications go on its own response; nothing else can reach a
+    // client of a stateless server.
+    let server = server.with_listen_streams();
     StreamableHttpService::new(
         move || Ok(server.clone()),
         Arc::new(NeverSessionManager::default()),

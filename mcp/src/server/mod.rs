@@ -128,6 +128,15 @@ impl McpServer {
         self
     }
 
+    /// The same server offering `subscriptions/listen` streams only (2026-07-28 clients),
+    /// for a transport that can send notifications on a request's own response but not
+    /// between requests, as the stateless HTTP server: `resources/subscribe` is refused
+    /// there. See [`subscriptions`].
+    pub fn with_listen_streams(mut self) -> Self {
+        self.subscriptions = Some(Arc::new(subscriptions::Subscriptions::listen_only()));
+        self
+    }
+
     /// The same server making a task of a call still running after `after`, for a client
     /// that declares the tasks extension (one second by default; zero makes every call of
     /// such a client a task). See [`tasks`].

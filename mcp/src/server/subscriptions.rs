@@ -1,8 +1,9 @@
-//! Subscriptions to file resources and the `notifications/resources/updated` they bring,
-//! for a transport that keeps its connection open (stdio; the stateless HTTP server has no
-//! way to send them and does not offer them). Clients before 2026-07-28 use
-//! `resources/subscribe` and `resources/unsubscribe`; a 2026-07-28 client opens a
-//! `subscriptions/listen` stream naming its URIs, and cancels the request to end it. Each
+//! Subscriptions to file resources and the `notifications/resources/updated` they bring.
+//! Clients before 2026-07-28 use `resources/subscribe` and `resources/unsubscribe`, on a
+//! transport that keeps its connection open (stdio); a 2026-07-28 client opens a
+//! `subscriptions/listen` stream naming its URIs, and cancels the request to end it, over
+//! stdio or the stateless HTTP server (whose notifications can only go on a request's own
+//! response, so it refuses `resources/subscribe`: [`Subscriptions::listen_only`]). Each
 //! stream hears only of its own URIs, its notifications stamped with its id.
 //!
 //! A subscription is accepted only for a URI that `resources/read` would serve: the check
@@ -66,6 +67,9 @@ pub(crate) struct Subscriptions {
     /// Listen streams subscribed to, by their granted URIs, and not yet served: each
     /// owner with the channel of its notifications.
     pending: Mutex<BTreeMap<Vec<String>, Vec<Pending>>>,
+    /// Only listen streams: the transport cannot send a notification outside a request's
+    /// own response, so `resources/subscribe` is not offered.
+    listen_only: bool,
 }
 
 /// A listen stream subscribed to and not yet served.
@@ -118,6 +122,14 @@ fn deliver_to(
 }
 
 impl Subscriptions {
+    /// Subscriptions of a transport that offers listen streams only.
+    pub(crate) fn listen_only() -> Subscriptions {
+        Subscriptions {
+            listen_only: true,
+            ..Subscriptions::default()
+        }
+    }
+
     /// Starts a watch on `repo` whose deliveries go, as URIs, to the subscribers.
     fn start(&self, repo: &Arc<RepoSlot>) -> Result<Watch, ErrorData> {
         let subscribers = Arc::clone(&self.subscribers);
@@ -277,6 +289,9 @@ impl McpServer {
         let Some(subs) = self.subscriptions.clone() else {
             return Err(not_offered());
         };
+        if subs.listen_only {
+            return Err(listen_instead());
+        }
         let runtime = tokio::runtime::Handle::current();
         self.blocking(move |s| {
             let path = s.subscribable(&uri)?;
@@ -298,6 +313,9 @@ impl McpServer {
         let Some(subs) = self.subscriptions.clone() else {
             return Err(not_offered());
         };
+        if subs.listen_only {
+            return Err(listen_instead());
+        }
         path_of(&uri)?;
         self.blocking(move |_| subs.remove(LEGACY, Some(&uri)))
             .await
@@ -347,13 +365,21 @@ impl McpServer {
             Ok(())
         };
         // The checks block: on a runtime with other workers, they serve the connection
-        // meanwhile.
+        // meanwhile; on a runtime of one thread (the HTTP server's) they run on a thread
+        // of their own, since the session's calls may not run inside the runtime.
         let multi = tokio::runtime::Handle::try_current()
             .is_ok_and(|h| h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread);
         let registered = if multi {
             tokio::task::block_in_place(register)
         } else {
-            register()
+            std::thread::scope(|scope| {
+                scope.spawn(register).join().unwrap_or_else(|_| {
+                    Err(ErrorData::internal_error(
+                        "the read checks of a subscriptions/listen stream failed",
+                        None,
+                    ))
+                })
+            })
         };
         let mut granted = SubscriptionFilter::new();
         if let Err(e) = registered {
@@ -408,6 +434,15 @@ impl McpServer {
         forward.abort();
         Ok(())
     }
+}
+
+fn listen_instead() -> ErrorData {
+    ErrorData::new(
+        rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+        "over stateless HTTP the server sends notifications only on a request's own response: \
+         a client of the 2026-07-28 revision subscribes with subscriptions/listen",
+        None,
+    )
 }
 
 fn not_offered() -> ErrorData {
