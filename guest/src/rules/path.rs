@@ -196,11 +196,13 @@ impl LogicalPath {
     /// The parent directory; the root is its own parent.
     pub fn parent(&self) -> LogicalPath {
         LogicalPath {
-            s: self
-                .s
-                .rfind('/')
-                .map_or_else(String::new, |i| self.s[..i].to_string()),
+            s: self.parent_str().to_string(),
         }
+    }
+
+    /// The parent directory's text, borrowed (`""` at the root and for its entries).
+    pub fn parent_str(&self) -> &str {
+        memchr::memrchr(b'/', self.s.as_bytes()).map_or("", |i| &self.s[..i])
     }
 
     /// This path with one more component.
@@ -343,6 +345,13 @@ mod tests {
     fn parent_join_and_prefix() {
         let p = LogicalPath::parse("a/b/c").unwrap();
         assert_eq!(p.parent().to_string(), "a/b");
+        assert_eq!(p.parent_str(), "a/b");
+        let top = LogicalPath::parse("a").unwrap();
+        assert_eq!(
+            (top.parent_str(), LogicalPath::root().parent_str()),
+            ("", "")
+        );
+        assert_eq!(top.parent(), LogicalPath::root());
         assert_eq!(p.name(), "c");
         assert!(p.starts_with(&LogicalPath::parse("a/b").unwrap()));
         assert!(!p.starts_with(&LogicalPath::parse("a/bc").unwrap()));

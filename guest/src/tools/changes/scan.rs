@@ -126,7 +126,7 @@ pub fn scan<P: AsRef<str>>(
         // for the file before it when that one lies in the same directory.
         let parent = match (held, &mut parent) {
             (Some(d), _) => parent.insert(Parent::Held(d)),
-            (None, Some(p)) if p.opened_at(parent_text(&path)) => p,
+            (None, Some(p)) if p.opened_at(path.parent_str()) => p,
             (None, _) => parent.insert(Parent::ByPath {
                 path: path.parent(),
                 opened: None,
@@ -149,12 +149,6 @@ pub fn scan<P: AsRef<str>>(
         }
     }
     Ok((Snapshot { taken, files }, stats))
-}
-
-/// The text of `path`'s parent directory (empty at the root).
-fn parent_text(path: &LogicalPath) -> &str {
-    let text = path.as_str();
-    text.rfind('/').map_or("", |i| &text[..i])
 }
 
 /// The record of one file; `None` for what is to be left out (a directory or special

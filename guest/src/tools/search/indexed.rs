@@ -356,7 +356,7 @@ impl Indexed {
         path: &LogicalPath,
         held: Option<&Arc<Dir>>,
     ) -> Option<Look> {
-        let parent_text = path.as_str().rfind('/').map_or("", |i| &path.as_str()[..i]);
+        let parent_text = path.parent_str();
         if !self.dirs.contains_key(parent_text) {
             self.enter_dir(s, &path.parent());
         }
