@@ -10,5 +10,6 @@ pub mod server;
 pub mod stdio;
 
 pub use metrics::Metrics;
+pub use server::tasks::Tasks;
 pub use server::McpServer;
 pub use stdio::serve_stdio;

@@ -66,6 +66,26 @@ class Client:
             if message.get("id") == self.next_id:
                 return message
 
+    def send_many(self, requests):
+        """Sends REQUESTS ((method, params, caps) each) in one write, then returns their
+        answers in the order sent."""
+        ids = []
+        lines = b""
+        for method, params, caps in requests:
+            self.next_id += 1
+            ids.append(self.next_id)
+            body = {"jsonrpc": "2.0", "id": self.next_id, "method": method,
+                    "params": {**params, "_meta": meta(**caps)}}
+            lines += (json.dumps(body) + "\n").encode()
+        self.proc.stdin.write(lines)
+        self.proc.stdin.flush()
+        got = {}
+        while len(got) < len(ids):
+            message = json.loads(self.lines.get(timeout=120))
+            if message.get("id") in ids:
+                got[message["id"]] = message
+        return [got[i] for i in ids]
+
     def call(self, name, arguments, **caps):
         return self.ask("tools/call", {"name": name, "arguments": arguments}, **caps)
 
@@ -195,6 +215,26 @@ def test_a_task_over_http_is_polled_by_later_requests(repo, tmp_path):
     assert got["result"]["structuredContent"] == direct["structuredContent"]
 
 
+def test_over_http_a_session_sees_its_own_tasks_only(repo, tmp_path):
+    with server(tmp_path, ["--repo", str(repo)], "--task-after-ms", "0") as base:
+
+        def post(session, rid, method, params):
+            headers = {**HEADERS, "mcp-protocol-version": "2026-07-28", "mcp-method": method,
+                       "mcp-name": params.get("name") or params["taskId"], "file-tools-session": session}
+            body = {"jsonrpc": "2.0", "id": rid, "method": method, "params": {**params, "_meta": meta()}}
+            return httpx2.post(f"{base}/mcp", json=body, headers=headers, timeout=60).json()
+
+        made = post("a", 1, "tools/call", {"name": "list_dir", "arguments": {}})["result"]
+        other = post("b", 2, "tasks/get", {"taskId": made["taskId"]})
+        unknown = post("b", 3, "tasks/get", {"taskId": "no-such-task"})
+        own = post("a", 4, "tasks/get", {"taskId": made["taskId"]})
+    assert made["resultType"] == "task", made
+    # Another session's task answers exactly as an unknown one.
+    assert other["error"]["message"].replace(made["taskId"], "ID") == \
+        unknown["error"]["message"].replace("no-such-task", "ID"), (other, unknown)
+    assert "result" in own and own["result"]["taskId"] == made["taskId"], own
+
+
 def test_the_server_keeps_a_bounded_number_of_tasks_then_answers_in_the_request(repo):
     c = Client(repo, after_ms=0)
     try:
@@ -211,3 +251,47 @@ def test_the_server_keeps_a_bounded_number_of_tasks_then_answers_in_the_request(
     # The 257th within the keeping time is answered at once, with the same result.
     assert past["resultType"] == "complete" and "taskId" not in past, past
     assert past["structuredContent"] == last["result"]["structuredContent"]
+
+
+def test_calls_arriving_together_get_at_most_32_running_tasks(repo, tmp_path):
+    policy = tmp_path / "policy.toml"
+    policy.write_text(POLICY)
+    c = Client(repo, "--policy", str(policy), after_ms=0)
+    try:
+        # Each waits for its user's approval, so every task made stays running.
+        writes = [("tools/call", {"name": "write_file", "arguments": {"path": f"docs/n{i}.md", "content": "x\n"}},
+                   {"elicitation": True}) for i in range(40)]
+        answers = [a["result"] for a in c.send_many(writes)]
+        tasks = [a["taskId"] for a in answers if a["resultType"] == "task"]
+        for t in tasks:
+            c.ask("tasks/cancel", {"taskId": t}, elicitation=True)
+        ended = [c.poll(t, (), elicitation=True)["status"] for t in tasks]
+    finally:
+        c.close()
+    assert len(tasks) == 32, [a["resultType"] for a in answers]
+    # Past the bound, calls answer in the request: here, with the approval to ask.
+    assert {a["resultType"] for a in answers if "taskId" not in a} == {"input_required"}
+    assert set(ended) == {"cancelled"}
+    assert not list((repo / "docs").glob("n*.md"))
+
+
+def test_a_client_of_an_earlier_revision_gets_no_task_even_declaring_the_extension(repo):
+    c = Client(repo, after_ms=0)
+    try:
+        init = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "clientInfo": {"name": "raw", "version": "1"},
+            "capabilities": {"extensions": {TASKS: {}}}}}
+        c.proc.stdin.write((json.dumps(init) + "\n").encode())
+        c.proc.stdin.write((json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}) + "\n").encode())
+        c.proc.stdin.flush()
+        assert "result" in json.loads(c.lines.get(timeout=120))
+        c.next_id = 0
+        body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                "params": {"name": "list_dir", "arguments": {}}}
+        c.proc.stdin.write((json.dumps(body) + "\n").encode())
+        c.proc.stdin.flush()
+        answer = json.loads(c.lines.get(timeout=120))
+    finally:
+        c.close()
+    assert answer["id"] == 1 and "taskId" not in answer["result"], answer
+    assert answer["result"]["structuredContent"]["entries"]

@@ -33,10 +33,10 @@ pub(crate) struct McpArgs {
     #[arg(long, value_name = "ORIGIN", requires = "http")]
     pub(crate) allowed_origin: Vec<String>,
     /// For a client that declares the tasks extension: a call still running after this
-    /// many milliseconds answers with a task the client polls (0: every call of such a
-    /// client).
-    #[arg(long, value_name = "MS", default_value_t = 1000)]
-    pub(crate) task_after_ms: u64,
+    /// many milliseconds answers with a task the client polls (default 1000; 0: every call
+    /// of such a client).
+    #[arg(long, value_name = "MS")]
+    pub(crate) task_after_ms: Option<u64>,
 }
 
 /// Runs the `mcp` command.

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use file_tools_host::describe_tools;
 use file_tools_mcp::server::roots::Opener;
-use file_tools_mcp::{serve_stdio, McpServer};
+use file_tools_mcp::{serve_stdio, McpServer, Tasks};
 use serde_json::Value;
 
 use super::McpArgs;
@@ -42,8 +42,15 @@ pub(crate) fn mcp_from_roots(o: &Options) -> Result<McpServer, String> {
     McpServer::from_roots(described, read_only, opener).map_err(|e| e.to_string())
 }
 
+/// The task store of one repository, with the threshold `args` names.
+fn tasks(args: &McpArgs) -> Tasks {
+    Tasks::new(args.task_after_ms.map_or(
+        file_tools_mcp::server::tasks::DEFAULT_AFTER,
+        Duration::from_millis,
+    ))
+}
+
 pub(crate) fn mcp(o: &Options, args: &McpArgs) -> ExitCode {
-    let after = Duration::from_millis(args.task_after_ms);
     let served = match args.http {
         Some(bind) => mcp_http(o, args, bind),
         None => match &o.repo {
@@ -51,7 +58,7 @@ pub(crate) fn mcp(o: &Options, args: &McpArgs) -> ExitCode {
                 .and_then(|s| McpServer::new(s).map_err(|e| e.to_string())),
             None => mcp_from_roots(o),
         }
-        .map(|server| serve_stdio(server.with_task_after(after))),
+        .map(|server| serve_stdio(server.with_tasks(tasks(args)))),
     };
     match served {
         Ok(Ok(())) => ExitCode::SUCCESS,
@@ -85,7 +92,9 @@ pub(crate) fn mcp_http(
     for (name, dir) in named {
         let (options, metrics) = (o.clone(), metrics.clone());
         let default_session = o.session.clone();
-        let after = Duration::from_millis(args.task_after_ms);
+        // One task store for the repository's sessions: its bounds hold however many
+        // sessions come and go, and each session sees its own tasks only.
+        let store = tasks(args);
         let key = repo_key(&dir)?;
         let opener: file_tools_mcp::http::Opener = Box::new(move |session: &str| {
             let mut o = options.clone();
@@ -109,7 +118,7 @@ pub(crate) fn mcp_http(
             let at_start = session == default_session;
             let s = open_served(&o, &dir, Some(&metrics), at_start).map_err(OpenError::Failed)?;
             McpServer::new(s)
-                .map(|server| server.with_task_after(after))
+                .map(|server| server.with_tasks(store.for_session(session)))
                 .map_err(|e| OpenError::Failed(e.to_string()))
         });
         // The default session opens now, so that a repository that cannot be served stops

@@ -2,6 +2,8 @@
 //! repository from a fixed list, and nothing kept in memory between requests that another
 //! server process would need (session baselines, the audit chain and the change lock are
 //! per repository on disk), so several processes behind a load balancer serve one fleet.
+//! The one exception is a task (see [`crate::server::tasks`]): it lives in the process
+//! that made it, so a client that uses tasks must poll the same process.
 //!
 //! Every request is checked before it reaches a repository: the bearer token when one is
 //! configured, then (inside the MCP transport) the `Host` header against the allowed hosts

@@ -249,14 +249,17 @@ pub(super) fn modern_can_ask(meta: &rmcp::model::RequestMetaObject) -> bool {
         .is_some_and(|e| e.form.is_some() || e.url.is_none())
 }
 
+/// The code of a failed call's error (`None` for a call that did not fail).
+pub(super) fn error_code(result: &rmcp::model::CallToolResult) -> Option<&str> {
+    if result.is_error != Some(true) {
+        return None;
+    }
+    result.structured_content.as_ref()?["error"]["code"].as_str()
+}
+
 /// Whether a call was refused for want of approval.
 pub(super) fn needs_approval(result: &rmcp::model::CallToolResult) -> bool {
-    result.is_error == Some(true)
-        && result
-            .structured_content
-            .as_ref()
-            .and_then(|c| c["error"]["code"].as_str())
-            == Some("APPROVAL_REQUIRED")
+    error_code(result) == Some("APPROVAL_REQUIRED")
 }
 
 #[cfg(test)]

@@ -1,7 +1,7 @@
 //! The MCP handler that offers every tool of one [`Session`], whatever the transport.
 //!
 //! The tool list (names, titles, descriptions, input and output schemas, annotations)
-//! comes from the component's own `describe` (see [`tools`]). In a read-only session
+//! comes from the component's own `describe` (see the `tools` module). In a read-only session
 //! `describe` leaves out the mutation tools, so the server does not offer them at all.
 //!
 //! A tool that fails answers with a normal tool result marked `isError`, whose structured
@@ -19,7 +19,7 @@ mod repo;
 pub mod resources;
 pub mod roots;
 mod subscriptions;
-mod tasks;
+pub mod tasks;
 mod tools;
 
 use std::sync::Arc;
@@ -122,7 +122,7 @@ impl McpServer {
 
     /// The same server offering resource subscriptions (`resources/subscribe`), for a
     /// transport that keeps one connection open and can send notifications on it, as
-    /// [`serve_stdio`] does. See [`subscriptions`].
+    /// [`crate::serve_stdio`] does. See the `subscriptions` module.
     pub fn with_subscriptions(mut self) -> Self {
         self.subscriptions = Some(Arc::default());
         self
@@ -131,17 +131,17 @@ impl McpServer {
     /// The same server offering `subscriptions/listen` streams only (2026-07-28 clients),
     /// for a transport that can send notifications on a request's own response but not
     /// between requests, as the stateless HTTP server: `resources/subscribe` is refused
-    /// there. See [`subscriptions`].
+    /// there. See the `subscriptions` module.
     pub fn with_listen_streams(mut self) -> Self {
         self.subscriptions = Some(Arc::new(subscriptions::Subscriptions::listen_only()));
         self
     }
 
-    /// The same server making a task of a call still running after `after`, for a client
-    /// that declares the tasks extension (one second by default; zero makes every call of
-    /// such a client a task). See [`tasks`].
-    pub fn with_task_after(mut self, after: std::time::Duration) -> Self {
-        self.tasks = Tasks::new(after);
+    /// The same server keeping its tasks in `tasks` (by default a store of its own whose
+    /// calls become tasks after [`tasks::DEFAULT_AFTER`]): the sessions of one repository
+    /// share one, each seeing it through [`Tasks::for_session`]. See [`tasks`].
+    pub fn with_tasks(mut self, tasks: Tasks) -> Self {
+        self.tasks = tasks;
         self
     }
 
@@ -350,7 +350,6 @@ impl ServerHandler for McpServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let this = self.clone();
         let name = request.name.to_string();
         let args = request.arguments;
         // `notifications/cancelled` for this request cancels `context.ct`: pass it on to
@@ -364,7 +363,6 @@ impl ServerHandler for McpServer {
             })
         };
         let mut options = CallOptions::new().cancel(cancel.clone());
-        let cancel_for_task = cancel.clone();
         // A 2026-07-28 client is asked through an input-required result (no request from
         // server to client); an earlier one by an elicitation request.
         let modern = context
@@ -391,7 +389,7 @@ impl ServerHandler for McpServer {
             let elicitor = approval::Elicitor::new(
                 context.peer.clone(),
                 tokio::runtime::Handle::current(),
-                cancel,
+                cancel.clone(),
             );
             options = options.approver(Arc::new(elicitor));
         }
@@ -399,31 +397,24 @@ impl ServerHandler for McpServer {
             let notifier = progress::Notifier::start(context.peer.clone(), token);
             options = options.progress(Arc::new(notifier));
         }
-        let threshold = self.tasks.threshold(&context);
-        let again = threshold.map(|_| (name.clone(), args.clone()));
-        let mut run =
-            tokio::task::spawn_blocking(move || this.call(&name, args.as_ref(), &options));
-        let finished = match threshold {
-            Some(after) if !after.is_zero() => tokio::time::timeout(after, &mut run).await.ok(),
-            Some(_) => None,
-            None => Some((&mut run).await),
+        // Only a 2026-07-28 request that declares the tasks extension may get a task.
+        let declared = context
+            .client_capabilities()
+            .is_some_and(|c| c.supports_tasks());
+        let permit = (modern && declared).then(|| self.tasks.permit()).flatten();
+        let call = tasks::Call {
+            name,
+            args,
+            cancel,
+            round: round.clone(),
         };
-        let Some(result) = finished else {
-            // Still running (only ever with a threshold, so `again` is there): from now on
-            // the task, not the request, owns the call.
-            watcher.abort();
-            let (name, args) = again.unwrap_or_default();
-            return Ok(CallToolResponse::Task(self.to_task(
-                run,
-                cancel_for_task,
-                round,
-                name,
-                args,
-            )));
-        };
-        let result = settled(result);
+        let ran = self.run_call(call, options, permit).await;
+        // Answered, or the task owns the call from now on.
         watcher.abort();
-        let result = result?;
+        let result = match ran {
+            tasks::Ran::Task(task) => return Ok(CallToolResponse::Task(task)),
+            tasks::Ran::Answered(result) => result?,
+        };
         if let Some(ask) = round.and_then(|r| needs_approval(&result).then(|| r.ask()).flatten()) {
             return Ok(CallToolResponse::InputRequired(ask));
         }
@@ -435,10 +426,7 @@ impl ServerHandler for McpServer {
         request: GetTaskParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<GetTaskResult, ErrorData> {
-        self.tasks
-            .manager()
-            .get_task(&request.task_id)
-            .map(GetTaskResult::new)
+        self.tasks.get(&request.task_id).map(GetTaskResult::new)
     }
 
     async fn update_task(
@@ -446,9 +434,7 @@ impl ServerHandler for McpServer {
         request: UpdateTaskParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        self.tasks
-            .manager()
-            .update_task(&request.task_id, request.input_responses)
+        self.tasks.update(&request.task_id, request.input_responses)
     }
 
     async fn cancel_task(
@@ -456,7 +442,7 @@ impl ServerHandler for McpServer {
         request: CancelTaskParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        self.tasks.manager().cancel_task(&request.task_id)
+        self.tasks.cancel(&request.task_id)
     }
 }
 

@@ -1,150 +1,239 @@
-//! Long calls as tasks, for clients that declare the tasks extension
+//! Long calls as tasks, for 2026-07-28 clients that declare the tasks extension
 //! (`io.modelcontextprotocol/tasks`, SEP-2663) on the request: a call still running after
-//! the server's threshold (`--task-after-ms`, one second by default) answers with a task
+//! the threshold (`--task-after-ms`, [`DEFAULT_AFTER`] by default) answers with a task
 //! handle instead of holding the request open, and the client polls `tasks/get` for the
 //! result. A call that ends sooner answers as usual, so quick calls cost no extra round.
+//! (An earlier client, asked for approval by elicitation requests, never gets a task: its
+//! approval would not show in the task's status.)
 //!
-//! The call goes on exactly as it began (same session, audit event, limits): the task only
-//! waits for it. `tasks/cancel` cancels it as `notifications/cancelled` would (it stops
-//! unless it has begun to change files; the task then ends `cancelled` or with what the
-//! call returned). A change that needs approval asks inside the task: the task turns
+//! The call goes on exactly as it began (same session, limits and audit event): the task
+//! only waits for it. `tasks/cancel` cancels it as `notifications/cancelled` would (it
+//! stops unless it has begun to change files; the task then ends `cancelled`, or with what
+//! the call returned). A change that needs approval asks inside the task: the task turns
 //! `input_required` with the approval form, the client answers through `tasks/update`, and
-//! the call is planned again with that answer exactly as a 2026-07-28 retry would be (see
-//! [`super::input_required`]). Tasks live in the server's memory: a task of another server
-//! process, or of an HTTP session the server has since closed, is unknown.
+//! the call is planned and audited again with that answer, exactly as a 2026-07-28 retry
+//! would be (see the `input_required` module); an answer more than eight minutes after
+//! the task began is refused, so that no change is written as the task expires.
+//!
+//! One [`Tasks`] store serves a repository: the HTTP server's sessions share it (so its
+//! bounds hold however many sessions come and go) and each sees only its own tasks. Tasks
+//! live in the server process: another process's ids are unknown.
 
 use std::collections::VecDeque;
 use std::future::Future;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use rmcp::model::{CallToolResult, CreateTaskResult, InputResponses, Task};
-use rmcp::service::RequestContext;
+use rmcp::model::{CallToolResult, CreateTaskResult, DetailedTask, InputResponses};
 use rmcp::task_manager::{TaskContext, TaskExit, TaskManager, TaskOptions};
-use rmcp::RoleServer;
-use serde_json::Value;
+use rmcp::ErrorData;
+use serde_json::{Map, Value};
 use tokio::task::JoinHandle;
 
 use file_tools_host::call::{CallOptions, CancelToken};
 
-use super::input_required::{needs_approval, Round, INPUT_KEY};
+use super::input_required::{error_code, Round, INPUT_KEY};
 use super::{settled, McpServer};
 
 /// The threshold when the server names none.
 pub const DEFAULT_AFTER: Duration = Duration::from_secs(1);
-/// Tasks running at once; past this a call answers in the request, as for a client
-/// without tasks (so clients cannot pile up work the server holds).
+/// Tasks running at once, per store; past this a call answers in the request, as for a
+/// client without tasks (so clients cannot pile up work the server holds).
 const MAX_RUNNING: usize = 32;
-/// Tasks made within the time a task may be kept (a finished task keeps its result for up to
-/// twice [`TTL_MS`] after its creation); past this a call answers in the request, so that
-/// kept results cannot fill the server's memory.
+/// Tasks made within the time a task may be kept (a finished task keeps its result for up
+/// to twice [`TTL`] after its creation), per store; past this a call answers in the
+/// request, so that kept results cannot fill the server's memory.
 const MAX_KEPT: usize = 256;
-/// How long a task and its result are kept (from its creation).
-const TTL_MS: u64 = 10 * 60 * 1000;
+/// A task's time to live: one still running after it fails (and stops its call).
+const TTL: Duration = Duration::from_secs(10 * 60);
+/// The latest answer to an approval asked inside a task, counted from the task's start:
+/// a change planned after it might still be writing when the task expires.
+const ANSWER_BY: Duration = Duration::from_secs(8 * 60);
 /// How often a client should poll.
-const POLL_MS: u64 = 250;
+const POLL: Duration = Duration::from_millis(250);
 /// Approval rounds inside one task (a plan that keeps changing is answered as it stands).
 const MAX_ROUNDS: usize = 4;
 
-/// The server's tasks, and when a call becomes one.
+/// The tasks of one repository, as seen by one session (its owner name).
 #[derive(Clone)]
-pub(crate) struct Tasks {
+pub struct Tasks {
     manager: TaskManager,
     after: Duration,
-    /// When the tasks that may still be kept were made, oldest first.
-    made: Arc<Mutex<VecDeque<Instant>>>,
+    book: Arc<Mutex<Book>>,
+    owner: Arc<str>,
+}
+
+impl std::fmt::Debug for Tasks {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Tasks")
+            .field("after", &self.after)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What the store's bounds count.
+#[derive(Default)]
+struct Book {
+    /// Calls that may become tasks or are tasks still running.
+    running: usize,
+    /// Calls that may still become tasks (each counts as kept until it settles).
+    pending: usize,
+    /// Tasks made and perhaps still kept, oldest first: when, id, owner.
+    made: VecDeque<(Instant, String, Arc<str>)>,
+}
+
+impl Book {
+    /// Forgets the tasks no longer kept.
+    fn prune(&mut self) {
+        while self.made.front().is_some_and(|m| m.0.elapsed() > 2 * TTL) {
+            self.made.pop_front();
+        }
+    }
+}
+
+/// A call's place among the store's bounds, held until the call answers in the request or
+/// its task ends.
+pub(crate) struct Permit {
+    book: Arc<Mutex<Book>>,
+    made: bool,
+}
+
+impl Drop for Permit {
+    fn drop(&mut self) {
+        if let Ok(mut book) = self.book.lock() {
+            book.running -= 1;
+            if !self.made {
+                book.pending -= 1;
+            }
+        }
+    }
 }
 
 impl Tasks {
-    pub(crate) fn new(after: Duration) -> Tasks {
+    /// A store whose calls become tasks after `after` (zero: at once).
+    pub fn new(after: Duration) -> Tasks {
         Tasks {
             manager: TaskManager::new(),
             after,
-            made: Arc::default(),
+            book: Arc::default(),
+            owner: Arc::from(""),
         }
     }
 
-    /// The threshold for this request: `None` when its client did not declare tasks, or
-    /// when as many tasks run, or are kept, as may.
-    pub(crate) fn threshold(&self, context: &RequestContext<RoleServer>) -> Option<Duration> {
-        let declared = context
-            .client_capabilities()
-            .is_some_and(|c| c.supports_tasks());
-        (declared && self.manager.running_task_count() < MAX_RUNNING && self.room())
-            .then_some(self.after)
-    }
-
-    /// Whether fewer than [`MAX_KEPT`] tasks may still be kept.
-    fn room(&self) -> bool {
-        let Ok(mut made) = self.made.lock() else {
-            return false;
-        };
-        let kept_for = Duration::from_millis(2 * TTL_MS);
-        while made.front().is_some_and(|t| t.elapsed() > kept_for) {
-            made.pop_front();
+    /// The same store as the session `name` sees it: its own tasks only.
+    pub fn for_session(&self, name: &str) -> Tasks {
+        Tasks {
+            owner: Arc::from(name),
+            ..self.clone()
         }
-        made.len() < MAX_KEPT
     }
 
-    pub(crate) fn manager(&self) -> &TaskManager {
-        &self.manager
-    }
-
-    /// Hands the running call `run` to a new task. `replan` runs the call again with an
-    /// approval round (an answer and the state it answers), for a change that needs one;
-    /// `round` is the running call's, when it can ask.
-    fn adopt<F, P>(
-        &self,
-        run: JoinHandle<Result<CallToolResult, rmcp::ErrorData>>,
-        cancel: CancelToken,
-        round: Option<Arc<Round>>,
-        replan: P,
-    ) -> Task
-    where
-        P: Fn(Arc<Round>) -> F + Send + 'static,
-        F: Future<Output = Result<CallToolResult, rmcp::ErrorData>> + Send + 'static,
-    {
-        if let Ok(mut made) = self.made.lock() {
-            made.push_back(Instant::now());
+    /// A place for a call of a client that declared the extension, when the bounds leave
+    /// one.
+    pub(crate) fn permit(&self) -> Option<Permit> {
+        // Expired tasks are failed and let go on every use of the manager.
+        let _ = self.manager.running_task_count();
+        let mut book = self.book.lock().ok()?;
+        book.prune();
+        if book.running >= MAX_RUNNING || book.made.len() + book.pending >= MAX_KEPT {
+            return None;
         }
-        let options = TaskOptions::new()
-            .with_ttl_ms(TTL_MS)
-            .with_poll_interval_ms(POLL_MS);
-        self.manager.spawn(options, move |ctx| {
-            Box::pin(async move {
-                // Dropped when the task ends, is cancelled or expires: the call stops too.
-                let _stop = StopOnDrop(cancel.clone());
-                let mut result = finish(&ctx, &cancel, async { settled(run.await) }).await?;
-                let mut round = round;
-                for n in 1..=MAX_ROUNDS {
-                    let Some(current) = round.take().filter(|_| needs_approval(&result)) else {
-                        break;
-                    };
-                    let Some(next) = ask_in_task(&ctx, &current, n).await? else {
-                        break;
-                    };
-                    result = finish(&ctx, &cancel, replan(next.clone())).await?;
-                    round = Some(next);
-                }
-                Ok(result)
-            })
+        book.running += 1;
+        book.pending += 1;
+        Some(Permit {
+            book: self.book.clone(),
+            made: false,
         })
+    }
+
+    /// The task `id`, when this session made it (else the error of an unknown task, so
+    /// that another session's ids tell nothing).
+    fn own(&self, id: &str) -> Result<(), ErrorData> {
+        let book = self
+            .book
+            .lock()
+            .map_err(|_| ErrorData::internal_error("the task store failed", None))?;
+        if book.made.iter().any(|m| m.1 == id && m.2 == self.owner) {
+            Ok(())
+        } else {
+            Err(ErrorData::invalid_params(
+                format!("unknown task: {id}"),
+                None,
+            ))
+        }
+    }
+
+    pub(crate) fn get(&self, id: &str) -> Result<DetailedTask, ErrorData> {
+        self.own(id)?;
+        self.manager.get_task(id)
+    }
+
+    pub(crate) fn update(&self, id: &str, answers: InputResponses) -> Result<(), ErrorData> {
+        self.own(id)?;
+        self.manager.update_task(id, answers)
+    }
+
+    pub(crate) fn cancel(&self, id: &str) -> Result<(), ErrorData> {
+        self.own(id)?;
+        self.manager.cancel_task(id)
     }
 }
 
+/// The call a request runs: what it needs to run again inside a task.
+pub(crate) struct Call {
+    pub(crate) name: String,
+    pub(crate) args: Option<Map<String, Value>>,
+    pub(crate) cancel: CancelToken,
+    /// The approval round of a client that can be asked.
+    pub(crate) round: Option<Arc<Round>>,
+}
+
+/// How a request's call went: answered, or handed to a task.
+pub(crate) enum Ran {
+    Answered(Result<CallToolResult, ErrorData>),
+    Task(CreateTaskResult),
+}
+
 impl McpServer {
-    /// Hands the call of `name` with `args`, still running as `run`, to a new task; the
-    /// handle to answer with. Approval inside the task plans the call again (see
-    /// [`Tasks::adopt`]) with the same cancel token.
-    pub(super) fn to_task(
+    /// Runs `call` with `options`; with a `permit`, a call still running after the
+    /// store's threshold is handed to a new task and its handle is the answer.
+    pub(crate) async fn run_call(
         &self,
-        run: JoinHandle<Result<CallToolResult, rmcp::ErrorData>>,
-        cancel: CancelToken,
-        round: Option<Arc<Round>>,
-        name: String,
-        args: Option<serde_json::Map<String, Value>>,
+        call: Call,
+        options: CallOptions,
+        permit: Option<Permit>,
+    ) -> Ran {
+        let this = self.clone();
+        let (name, args) = (call.name.clone(), call.args.clone());
+        let mut run =
+            tokio::task::spawn_blocking(move || this.call(&name, args.as_ref(), &options));
+        let Some(permit) = permit else {
+            return Ran::Answered(settled((&mut run).await));
+        };
+        let after = self.tasks.after;
+        if !after.is_zero() {
+            if let Ok(done) = tokio::time::timeout(after, &mut run).await {
+                return Ran::Answered(settled(done));
+            }
+        }
+        Ran::Task(self.hand_over(run, call, permit))
+    }
+
+    /// Makes a task of `call`, running as `run`.
+    fn hand_over(
+        &self,
+        run: JoinHandle<Result<CallToolResult, ErrorData>>,
+        call: Call,
+        mut permit: Permit,
     ) -> CreateTaskResult {
-        let (this, stop) = (self.clone(), cancel.clone());
+        let this = self.clone();
+        let Call {
+            name,
+            args,
+            cancel,
+            round,
+        } = call;
+        let stop = cancel.clone();
         let replan = move |r: Arc<Round>| {
             let (this, name, args) = (this.clone(), name.clone(), args.clone());
             let options = CallOptions::new().cancel(stop.clone()).approver(r);
@@ -155,7 +244,42 @@ impl McpServer {
                 )
             }
         };
-        CreateTaskResult::new(self.tasks.adopt(run, cancel, round, replan))
+        if let Ok(mut book) = self.tasks.book.lock() {
+            book.pending -= 1;
+            permit.made = true;
+        }
+        let options = TaskOptions::new()
+            .with_ttl_ms(TTL.as_millis() as u64)
+            .with_poll_interval_ms(POLL.as_millis() as u64);
+        let began = Instant::now();
+        let task = self.tasks.manager.spawn(options, move |ctx| {
+            Box::pin(async move {
+                // Dropped when the task ends, is cancelled or expires: the call stops
+                // too, and the task's place is freed.
+                let _held = (permit, StopOnDrop(cancel.clone()));
+                let mut result = finish(&ctx, &cancel, async { settled(run.await) }).await?;
+                let mut round = round;
+                for n in 1..=MAX_ROUNDS {
+                    let Some(current) = round
+                        .take()
+                        .filter(|_| error_code(&result) == Some("APPROVAL_REQUIRED"))
+                    else {
+                        break;
+                    };
+                    let Some(next) = ask_in_task(&ctx, &current, n, began).await? else {
+                        break;
+                    };
+                    result = finish(&ctx, &cancel, replan(next.clone())).await?;
+                    round = Some(next);
+                }
+                Ok(result)
+            })
+        });
+        if let Ok(mut book) = self.tasks.book.lock() {
+            let owner = self.tasks.owner.clone();
+            book.made.push_back((began, task.task_id.clone(), owner));
+        }
+        CreateTaskResult::new(task)
     }
 }
 
@@ -174,7 +298,7 @@ impl Drop for StopOnDrop {
 async fn finish(
     ctx: &TaskContext,
     cancel: &CancelToken,
-    call: impl Future<Output = Result<CallToolResult, rmcp::ErrorData>>,
+    call: impl Future<Output = Result<CallToolResult, ErrorData>>,
 ) -> Result<CallToolResult, TaskExit> {
     tokio::pin!(call);
     let result = tokio::select! {
@@ -184,28 +308,20 @@ async fn finish(
             call.await
         }
     }?;
-    if ctx.is_cancel_requested() && stopped_by_cancel(&result) {
+    if ctx.is_cancel_requested() && error_code(&result) == Some("CANCELLED") {
         return Err(TaskExit::Cancelled);
     }
     Ok(result)
 }
 
-fn stopped_by_cancel(result: &CallToolResult) -> bool {
-    result.is_error == Some(true)
-        && result
-            .structured_content
-            .as_ref()
-            .and_then(|c| c["error"]["code"].as_str())
-            == Some("CANCELLED")
-}
-
 /// Puts the approval form of `round` to the client through the task (round `n` of the
 /// task, so that each has its own key) and returns the round that carries the answer, or
-/// `None` when the user already declined (the refusal stands).
+/// `None` when the user already declined or answered too late (the refusal stands).
 async fn ask_in_task(
     ctx: &TaskContext,
     round: &Round,
     n: usize,
+    began: Instant,
 ) -> Result<Option<Arc<Round>>, TaskExit> {
     let Some(ask) = round.ask() else {
         return Ok(None);
@@ -218,10 +334,12 @@ async fn ask_in_task(
     else {
         return Ok(None);
     };
-    let answer: Value = ctx
-        .request_input(format!("{INPUT_KEY}-{n}"), request)
-        .await?;
-    let responses = InputResponses::from([(INPUT_KEY.to_string(), answer)]);
+    let wait = ANSWER_BY.saturating_sub(began.elapsed());
+    let asked = ctx.request_input(format!("{INPUT_KEY}-{n}"), request);
+    let Ok(answer) = tokio::time::timeout(wait, asked).await else {
+        return Ok(None);
+    };
+    let responses = InputResponses::from([(INPUT_KEY.to_string(), answer?)]);
     Ok(Some(Arc::new(
         round.next(Some(&responses), ask.request_state.as_deref()),
     )))
