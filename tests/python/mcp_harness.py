@@ -56,6 +56,28 @@ def run(repo, body, *extra_args, modern=False, **client_options):
     return asyncio.run(with_server(repo, list(extra_args), body, modern, **client_options))
 
 
+# How long a listen stream's first notification may take (the watch's debounce on a loaded
+# machine), and the quiet time in which any further ones must come.
+LISTEN_WAIT = 8.0
+LISTEN_QUIET = 1.5
+
+
+async def heard(stream, first_within=LISTEN_WAIT):
+    """The URIs a `subscriptions/listen` stream hears of: the first within FIRST_WITHIN,
+    then any others in a quiet time after it."""
+    import anyio
+
+    got = []
+    with anyio.move_on_after(first_within):
+        async for event in stream:
+            got.append(event.uri)
+            break
+    with anyio.move_on_after(LISTEN_QUIET):
+        async for event in stream:
+            got.append(event.uri)
+    return got
+
+
 def structured(result):
     assert result.structured_content is not None, result
     return result.structured_content

@@ -6,7 +6,6 @@ way that works."""
 
 import asyncio
 
-import anyio
 import httpx2
 import pytest
 from mcp import ClientSession
@@ -15,10 +14,7 @@ from mcp.client.subscriptions import listen
 from mcp.shared.exceptions import MCPError
 
 from http_harness import server
-
-# Long enough for the watch's debounce on a loaded machine; and a quiet time after it.
-WAIT = 8.0
-QUIET = 1.5
+from mcp_harness import heard
 
 
 def with_session(url, body, modern=True):
@@ -30,19 +26,6 @@ def with_session(url, body, modern=True):
                 return await body(s)
 
     return asyncio.run(go())
-
-
-async def heard(sub, first_within=WAIT):
-    """The URIs a stream hears of: the first within FIRST_WITHIN, then any in a quiet time."""
-    got = []
-    with anyio.move_on_after(first_within):
-        async for event in sub:
-            got.append(event.uri)
-            break
-    with anyio.move_on_after(QUIET):
-        async for event in sub:
-            got.append(event.uri)
-    return got
 
 
 def test_a_listen_stream_over_http_hears_of_its_readable_files_only(repo, tmp_path):

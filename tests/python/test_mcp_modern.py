@@ -16,7 +16,7 @@ from mcp.shared.exceptions import MCPError
 from mcp.client.subscriptions import listen
 
 from http_harness import HEADERS, server
-from mcp_harness import BIN, ROOT, run
+from mcp_harness import BIN, LISTEN_WAIT, ROOT, heard, run
 
 META = {
     "io.modelcontextprotocol/protocolVersion": "2026-07-28",
@@ -24,9 +24,8 @@ META = {
     "io.modelcontextprotocol/clientCapabilities": {},
 }
 ENV = dict(os.environ, FILE_TOOLS_CACHE_DIR=str(ROOT / "target" / "file-tools-cache"))
-# Long enough for the watch's debounce on a loaded machine; and a quiet time after it.
-WAIT = 8.0
-QUIET = 1.5
+# Long enough for the watch's debounce on a loaded machine.
+WAIT = LISTEN_WAIT
 
 
 def request(rid, method, params=None):
@@ -114,13 +113,7 @@ def test_a_listen_stream_hears_of_its_readable_files_only(repo):
             for name in ("private/notes.txt", ".env", "src/lib.rs"):
                 (repo / name).write_text("changed\n")
             async with listen(s, resource_subscriptions=["file:///README.md"]) as other:
-                with anyio.move_on_after(WAIT):
-                    async for event in sub:
-                        got.append(event.uri)
-                        break
-                with anyio.move_on_after(QUIET):
-                    async for event in sub:
-                        got.append(event.uri)
+                got += await heard(sub)
                 # The other stream hears of nothing it did not name.
                 (repo / "README.md").write_text("changed too\n")
                 with anyio.move_on_after(WAIT):
