@@ -368,7 +368,10 @@ pub fn serve_http(
         .map(|(path, sessions)| (path, sessions.configured(&config)))
         .collect::<BTreeMap<_, _>>();
     let slots = Arc::new(tokio::sync::Semaphore::new(connections::MAX_CONNECTIONS));
-    let rt = tokio::runtime::Builder::new_current_thread()
+    // Two workers: a request that must block before it answers (a subscriptions/listen
+    // stream's read checks) leaves the other to serve every other connection.
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
         .enable_all()
         .build()
         .map_err(|e| format!("cannot start the async runtime: {e}"))?;

@@ -364,9 +364,10 @@ impl McpServer {
             }
             Ok(())
         };
-        // The checks block: on a runtime with other workers, they serve the connection
-        // meanwhile; on a runtime of one thread (the HTTP server's) they run on a thread
-        // of their own, since the session's calls may not run inside the runtime.
+        // The checks block: on a runtime with other workers (the stdio and HTTP servers'),
+        // they serve the connections meanwhile; on a runtime of one thread (an embedder's)
+        // they run on a thread of their own, since the session's calls may not run inside
+        // the runtime.
         let multi = tokio::runtime::Handle::try_current()
             .is_ok_and(|h| h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread);
         let registered = if multi {
