@@ -32,9 +32,9 @@ pub(crate) struct McpArgs {
     /// none, so requests from web pages other than the server's own origin are refused).
     #[arg(long, value_name = "ORIGIN", requires = "http")]
     pub(crate) allowed_origin: Vec<String>,
-    /// For a client that declares the tasks extension: a call still running after this
-    /// many milliseconds answers with a task the client polls (default 1000; 0: every call
-    /// of such a client).
+    /// For a 2026-07-28 client that declares the tasks extension: a call still running
+    /// after this many milliseconds answers with a task the client polls (default 1000;
+    /// 0: every call of such a client).
     #[arg(long, value_name = "MS")]
     pub(crate) task_after_ms: Option<u64>,
 }

@@ -344,3 +344,52 @@ async fn ask_in_task(
         round.next(Some(&responses), ask.request_state.as_deref()),
     )))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn made(tasks: &Tasks, id: &str) {
+        let mut book = tasks.book.lock().expect("the book");
+        book.made
+            .push_back((Instant::now(), id.to_string(), tasks.owner.clone()));
+    }
+
+    #[test]
+    fn places_hold_the_running_and_the_kept_bounds() {
+        let tasks = Tasks::new(Duration::ZERO);
+        let held: Vec<Permit> = (0..MAX_RUNNING + 5)
+            .filter_map(|_| tasks.permit())
+            .collect();
+        assert_eq!(held.len(), MAX_RUNNING);
+        drop(held);
+        // Places are given back: the running bound is free again.
+        for i in 0..MAX_KEPT - 1 {
+            made(&tasks, &i.to_string());
+        }
+        let last = tasks.permit();
+        assert!(last.is_some());
+        // A call that may still become a task counts as kept.
+        assert!(tasks.permit().is_none());
+        drop(last);
+        assert!(tasks.permit().is_some());
+    }
+
+    #[test]
+    fn a_session_sees_its_own_tasks_and_another_sessions_as_unknown() {
+        let store = Tasks::new(DEFAULT_AFTER);
+        let (a, b) = (store.for_session("a"), store.for_session("b"));
+        made(&a, "t1");
+        assert!(a.own("t1").is_ok());
+        let other = b.own("t1").expect_err("b did not make t1");
+        let unknown = b.own("t2").expect_err("nobody made t2");
+        assert_eq!(
+            other.message.replace("t1", "ID"),
+            unknown.message.replace("t2", "ID")
+        );
+        // The two views share the bounds.
+        let held: Vec<Permit> = (0..MAX_RUNNING).filter_map(|_| a.permit()).collect();
+        assert_eq!(held.len(), MAX_RUNNING);
+        assert!(b.permit().is_none());
+    }
+}
