@@ -56,6 +56,10 @@ impl AuditKey {
     /// Reads the key in `path`, or makes a new random one there (readable by its owner
     /// only) when the file does not exist.
     ///
+    /// Two processes that start at once agree on one key: the new key is written whole to
+    /// a file of its own beside `path` and linked to `path` only if no key is there yet; the
+    /// process that finds one there reads it instead (never a half-written file).
+    ///
     /// # Errors
     /// When the file cannot be read or created, or holds no key.
     pub fn load_or_create(path: &Path) -> std::io::Result<AuditKey> {
@@ -69,10 +73,21 @@ impl AuditKey {
         opts.write(true).create_new(true);
         #[cfg(unix)]
         std::os::unix::fs::OpenOptionsExt::mode(&mut opts, 0o600);
-        let mut f = opts.open(path)?;
-        writeln!(f, "{}", hex(&key))?;
-        f.sync_all()?;
-        Ok(AuditKey(key))
+        let mut name = path.file_name().unwrap_or_default().to_os_string();
+        name.push(format!(".{}.{}.new", std::process::id(), hex(&key[..8])));
+        let fresh = path.with_file_name(name);
+        let written = opts.open(&fresh).and_then(|mut f| {
+            writeln!(f, "{}", hex(&key))?;
+            f.sync_all()
+        });
+        let placed = written.and_then(|()| std::fs::hard_link(&fresh, path));
+        let _ = std::fs::remove_file(&fresh);
+        match placed {
+            Ok(()) => Ok(AuditKey(key)),
+            // Another process placed its key first: that one is the key.
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => AuditKey::load(path),
+            Err(e) => Err(e),
+        }
     }
 
     /// The key's bytes (for a host that hands the same key on, as the CLI does with its
@@ -185,5 +200,28 @@ mod tests {
         let (b, mac) = split_line(&line).unwrap();
         assert_eq!(b, body);
         assert_eq!(mac, key.mac(body.as_bytes()));
+    }
+
+    /// Threads that make the key at once all end with the one key on disk, many rounds
+    /// (before, a loser read a half-written file or failed on the existing one).
+    #[test]
+    fn creators_at_once_agree_on_one_key() {
+        let dir = tempfile::tempdir().unwrap();
+        for round in 0..50 {
+            let path = dir.path().join(format!("key-{round}"));
+            let keys: Vec<std::io::Result<AuditKey>> = std::thread::scope(|s| {
+                let handles: Vec<_> = (0..4)
+                    .map(|_| s.spawn(|| AuditKey::load_or_create(&path)))
+                    .collect();
+                handles.into_iter().map(|h| h.join().unwrap()).collect()
+            });
+            let on_disk = AuditKey::load(&path).unwrap().bytes();
+            for k in keys {
+                assert_eq!(k.unwrap().bytes(), on_disk, "round {round}");
+            }
+        }
+        // Nothing is left beside the keys.
+        let left = std::fs::read_dir(dir.path()).unwrap().count();
+        assert_eq!(left, 50);
     }
 }
