@@ -89,10 +89,10 @@ class Client:
     def call(self, name, arguments, **caps):
         return self.ask("tools/call", {"name": name, "arguments": arguments}, **caps)
 
-    def poll(self, task_id, until, **caps):
+    def poll(self, task_id, until, within=60, **caps):
         """`tasks/get` until the task's status is one of `until` (a terminal one at the
-        latest)."""
-        deadline = time.monotonic() + 60
+        latest), for at most WITHIN seconds."""
+        deadline = time.monotonic() + within
         while time.monotonic() < deadline:
             got = self.ask("tasks/get", {"taskId": task_id}, **caps)["result"]
             if got["status"] in until or got["status"] in ("completed", "failed", "cancelled"):
@@ -265,6 +265,8 @@ def test_calls_arriving_together_get_at_most_32_running_tasks(repo, tmp_path):
         answers = [a["result"] for a in c.send_many(writes)]
         tasks = [a["taskId"] for a in answers if a["resultType"] == "task"]
         for t in tasks:
+            # Each is asking its user by now: they stay running until cancelled.
+            assert c.poll(t, ("input_required",), elicitation=True)["status"] == "input_required"
             c.ask("tasks/cancel", {"taskId": t}, elicitation=True)
         ended = [c.poll(t, (), elicitation=True)["status"] for t in tasks]
     finally:
@@ -296,3 +298,23 @@ def test_a_client_of_an_earlier_revision_gets_no_task_even_declaring_the_extensi
         c.close()
     assert answer["id"] == 1 and "taskId" not in answer["result"], answer
     assert answer["result"]["structuredContent"]["entries"]
+
+
+def test_a_task_cancelled_as_it_begins_ends_cancelled_and_writes_nothing(repo, tmp_path):
+    # The cancel races the task's first call: it may come before, during or after the
+    # call finds that it needs approval, and before or after the question is put.
+    policy = tmp_path / "policy.toml"
+    policy.write_text(POLICY)
+    before = snapshot(repo)
+    c = Client(repo, "--policy", str(policy), after_ms=0)
+    try:
+        ended = []
+        for i in range(60):
+            args = {"path": f"docs/race{i}.md", "content": "x\n"}
+            made = c.call("write_file", args, elicitation=True)["result"]
+            c.ask("tasks/cancel", {"taskId": made["taskId"]}, elicitation=True)
+            ended.append(c.poll(made["taskId"], (), within=20, elicitation=True)["status"])
+    finally:
+        c.close()
+    assert set(ended) == {"cancelled"}, ended
+    assert snapshot(repo) == before

@@ -308,7 +308,11 @@ async fn finish(
             call.await
         }
     }?;
-    if ctx.is_cancel_requested() && error_code(&result) == Some("CANCELLED") {
+    // Stopped for the cancel, or stopped before writing to ask for approval, which a
+    // cancelled task no longer asks.
+    if ctx.is_cancel_requested()
+        && matches!(error_code(&result), Some("CANCELLED" | "APPROVAL_REQUIRED"))
+    {
         return Err(TaskExit::Cancelled);
     }
     Ok(result)
@@ -336,7 +340,14 @@ async fn ask_in_task(
     };
     let wait = ANSWER_BY.saturating_sub(began.elapsed());
     let asked = ctx.request_input(format!("{INPUT_KEY}-{n}"), request);
-    let Ok(answer) = tokio::time::timeout(wait, asked).await else {
+    // A cancel that came before the question was put would leave it waiting for ever:
+    // the manager withdraws only the questions pending when the cancel arrives.
+    let answer = tokio::select! {
+        biased;
+        () = ctx.cancelled() => return Err(TaskExit::Cancelled),
+        answer = tokio::time::timeout(wait, asked) => answer,
+    };
+    let Ok(answer) = answer else {
         return Ok(None);
     };
     let responses = InputResponses::from([(INPUT_KEY.to_string(), answer?)]);
