@@ -62,7 +62,8 @@ def folding_mount(tmp_path):
         pytest.fail("no /dev/fuse on this machine: the case-insensitive mount cannot be made")
     proc = subprocess.Popen([sys.executable, str(HERE / "casefold_fs.py"), str(backing), str(mnt)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    for _ in range(100):
+    # Up to 30 s: a loaded machine starts Python and its imports slowly.
+    for _ in range(600):
         if os.path.ismount(mnt):
             break
         if proc.poll() is not None:
@@ -70,7 +71,7 @@ def folding_mount(tmp_path):
         time.sleep(0.05)
     else:
         proc.kill()
-        pytest.fail("the FUSE mount did not appear within 5 s")
+        pytest.fail("the FUSE mount did not appear within 30 s")
     try:
         yield backing, mnt
     finally:

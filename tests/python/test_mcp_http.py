@@ -370,7 +370,8 @@ def test_a_client_that_stops_reading_loses_its_connections_not_the_server(repos,
             status, answer = call(base + "/mcp", "read_file", {"path": "README.md"})
             waited = time.monotonic() - started
             assert status == 200 and "calc" in structured(answer)["content"]
-            assert waited < 40, waited
+            # Under the client's own 60 s timeout: the server did not hold it for ever.
+            assert waited < 60, waited
         finally:
             for s in stuck:
                 s.close()

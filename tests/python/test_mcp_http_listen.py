@@ -52,8 +52,10 @@ def test_a_listen_stream_over_http_hears_of_its_readable_files_only(repo, tmp_pa
         honored, first, second = with_session(f"{base}/mcp", body)
     # Every well-formed URI is honored alike: the acknowledgment tells nothing.
     assert honored == uris
-    assert first == ["file:///src/lib.rs"], first
-    assert second == ["file:///README.md"], second
+    # Each file named once or more (a write the machine stalls in the middle of may be
+    # heard twice), and nothing else.
+    assert set(first) == {"file:///src/lib.rs"}, first
+    assert set(second) == {"file:///README.md"}, second
 
 
 @pytest.mark.filterwarnings("ignore:resources/subscribe is removed")

@@ -32,14 +32,34 @@ def request(rid, method, params=None):
     return {"jsonrpc": "2.0", "id": rid, "method": method, "params": {**(params or {}), "_meta": META}}
 
 
+def exchange(repo, messages):
+    """The answer lines to MESSAGES, written at once to one stdio server, in the order of
+    their ids: the server answers requests concurrently, so the order in which the lines
+    arrive is not the order of the requests (JSON-RPC allows that). Its input is closed only
+    once every request is answered (at the end of its input a server gives up answers not
+    ready within a few seconds)."""
+    asked = sum(1 for m in messages if "id" in m)
+    proc = subprocess.Popen([BIN, "--repo", str(repo), "mcp"], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, env=ENV)
+    try:
+        proc.stdin.write("".join(json.dumps(m) + "\n" for m in messages).encode())
+        proc.stdin.flush()
+        answers = []
+        while len(answers) < asked:
+            line = proc.stdout.readline()
+            assert line, f"the server ended after {len(answers)} of {asked} answers"
+            if line.strip() and "id" in json.loads(line):
+                answers.append(line.rstrip(b"\n"))
+        proc.stdin.close()
+        proc.wait(timeout=120)
+    finally:
+        proc.kill()
+    return sorted(answers, key=lambda line: json.loads(line)["id"])
+
+
 def raw_stdio(repo, *requests):
-    """The response lines of REQUESTS sent to one stdio server, no handshake before them, in
-    the order of their ids: the server answers requests concurrently, so the order in which
-    the lines arrive is not the order of the requests (JSON-RPC allows that)."""
-    lines = "".join(json.dumps(r) + "\n" for r in requests).encode()
-    out = subprocess.run([BIN, "--repo", str(repo), "mcp"], input=lines, capture_output=True, env=ENV, timeout=120)
-    responses = [line for line in out.stdout.splitlines() if line.strip()]
-    return sorted(responses, key=lambda line: json.loads(line).get("id", -1))
+    """The answer lines of REQUESTS sent to one stdio server, no handshake before them."""
+    return exchange(repo, requests)
 
 
 def test_requests_without_initialize_over_stdio_and_tools_list_bytes_never_change(repo):
@@ -222,9 +242,7 @@ def raw_stdio_legacy(repo):
         "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}}
     done = {"jsonrpc": "2.0", "method": "notifications/initialized"}
     listing = {"jsonrpc": "2.0", "id": 1, "method": "resources/list"}
-    lines = "".join(json.dumps(r) + "\n" for r in (init, done, listing)).encode()
-    out = subprocess.run([BIN, "--repo", str(repo), "mcp"], input=lines, capture_output=True, env=ENV, timeout=120)
-    return [line for line in out.stdout.splitlines() if line.strip()]
+    return exchange(repo, (init, done, listing))
 
 
 def test_without_repo_a_2026_client_is_told_at_once_to_start_the_server_with_one(repo):
