@@ -63,6 +63,11 @@ fn spawn(
             "FILE_TOOLS_CACHE_DIR",
             std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli-cache"),
         )
+        // The user's state directory (the cursor key) in the build's, not in $HOME.
+        .env(
+            "XDG_STATE_HOME",
+            std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli-state"),
+        )
         .stdin(Stdio::piped())
         .stdout(Stdio::null())
         .stderr(Stdio::null())

@@ -354,8 +354,10 @@ fn a_file_swapped_for_a_fifo_never_blocks_a_call() {
                 let started = std::time::Instant::now();
                 let r = call(&mut s, tool, args);
                 let took = started.elapsed();
+                // Never held by the FIFO (a blocked open would take until the call's
+                // deadline or for ever); loose enough for a loaded machine's fsyncs.
                 assert!(
-                    took < std::time::Duration::from_secs(3),
+                    took < std::time::Duration::from_secs(15),
                     "{tool} took {took:?}"
                 );
                 ok += usize::from(r.is_ok());
@@ -379,7 +381,7 @@ fn a_file_swapped_for_a_fifo_never_blocks_a_call() {
         json!({"path": "after.txt", "content": "x\n"})
     )
     .is_ok());
-    assert!(started.elapsed() < std::time::Duration::from_secs(3));
+    assert!(started.elapsed() < std::time::Duration::from_secs(15));
 }
 
 /// What the attacker review found, pinned: a file the agent wrote, swapped afterwards for a

@@ -20,8 +20,15 @@ def test_a_cancelled_search_returns_promptly_and_the_next_call_runs_at_once(repo
         full_time = time.monotonic() - started
         assert not full.is_error, full
 
-        task = asyncio.create_task(s.call_tool("search_text", SLOW_SEARCH))
-        await asyncio.sleep(0.1)
+        # Cancelled once it is running (its first progress report), not after a fixed
+        # time: on a loaded machine the call may not have begun by then.
+        running = asyncio.Event()
+
+        async def on_progress(progress, total, message):
+            running.set()
+
+        task = asyncio.create_task(s.call_tool("search_text", SLOW_SEARCH, progress_callback=on_progress))
+        await asyncio.wait_for(running.wait(), timeout=60)
         task.cancel()
         started = time.monotonic()
         read = await s.call_tool("read_file", {"path": "README.md"})
