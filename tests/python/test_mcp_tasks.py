@@ -105,6 +105,14 @@ class Client:
         self.proc.wait(timeout=60)
 
 
+def asking(repo, tmp_path):
+    """A server whose policy asks for approval of changes under docs/, and that makes every
+    call of a client with the extension a task."""
+    policy = tmp_path / "policy.toml"
+    policy.write_text(POLICY)
+    return Client(repo, "--policy", str(policy), after_ms=0)
+
+
 def test_a_call_still_running_becomes_a_task_whose_result_is_the_calls(repo):
     args = {"query": "fn ", "include": ["*.rs"]}
     c = Client(repo, after_ms=0)
@@ -135,10 +143,8 @@ def test_a_quick_call_answers_in_the_request_even_for_a_client_with_tasks(repo):
 
 
 def test_approval_inside_a_task_asks_through_input_required_and_writes_only_when_granted(repo, tmp_path):
-    policy = tmp_path / "policy.toml"
-    policy.write_text(POLICY)
     before = snapshot(repo)
-    c = Client(repo, "--policy", str(policy), after_ms=0)
+    c = asking(repo, tmp_path)
     try:
         outcomes = {}
         for answer in ("accept", "decline", "cancel"):
@@ -255,9 +261,7 @@ def test_the_server_keeps_a_bounded_number_of_tasks_then_answers_in_the_request(
 
 
 def test_calls_arriving_together_get_at_most_32_running_tasks(repo, tmp_path):
-    policy = tmp_path / "policy.toml"
-    policy.write_text(POLICY)
-    c = Client(repo, "--policy", str(policy), after_ms=0)
+    c = asking(repo, tmp_path)
     try:
         # Each waits for its user's approval, so every task made stays running.
         writes = [("tools/call", {"name": "write_file", "arguments": {"path": f"docs/n{i}.md", "content": "x\n"}},
@@ -303,10 +307,8 @@ def test_a_client_of_an_earlier_revision_gets_no_task_even_declaring_the_extensi
 def test_a_task_cancelled_as_it_begins_ends_cancelled_and_writes_nothing(repo, tmp_path):
     # The cancel races the task's first call: it may come before, during or after the
     # call finds that it needs approval, and before or after the question is put.
-    policy = tmp_path / "policy.toml"
-    policy.write_text(POLICY)
     before = snapshot(repo)
-    c = Client(repo, "--policy", str(policy), after_ms=0)
+    c = asking(repo, tmp_path)
     try:
         ended = []
         for i in range(60):
