@@ -275,6 +275,15 @@ impl McpServer {
         Ok(read["path"].as_str().map_or(path, str::to_string))
     }
 
+    /// The subscriptions `resources/subscribe` adds to, on a transport that offers them.
+    fn legacy_subscriptions(&self) -> Result<Arc<Subscriptions>, ErrorData> {
+        match &self.subscriptions {
+            None => Err(not_offered()),
+            Some(subs) if subs.listen_only => Err(listen_instead()),
+            Some(subs) => Ok(Arc::clone(subs)),
+        }
+    }
+
     /// Subscribes the client to a file: refused as `resources/read` would refuse it.
     ///
     /// # Errors
@@ -286,12 +295,7 @@ impl McpServer {
         uri: String,
         peer: Peer<RoleServer>,
     ) -> Result<(), ErrorData> {
-        let Some(subs) = self.subscriptions.clone() else {
-            return Err(not_offered());
-        };
-        if subs.listen_only {
-            return Err(listen_instead());
-        }
+        let subs = self.legacy_subscriptions()?;
         let runtime = tokio::runtime::Handle::current();
         self.blocking(move |s| {
             let path = s.subscribable(&uri)?;
@@ -310,12 +314,7 @@ impl McpServer {
     /// Method-not-found on a transport without subscriptions; invalid params for a
     /// malformed URI.
     pub(crate) async fn unsubscribe_from(&self, uri: String) -> Result<(), ErrorData> {
-        let Some(subs) = self.subscriptions.clone() else {
-            return Err(not_offered());
-        };
-        if subs.listen_only {
-            return Err(listen_instead());
-        }
+        let subs = self.legacy_subscriptions()?;
         path_of(&uri)?;
         self.blocking(move |_| subs.remove(LEGACY, Some(&uri)))
             .await

@@ -32,7 +32,7 @@ use tokio::task::JoinHandle;
 
 use file_tools_host::call::{CallOptions, CancelToken};
 
-use super::input_required::{error_code, Round, INPUT_KEY};
+use super::input_required::{error_code, needs_approval, Round, INPUT_KEY};
 use super::{settled, McpServer};
 
 /// The threshold when the server names none.
@@ -203,13 +203,13 @@ impl McpServer {
         options: CallOptions,
         permit: Option<Permit>,
     ) -> Ran {
-        let this = self.clone();
-        let (name, args) = (call.name.clone(), call.args.clone());
-        let mut run =
-            tokio::task::spawn_blocking(move || this.call(&name, args.as_ref(), &options));
         let Some(permit) = permit else {
-            return Ran::Answered(settled((&mut run).await));
+            return Ran::Answered(settled(
+                self.spawn_call(call.name, call.args, options).await,
+            ));
         };
+        // Kept for a task, which may plan the call again.
+        let mut run = self.spawn_call(call.name.clone(), call.args.clone(), options);
         let after = self.tasks.after;
         if !after.is_zero() {
             if let Ok(done) = tokio::time::timeout(after, &mut run).await {
@@ -217,6 +217,18 @@ impl McpServer {
             }
         }
         Ran::Task(self.hand_over(run, call, permit))
+    }
+
+    /// Runs the call of `name` with `args` on a blocking thread (every session call
+    /// blocks).
+    fn spawn_call(
+        &self,
+        name: String,
+        args: Option<Map<String, Value>>,
+        options: CallOptions,
+    ) -> JoinHandle<Result<CallToolResult, ErrorData>> {
+        let this = self.clone();
+        tokio::task::spawn_blocking(move || this.call(&name, args.as_ref(), &options))
     }
 
     /// Makes a task of `call`, running as `run`.
@@ -237,12 +249,7 @@ impl McpServer {
         let replan = move |r: Arc<Round>| {
             let (this, name, args) = (this.clone(), name.clone(), args.clone());
             let options = CallOptions::new().cancel(stop.clone()).approver(r);
-            async move {
-                settled(
-                    tokio::task::spawn_blocking(move || this.call(&name, args.as_ref(), &options))
-                        .await,
-                )
-            }
+            async move { settled(this.spawn_call(name, args, options).await) }
         };
         if let Ok(mut book) = self.tasks.book.lock() {
             book.pending -= 1;
@@ -260,10 +267,7 @@ impl McpServer {
                 let mut result = finish(&ctx, &cancel, async { settled(run.await) }).await?;
                 let mut round = round;
                 for n in 1..=MAX_ROUNDS {
-                    let Some(current) = round
-                        .take()
-                        .filter(|_| error_code(&result) == Some("APPROVAL_REQUIRED"))
-                    else {
+                    let Some(current) = round.take().filter(|_| needs_approval(&result)) else {
                         break;
                     };
                     let Some(next) = ask_in_task(&ctx, &current, n, began).await? else {
