@@ -11,7 +11,7 @@
 use std::cmp::Ordering;
 use std::sync::Arc;
 
-use super::snapshot::{HexDigest, Rec, Shown, Snapshot};
+use super::snapshot::{Rec, Sha256, Shown, Snapshot};
 use crate::error::{ToolError, ToolResult};
 use crate::fs::port::{Dir, Stat};
 use crate::rules::classify::Kind;
@@ -219,7 +219,7 @@ fn look(
         return Some(rec);
     }
     // A digest not of the expected form (never from a working host) tells nothing.
-    let Some(digest) = HexDigest::parse(&s.fs.services().sha256_hex(&data)) else {
+    let Some(digest) = Sha256::parse(&s.fs.services().sha256_hex(&data)) else {
         return Some(rec);
     };
     stats.hashed += 1;

@@ -163,8 +163,8 @@ mod tests {
         let memory = Memory::default();
         for dir in [Some(tmp.path()), None] {
             let store = Store::new(dir, &memory, &NoServices);
-            let name = store.put(b"ftsnap1 1\n".to_vec()).unwrap();
-            assert_eq!(store.get(&name).unwrap(), b"ftsnap1 1\n");
+            let name = store.put(b"bytes 1\n".to_vec()).unwrap();
+            assert_eq!(store.get(&name).unwrap(), b"bytes 1\n");
             let other = sha256_hex(b"never kept");
             let e = store.get(&other).unwrap_err();
             assert_eq!(e.reason.as_deref(), Some("token_expired"));
@@ -172,8 +172,8 @@ mod tests {
         }
         // Altered on disk: refused, though the file is there.
         let store = Store::new(Some(tmp.path()), &memory, &NoServices);
-        let name = store.put(b"ftsnap1 2\n".to_vec()).unwrap();
-        std::fs::write(tmp.path().join("changes").join(&name), b"ftsnap1 3\n").unwrap();
+        let name = store.put(b"bytes 2\n".to_vec()).unwrap();
+        std::fs::write(tmp.path().join("changes").join(&name), b"bytes 3\n").unwrap();
         let e = store.get(&name).unwrap_err();
         assert!(e.message.contains("altered"), "{}", e.message);
     }
@@ -183,7 +183,7 @@ mod tests {
         let memory = Memory::default();
         let store = Store::new(None, &memory, &NoServices);
         let names: Vec<String> = (0..KEEP + 2)
-            .map(|i| store.put(format!("ftsnap1 {i}\n").into_bytes()).unwrap())
+            .map(|i| store.put(format!("bytes {i}\n").into_bytes()).unwrap())
             .collect();
         assert!(store.get(&names[0]).is_err());
         assert!(store.get(&names[1]).is_err());

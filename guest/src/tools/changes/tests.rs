@@ -228,7 +228,7 @@ fn a_racily_clean_file_is_hashed_again() {
     // The same metadata with other content, as a write in the snapshot's own timestamp
     // tick would leave it.
     let (_, rec) = snap.files.iter_mut().find(|(p, _)| p == "f.txt").unwrap();
-    rec.sha256 = snapshot::HexDigest::parse(&crate::fs::hash::sha256_hex(b"two\n"));
+    rec.sha256 = snapshot::Sha256::parse(&crate::fs::hash::sha256_hex(b"two\n"));
     let mtime = rec.mtime.unwrap();
     snap.taken = mtime + RACY_NS / 2;
     let (new, stats) = scan(&s, &root, &opts, Some(&snap)).unwrap();
