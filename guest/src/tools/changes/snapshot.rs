@@ -64,7 +64,7 @@ impl Sha256 {
     }
 
     /// The 64 lowercase hex digits every tool reports.
-    pub fn to_hex(&self) -> String {
+    pub fn to_hex(self) -> String {
         crate::fs::hash::hex(&self.0)
     }
 }
