@@ -51,6 +51,8 @@ pub(crate) struct CallState {
     pub(crate) cancelled: bool,
     /// One note per approval asked in this call, with its answer, for the audit event.
     pub(crate) approvals: Vec<String>,
+    /// The directories this call listed, and those read ahead for it.
+    pub(crate) listings: crate::imports::host_fs::read_ahead::Walks,
 }
 
 impl CallState {

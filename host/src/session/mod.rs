@@ -384,6 +384,7 @@ impl Session {
             changing: false,
             cancelled: false,
             approvals: Vec::new(),
+            listings: Default::default(),
         };
         let outcome = match armed {
             Ok(()) => f(&bindings, &mut store),

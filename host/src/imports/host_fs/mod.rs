@@ -20,6 +20,7 @@ use crate::bindings::agent::file_tools::types::EntryType;
 use crate::imports::state::HostState;
 
 pub(crate) mod handles;
+pub(crate) mod read_ahead;
 mod resources;
 
 /// A logical path as a relative path with normal components only (`.` for the root).
@@ -192,7 +193,13 @@ impl Host for HostState {
 
     fn read_dir(&mut self, path: String) -> Option<Result<Vec<DirEntry>, String>> {
         let dir = self.repo_dir.as_ref()?;
-        Some(read_dir(dir, &path))
+        let ahead = &mut self.call.listings.plain;
+        if let Some(listing) = ahead.take(&path) {
+            return Some(listing);
+        }
+        let listing = read_dir(dir, &path);
+        ahead.listed(dir, &path, &listing, read_dir);
+        Some(listing)
     }
 
     fn tree_changes(&mut self) -> Option<u64> {
@@ -205,7 +212,13 @@ impl Host for HostState {
 
     fn read_dir_stat(&mut self, path: String) -> Option<Result<Vec<DirEntryStat>, String>> {
         let dir = self.repo_dir.as_ref()?;
-        Some(read_dir_stat(dir, &path))
+        let ahead = &mut self.call.listings.with_stat;
+        if let Some(listing) = ahead.take(&path) {
+            return Some(listing);
+        }
+        let listing = read_dir_stat(dir, &path);
+        ahead.listed(dir, &path, &listing, read_dir_stat);
+        Some(listing)
     }
 
     fn sha256(&mut self, data: Vec<u8>) -> Option<Vec<u8>> {

@@ -118,6 +118,7 @@ impl HostState {
             return Err(FsError::Other("the call was cancelled".to_string()));
         }
         self.call.changing = true;
+        self.call.listings.stop();
         self.dir(d)
     }
 }
