@@ -30,6 +30,9 @@ pub struct HostState {
     pub(crate) events: Vec<AuditEvent>,
     /// Who decides on changes that need approval; `None` declines them all.
     pub(crate) approver: Option<std::sync::Arc<dyn crate::approval::Approver>>,
+    /// Set while a thread reads directory listings ahead for this instance's calls (see
+    /// `host_fs::read_ahead`): one at a time.
+    pub(crate) read_ahead: std::sync::Arc<std::sync::atomic::AtomicBool>,
     /// The state of the call under way.
     pub(crate) call: CallState,
 }

@@ -21,6 +21,7 @@ use crate::bindings::exports::agent::file_tools::tools as t;
 use crate::bindings::FileTools;
 use crate::call::{CallOptions, CancelToken};
 use crate::error::HostError;
+use crate::imports::host_fs::read_ahead::Walks;
 use crate::imports::state::{internal, trap_error, CallState, HostState, MemoryLimiter};
 use crate::runtime::Runtime;
 
@@ -256,6 +257,7 @@ impl Session {
             },
             events: Vec::new(),
             approver: c.approver.clone(),
+            read_ahead: Default::default(),
             call: CallState::default(),
         };
         let mut store = Store::new(c.runtime.engine(), state);
@@ -384,7 +386,7 @@ impl Session {
             changing: false,
             cancelled: false,
             approvals: Vec::new(),
-            listings: Default::default(),
+            listings: Walks::new(store.data().read_ahead.clone()),
         };
         let outcome = match armed {
             Ok(()) => f(&bindings, &mut store),

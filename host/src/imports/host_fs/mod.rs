@@ -103,7 +103,8 @@ fn copy_mode(dir: &Dir, from: &str, to: &str) -> Result<(), String> {
     rustix::fs::fchmod(&target, Mode::from_raw_mode(mode & 0o7777)).map_err(|e| e.to_string())
 }
 
-fn read_dir(dir: &Dir, path: &str) -> Result<Vec<DirEntry>, String> {
+/// The entries of the directory `path`, refused (`read_ahead::PAST_BOUND`) past `max`.
+fn read_dir(dir: &Dir, path: &str, max: usize) -> Result<Vec<DirEntry>, String> {
     let rel = relative(path)?;
     // A FIFO or file swapped in fails at once (`O_DIRECTORY`); a link anywhere is refused.
     let fd = open_beneath(dir, rel, OFlags::RDONLY | OFlags::DIRECTORY)
@@ -112,6 +113,9 @@ fn read_dir(dir: &Dir, path: &str) -> Result<Vec<DirEntry>, String> {
     let mut out = Vec::new();
     for e in sub.entries().map_err(|e| e.to_string())? {
         let e = e.map_err(|e| e.to_string())?;
+        if out.len() == max {
+            return Err(read_ahead::PAST_BOUND.to_string());
+        }
         let kind = e.file_type().map_or(EntryType::Other, entry_type);
         out.push(DirEntry {
             name: e.file_name().into_string().ok(),
@@ -121,7 +125,9 @@ fn read_dir(dir: &Dir, path: &str) -> Result<Vec<DirEntry>, String> {
     Ok(out)
 }
 
-fn read_dir_stat(dir: &Dir, path: &str) -> Result<Vec<DirEntryStat>, String> {
+/// The entries of the directory `path` with their metadata, refused
+/// (`read_ahead::PAST_BOUND`) past `max`.
+fn read_dir_stat(dir: &Dir, path: &str, max: usize) -> Result<Vec<DirEntryStat>, String> {
     let rel = relative(path)?;
     let fd = open_beneath(dir, rel, OFlags::RDONLY | OFlags::DIRECTORY)
         .map_err(|e| open_error(&e, path, "a directory"))?;
@@ -132,6 +138,9 @@ fn read_dir_stat(dir: &Dir, path: &str) -> Result<Vec<DirEntryStat>, String> {
         let name = entry.file_name();
         if name == c"." || name == c".." {
             continue;
+        }
+        if out.len() == max {
+            return Err(read_ahead::PAST_BOUND.to_string());
         }
         // Relative to the held descriptor, never following a link; gone meanwhile: left out.
         let Ok(st) = rustix::fs::statat(&fd, name, rustix::fs::AtFlags::SYMLINK_NOFOLLOW) else {
@@ -193,12 +202,12 @@ impl Host for HostState {
 
     fn read_dir(&mut self, path: String) -> Option<Result<Vec<DirEntry>, String>> {
         let dir = self.repo_dir.as_ref()?;
-        let ahead = &mut self.call.listings.plain;
-        if let Some(listing) = ahead.take(&path) {
+        let walks = &mut self.call.listings;
+        if let Some(listing) = walks.plain.take(&path) {
             return Some(listing);
         }
-        let listing = read_dir(dir, &path);
-        ahead.listed(dir, &path, &listing, read_dir);
+        let listing = read_dir(dir, &path, usize::MAX);
+        walks.plain.listed(dir, &path, &listing, read_dir);
         Some(listing)
     }
 
@@ -212,12 +221,12 @@ impl Host for HostState {
 
     fn read_dir_stat(&mut self, path: String) -> Option<Result<Vec<DirEntryStat>, String>> {
         let dir = self.repo_dir.as_ref()?;
-        let ahead = &mut self.call.listings.with_stat;
-        if let Some(listing) = ahead.take(&path) {
+        let walks = &mut self.call.listings;
+        if let Some(listing) = walks.with_stat.take(&path) {
             return Some(listing);
         }
-        let listing = read_dir_stat(dir, &path);
-        ahead.listed(dir, &path, &listing, read_dir_stat);
+        let listing = read_dir_stat(dir, &path, usize::MAX);
+        walks.with_stat.listed(dir, &path, &listing, read_dir_stat);
         Some(listing)
     }
 
@@ -288,14 +297,14 @@ mod tests {
             assert!(r.is_err(), "{path}: {r:?}");
         }
         for path in ["etc", "up", "..", "/", "sub/a.txt"] {
-            assert!(read_dir(&dir, path).is_err(), "{path}");
+            assert!(read_dir(&dir, path, usize::MAX).is_err(), "{path}");
         }
         // A symlink in the middle of a path is refused too, even one that stays inside.
         std::os::unix::fs::symlink(".", t.path().join("repo/sub/same")).unwrap();
         assert!(read_file(&dir, "sub/same/a.txt", 100, false).is_err());
-        assert!(read_dir(&dir, "sub/same").is_err());
-        assert!(read_dir(&dir, "sub").is_ok());
-        let mut names: Vec<(Option<String>, EntryType)> = read_dir(&dir, "")
+        assert!(read_dir(&dir, "sub/same", usize::MAX).is_err());
+        assert!(read_dir(&dir, "sub", usize::MAX).is_ok());
+        let mut names: Vec<(Option<String>, EntryType)> = read_dir(&dir, "", usize::MAX)
             .unwrap()
             .into_iter()
             .map(|e| (e.name, e.kind))

@@ -15,10 +15,17 @@
 //! sees its own changes.
 //!
 //! Bounded: at most [`MAX_LISTINGS`] listings and [`MAX_ENTRIES`] entries wait to be
-//! taken, and whatever the walk has passed by is let go at each question.
+//! taken (a directory with more entries is left for the walk to list itself), at most
+//! [`MAX_TODO`] directories wait to be listed, what the walk has passed by is let go,
+//! and one thread per component instance runs at a time (the thread of a call that
+//! ended goes on only to the end of the listing it is making; while one that is stuck
+//! there, on a file system that never answers, has not ended, no other starts). The
+//! thread lists what the walk may pass over (ignored, blocked or git-shaped directories:
+//! the host does not know the policy); nothing of those is ever answered.
 
 use std::cmp::Ordering;
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering as AtomicOrdering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
 use cap_std::fs::Dir;
@@ -47,13 +54,20 @@ impl Entry for DirEntryStat {
 /// A listing, as `read-dir` or `read-dir-stat` answers it.
 pub(crate) type Listing<E> = Result<Vec<E>, String>;
 
-/// How a listing is made: beneath the held repository, by logical path.
-pub(crate) type List<E> = fn(&Dir, &str) -> Listing<E>;
+/// How a listing is made: beneath the held repository, by logical path, refused with
+/// [`PAST_BOUND`] past the given count of entries.
+pub(crate) type List<E> = fn(&Dir, &str, usize) -> Listing<E>;
+
+/// The refusal of a listing with more entries than asked for.
+pub(crate) const PAST_BOUND: &str = "more entries than the read-ahead holds";
 
 /// Listings waiting to be taken, at most.
 const MAX_LISTINGS: usize = 64;
-/// Entries in the listings waiting to be taken, at most (one listing may pass it alone).
+/// Entries in the listings waiting to be taken, at most.
 const MAX_ENTRIES: usize = 16_384;
+/// Directories waiting to be listed, at most (below a listing that would pass it, nothing
+/// is read ahead).
+const MAX_TODO: usize = 4_096;
 
 /// The order in which a walk visits paths: component by component, in byte order (so
 /// that a directory's subtree comes right after it, before its next sibling).
@@ -158,6 +172,13 @@ impl<E> State<E> {
     fn full(&self) -> bool {
         self.done.len() >= MAX_LISTINGS || self.entries >= MAX_ENTRIES
     }
+
+    /// Queues `below` to be listed, when the bound leaves room for all of it.
+    fn queue(&mut self, below: Vec<String>) {
+        if self.todo.len() + below.len() <= MAX_TODO {
+            self.todo.extend(below);
+        }
+    }
 }
 
 struct Shared<E> {
@@ -194,18 +215,28 @@ impl<E> std::fmt::Debug for ReadAhead<E> {
 }
 
 impl<E: Entry> ReadAhead<E> {
-    /// Starts a thread that lists directories beneath `dir` with `list`; `None` when no
-    /// thread can be started (the walk then lists everything itself).
-    fn start(dir: Arc<Dir>, list: List<E>) -> Option<ReadAhead<E>> {
+    /// Starts a thread that lists directories beneath `dir` with `list`, unless another
+    /// one still `running`; `None` when none is started (the walk then lists everything
+    /// itself).
+    fn start(dir: Arc<Dir>, list: List<E>, running: &Arc<AtomicBool>) -> Option<ReadAhead<E>> {
+        if running.swap(true, AtomicOrdering::AcqRel) {
+            return None;
+        }
         let shared = Arc::new(Shared {
             state: Mutex::default(),
             changed: Condvar::new(),
         });
-        let worker = shared.clone();
-        std::thread::Builder::new()
+        let (worker, flag) = (shared.clone(), running.clone());
+        let spawned = std::thread::Builder::new()
             .name("file-tools-read-ahead".into())
-            .spawn(move || run(&worker, &dir, list))
-            .ok()?;
+            .spawn(move || {
+                let _leaving = Leaving(&worker, flag);
+                run(&worker, &dir, list);
+            });
+        if spawned.is_err() {
+            running.store(false, AtomicOrdering::Release);
+            return None;
+        }
         Some(ReadAhead { shared })
     }
 
@@ -244,7 +275,7 @@ impl<E: Entry> ReadAhead<E> {
             st.entries -= twice.as_ref().map_or(0, Vec::len);
         }
         st.prune();
-        st.todo.extend(below);
+        st.queue(below);
         self.shared.wake_if(st, |st| st.idle);
     }
 }
@@ -257,6 +288,14 @@ pub(crate) struct Walks {
 }
 
 impl Walks {
+    /// The read-aheads of a new call of the instance whose threads `running` tells of.
+    pub(crate) fn new(running: Arc<AtomicBool>) -> Walks {
+        let mut w = Walks::default();
+        w.plain.running = running.clone();
+        w.with_stat.running = running;
+        w
+    }
+
     /// Stops reading ahead for the rest of the call (see [`Listings::stop`]).
     pub(crate) fn stop(&mut self) {
         self.plain.stop();
@@ -273,6 +312,8 @@ pub(crate) struct Listings<E> {
     ahead: Option<ReadAhead<E>>,
     /// No more reading ahead in this call.
     off: bool,
+    /// Set while a thread of this component instance reads ahead (kept across calls).
+    running: Arc<AtomicBool>,
 }
 
 impl<E> Default for Listings<E> {
@@ -281,6 +322,7 @@ impl<E> Default for Listings<E> {
             first: None,
             ahead: None,
             off: false,
+            running: Arc::default(),
         }
     }
 }
@@ -309,7 +351,7 @@ impl<E: Entry> Listings<E> {
                 self.first = Some((path.to_string(), below));
                 return;
             };
-            let Some(ahead) = ReadAhead::start(dir.clone(), list) else {
+            let Some(ahead) = ReadAhead::start(dir.clone(), list, &self.running) else {
                 self.off = true;
                 return;
             };
@@ -353,18 +395,37 @@ fn run<E: Entry>(shared: &Shared<E>, dir: &Dir, list: List<E>) {
         let Some(path) = st.todo.pop() else {
             continue;
         };
+        if st.to_floor(&path) == Ordering::Less {
+            continue;
+        }
         st.busy = Some(path.clone());
         drop(st);
-        let listing = list(dir, &path);
+        let listing = list(dir, &path, MAX_ENTRIES);
+        let past_bound = matches!(&listing, Err(e) if e == PAST_BOUND);
         let below = subdirs(&path, &listing);
         let mut st = shared.lock();
         st.busy = None;
-        if st.to_floor(&path) != Ordering::Less && !st.done.contains_key(&path) {
+        if !past_bound && st.to_floor(&path) != Ordering::Less && !st.done.contains_key(&path) {
             st.entries += listing.as_ref().map_or(0, Vec::len);
             st.done.insert(path, listing);
-            st.todo.extend(below);
+            st.queue(below);
         }
         shared.wake_if(st, |st| st.waiting);
+    }
+}
+
+/// The thread's way out, a panic's included: it stops, a walk waiting for the listing
+/// it was making lists for itself, and another thread may start.
+struct Leaving<'a, E>(&'a Shared<E>, Arc<AtomicBool>);
+
+impl<E> Drop for Leaving<'_, E> {
+    fn drop(&mut self) {
+        let mut st = self.0.lock();
+        st.busy = None;
+        st.stop = true;
+        drop(st);
+        self.0.changed.notify_all();
+        self.1.store(false, AtomicOrdering::Release);
     }
 }
 
@@ -437,18 +498,27 @@ mod tests {
         settled_as(l, path, false)
     }
 
-    /// Lists `path` as the host does: read ahead, else at once and noted.
+    /// Lists `path` as the host does: read ahead (by `by`), else at once and noted.
+    fn list_by(
+        l: &mut Listings<DirEntryStat>,
+        dir: &Arc<Dir>,
+        path: &str,
+        by: List<DirEntryStat>,
+    ) -> (Listing<DirEntryStat>, bool) {
+        if let Some(listing) = l.take(path) {
+            return (listing, true);
+        }
+        let listing = read_dir_stat(dir, path, usize::MAX);
+        l.listed(dir, path, &listing, by);
+        (listing, false)
+    }
+
     fn list(
         l: &mut Listings<DirEntryStat>,
         dir: &Arc<Dir>,
         path: &str,
     ) -> (Listing<DirEntryStat>, bool) {
-        if let Some(listing) = l.take(path) {
-            return (listing, true);
-        }
-        let listing = read_dir_stat(dir, path);
-        l.listed(dir, path, &listing, read_dir_stat);
-        (listing, false)
+        list_by(l, dir, path, read_dir_stat)
     }
 
     #[test]
@@ -471,7 +541,11 @@ mod tests {
                     assert!(settled(&l, Some(&path)), "{path} was never read ahead");
                 }
                 let (got, from_ahead) = list(&mut l, &dir, &path);
-                assert_eq!(names(&got), names(&read_dir_stat(&dir, &path)), "{path}");
+                assert_eq!(
+                    names(&got),
+                    names(&read_dir_stat(&dir, &path, usize::MAX)),
+                    "{path}"
+                );
                 ahead += usize::from(from_ahead);
             }
         }
@@ -530,6 +604,85 @@ mod tests {
         assert!(l.ahead.is_none() && l.first.is_none());
     }
 
+    /// Lists as the host does, but panics at `d001` (after a moment, so that a walk can
+    /// be waiting for it).
+    fn panics_at_d001(dir: &Dir, path: &str, max: usize) -> Listing<DirEntryStat> {
+        if path == "d001" {
+            std::thread::sleep(Duration::from_millis(200));
+            panic!("a listing that fails hard");
+        }
+        read_dir_stat(dir, path, max)
+    }
+
+    /// Lists as the host does, slowly.
+    fn slowly(dir: &Dir, path: &str, max: usize) -> Listing<DirEntryStat> {
+        std::thread::sleep(Duration::from_millis(300));
+        read_dir_stat(dir, path, max)
+    }
+
+    fn stopped(running: &AtomicBool) -> bool {
+        let until = Instant::now() + Duration::from_secs(10);
+        while running.load(AtomicOrdering::Acquire) && Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        !running.load(AtomicOrdering::Acquire)
+    }
+
+    #[test]
+    fn a_thread_that_panics_leaves_the_walk_to_list_for_itself() {
+        let (_t, dir) = tree(3);
+        let (done, got) = std::sync::mpsc::channel();
+        let walk = std::thread::spawn(move || {
+            let mut l = Listings::default();
+            let _ = list_by(&mut l, &dir, "", panics_at_d001);
+            let _ = list_by(&mut l, &dir, "d000", panics_at_d001);
+            let running = l.running.clone();
+            let _ = list_by(&mut l, &dir, "d000/sub", panics_at_d001);
+            // The walk asks for d001 while the thread is at it, then it panics.
+            let shared = l.ahead.as_ref().unwrap().shared.clone();
+            let until = Instant::now() + Duration::from_secs(10);
+            while shared.lock().busy.as_deref() != Some("d001") && Instant::now() < until {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            let (listing, from_ahead) = list_by(&mut l, &dir, "d001", panics_at_d001);
+            done.send((names(&listing), from_ahead, stopped(&running)))
+                .unwrap();
+        });
+        let (seen, from_ahead, ended) = got
+            .recv_timeout(Duration::from_secs(30))
+            .expect("the walk hung");
+        walk.join().unwrap();
+        assert_eq!(
+            (seen, from_ahead),
+            (vec!["g.txt".to_string(), "sub".to_string()], false)
+        );
+        assert!(ended, "the thread did not end");
+    }
+
+    #[test]
+    fn one_thread_at_a_time_reads_ahead_for_an_instance() {
+        let (_t, dir) = tree(3);
+        let running = Arc::new(AtomicBool::new(false));
+        let walk = || Listings {
+            running: running.clone(),
+            ..Listings::default()
+        };
+        let mut first = walk();
+        let _ = list_by(&mut first, &dir, "", slowly);
+        let _ = list_by(&mut first, &dir, "d000", slowly);
+        assert!(first.ahead.is_some());
+        let mut second = walk();
+        let _ = list_by(&mut second, &dir, "", slowly);
+        let _ = list_by(&mut second, &dir, "d000", slowly);
+        assert!(second.ahead.is_none(), "a second thread started");
+        drop(first);
+        assert!(stopped(&running));
+        let mut third = walk();
+        let _ = list_by(&mut third, &dir, "", slowly);
+        let _ = list_by(&mut third, &dir, "d000", slowly);
+        assert!(third.ahead.is_some());
+    }
+
     #[test]
     fn a_directory_swapped_for_a_symlink_is_never_listed_through_it() {
         let (t, dir) = tree(1);
@@ -558,7 +711,7 @@ mod tests {
                 flips
             })
         };
-        let mut served = 0;
+        let (mut served, mut flip_served) = (0, 0);
         for _ in 0..300 {
             let mut l = Listings::default();
             let _ = list(&mut l, &dir, "");
@@ -569,6 +722,7 @@ mod tests {
                 assert!(settled_as(&l, Some(path), true));
                 let (got, from_ahead) = list(&mut l, &dir, path);
                 served += usize::from(from_ahead);
+                flip_served += usize::from(from_ahead && path == "flip");
                 if let Ok(entries) = got {
                     let seen: Vec<_> = entries.iter().filter_map(|e| e.name.clone()).collect();
                     assert!(
@@ -580,9 +734,9 @@ mod tests {
         }
         stop.store(true, std::sync::atomic::Ordering::Relaxed);
         assert!(flipper.join().unwrap() > 0);
-        // Positive control: the read-ahead served listings in these rounds, and the
-        // outside directory is listable by a plain read.
-        assert!(served > 0);
+        // Positive control: the read-ahead served listings in these rounds (of `flip`
+        // too), and the outside directory is listable by a plain read.
+        assert!(served > 0 && flip_served > 0, "{served} / {flip_served}");
         assert!(std::fs::read_dir(t.path().join("outside"))
             .unwrap()
             .any(|e| e.unwrap().file_name() == "secret.txt"));

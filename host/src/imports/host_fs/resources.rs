@@ -53,12 +53,12 @@ fn kind(mode: u32) -> EntryType {
 }
 
 pub(crate) fn entry_stat(st: &rustix::fs::Stat) -> EntryStat {
-    let ns = u64::try_from(st.st_mtime)
-        .ok()
-        .map(|s| s * 1_000_000_000 + st.st_mtime_nsec);
-    let changed = u64::try_from(st.st_ctime)
-        .ok()
-        .map(|s| s * 1_000_000_000 + st.st_ctime_nsec);
+    // Nanoseconds since the epoch; unknown before it or past what a u64 holds (2554).
+    let ns = |secs: Option<u64>, nsec: u64| secs?.checked_mul(1_000_000_000)?.checked_add(nsec);
+    let (ns, changed) = (
+        ns(u64::try_from(st.st_mtime).ok(), st.st_mtime_nsec),
+        ns(u64::try_from(st.st_ctime).ok(), st.st_ctime_nsec),
+    );
     EntryStat {
         kind: kind(st.st_mode),
         size: st.st_size.max(0) as u64,
