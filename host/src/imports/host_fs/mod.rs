@@ -202,13 +202,7 @@ impl Host for HostState {
 
     fn read_dir(&mut self, path: String) -> Option<Result<Vec<DirEntry>, String>> {
         let dir = self.repo_dir.as_ref()?;
-        let walks = &mut self.call.listings;
-        if let Some(listing) = walks.plain.take(&path) {
-            return Some(listing);
-        }
-        let listing = read_dir(dir, &path, usize::MAX);
-        walks.plain.listed(dir, &path, &listing, read_dir);
-        Some(listing)
+        Some(self.call.listings.plain.list(dir, &path, read_dir))
     }
 
     fn tree_changes(&mut self) -> Option<u64> {
@@ -221,13 +215,7 @@ impl Host for HostState {
 
     fn read_dir_stat(&mut self, path: String) -> Option<Result<Vec<DirEntryStat>, String>> {
         let dir = self.repo_dir.as_ref()?;
-        let walks = &mut self.call.listings;
-        if let Some(listing) = walks.with_stat.take(&path) {
-            return Some(listing);
-        }
-        let listing = read_dir_stat(dir, &path, usize::MAX);
-        walks.with_stat.listed(dir, &path, &listing, read_dir_stat);
-        Some(listing)
+        Some(self.call.listings.with_stat.list(dir, &path, read_dir_stat))
     }
 
     fn sha256(&mut self, data: Vec<u8>) -> Option<Vec<u8>> {

@@ -328,20 +328,25 @@ impl<E> Default for Listings<E> {
 }
 
 impl<E: Entry> Listings<E> {
+    /// The listing of `path` beneath `dir`: read ahead, or made now by `list` (and then
+    /// the walk is followed from it).
+    pub(crate) fn list(&mut self, dir: &Arc<Dir>, path: &str, list: List<E>) -> Listing<E> {
+        if let Some(listing) = self.take(path) {
+            return listing;
+        }
+        let listing = list(dir, path, usize::MAX);
+        self.listed(dir, path, &listing, list);
+        listing
+    }
+
     /// The listing of `path` when it was read ahead.
-    pub(crate) fn take(&self, path: &str) -> Option<Listing<E>> {
+    fn take(&self, path: &str) -> Option<Listing<E>> {
         self.ahead.as_ref()?.take(path)
     }
 
     /// Notes that `path` was listed as `listing` (beneath `dir`, by `list`), and reads
     /// ahead from the second listing on.
-    pub(crate) fn listed(
-        &mut self,
-        dir: &Arc<Dir>,
-        path: &str,
-        listing: &Listing<E>,
-        list: List<E>,
-    ) {
+    fn listed(&mut self, dir: &Arc<Dir>, path: &str, listing: &Listing<E>, list: List<E>) {
         if self.off {
             return;
         }
