@@ -4,12 +4,12 @@
 //!
 //! A walk asks for `read-dir` or `read-dir-stat` in pre-order, each directory's entries in
 //! byte order of their names (`rules/walk.rs` in the guest). Once a call has asked for a
-//! second listing of one kind,
-//! a thread lists ahead in the same order: the subdirectories of every listing, the next
-//! first. What it read is only ever an answer to the same question asked later *in the
-//! same call*: it is made by the same function as a listing made at once (`openat2`
-//! beneath the repository, no symlink anywhere, `stat` relative to the held descriptor),
-//! after the call began, and it is dropped with the call. A listing the walk does not ask
+//! second listing of one kind, a thread lists ahead in the same order: the
+//! subdirectories of every listing, the next first. What it read is only ever an answer
+//! to the same question asked later *in the same call*: it is made by the same function
+//! as a listing made at once (`openat2` beneath the repository, no symlink anywhere,
+//! `stat` relative to the held descriptor), after the call began, and it is dropped with
+//! the call. A listing the walk does not ask
 //! for (a hidden, ignored or blocked directory, or one it passed by) is never shown to
 //! the component. A call that has begun to change files stops reading ahead, so that it
 //! sees its own changes.
@@ -102,7 +102,7 @@ fn subdirs<E: Entry>(dir: &str, listing: &Listing<E>) -> Vec<String> {
 struct State<E> {
     /// Directories to list, the next on top; in walk order from the top down.
     todo: Vec<String>,
-    /// Listings made and not yet taken, with their entry counts.
+    /// Listings made and not yet taken, and how many entries they hold together.
     done: HashMap<String, Listing<E>>,
     entries: usize,
     /// The directory the thread is listing now.
