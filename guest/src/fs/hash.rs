@@ -61,9 +61,38 @@ pub fn is_sha256(s: &str) -> bool {
     s.len() == 64 && s.bytes().all(|b| b.is_ascii_hexdigit())
 }
 
+/// The 32 bytes that 64 hex digits (any case) spell; `None` for anything else.
+pub fn unhex32(s: &str) -> Option<[u8; 32]> {
+    if !is_sha256(s) {
+        return None;
+    }
+    let mut out = [0u8; 32];
+    for (byte, pair) in out.iter_mut().zip(s.as_bytes().chunks_exact(2)) {
+        let digits = std::str::from_utf8(pair).ok()?;
+        *byte = u8::from_str_radix(digits, 16).ok()?;
+    }
+    Some(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn hex_digits_spell_their_bytes_back() {
+        let d = sha256(b"abc");
+        assert_eq!(unhex32(&hex(&d)), Some(d));
+        assert_eq!(unhex32(&hex(&d).to_uppercase()), Some(d));
+        let h = hex(&d);
+        for bad in [
+            &h[1..],
+            &format!("{h}0"),
+            &format!("+{}", &h[1..]),
+            &format!("{}g", &h[..63]),
+        ] {
+            assert_eq!(unhex32(bad), None, "{bad}");
+        }
+    }
 
     #[test]
     fn known_digest() {

@@ -41,15 +41,9 @@ impl CursorKey {
     /// # Errors
     /// When `text` is not 64 hex digits.
     pub fn from_hex(text: &str) -> Result<Self, String> {
-        let t = text.trim();
-        if t.len() != 64 || !t.bytes().all(|b| b.is_ascii_hexdigit()) {
-            return Err("a cursor key is 64 hex digits".into());
-        }
-        let mut k = [0u8; 32];
-        for (i, byte) in k.iter_mut().enumerate() {
-            *byte = u8::from_str_radix(&t[2 * i..2 * i + 2], 16).map_err(|e| e.to_string())?;
-        }
-        Ok(CursorKey(k))
+        crate::fs::hash::unhex32(text.trim())
+            .map(CursorKey)
+            .ok_or_else(|| "a cursor key is 64 hex digits".into())
     }
 
     /// HMAC-SHA256 of `msg` (RFC 2104 over SHA-256, whose block is 64 bytes).

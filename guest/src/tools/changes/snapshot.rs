@@ -51,16 +51,7 @@ pub struct Sha256([u8; 32]);
 impl Sha256 {
     /// `hex` if it is 64 hex digits (of either case).
     pub fn parse(hex: &str) -> Option<Self> {
-        let b = hex.as_bytes();
-        if b.len() != 64 {
-            return None;
-        }
-        let digit = |c: u8| (c as char).to_digit(16).map(|d| d as u8);
-        let mut out = [0; 32];
-        for (o, pair) in out.iter_mut().zip(b.chunks_exact(2)) {
-            *o = digit(pair[0])? << 4 | digit(pair[1])?;
-        }
-        Some(Sha256(out))
+        crate::fs::hash::unhex32(hex).map(Sha256)
     }
 
     /// The 64 lowercase hex digits every tool reports.
