@@ -526,6 +526,15 @@ mod tests {
         list_by(l, dir, path, read_dir_stat)
     }
 
+    /// The root's listing and `d000`'s, made at once: the second starts the thread
+    /// (reading by `by`) when none of the instance runs.
+    fn begun(l: &mut Listings<DirEntryStat>, dir: &Arc<Dir>, by: List<DirEntryStat>) {
+        for path in ["", "d000"] {
+            let (_, from_ahead) = list_by(l, dir, path, by);
+            assert!(!from_ahead);
+        }
+    }
+
     #[test]
     fn a_walk_gets_the_listings_it_would_make_and_most_from_ahead() {
         let (_t, dir) = tree(40);
@@ -570,8 +579,7 @@ mod tests {
     fn the_thread_holds_at_most_its_bound_and_lets_go_of_what_the_walk_passed() {
         let (_t, dir) = tree(150);
         let mut l = Listings::default();
-        let _ = list(&mut l, &dir, "");
-        let _ = list(&mut l, &dir, "d000");
+        begun(&mut l, &dir, read_dir_stat);
         assert!(settled(&l, None));
         {
             let st = l.ahead.as_ref().unwrap().shared.lock();
@@ -598,8 +606,7 @@ mod tests {
     fn nothing_is_read_ahead_after_the_call_begins_to_change_files() {
         let (t, dir) = tree(3);
         let mut l = Listings::default();
-        let _ = list(&mut l, &dir, "");
-        let _ = list(&mut l, &dir, "d000");
+        begun(&mut l, &dir, read_dir_stat);
         assert!(settled(&l, Some("d001")));
         l.stop();
         std::fs::write(t.path().join("repo/d001/new.txt"), "n").unwrap();
@@ -639,8 +646,7 @@ mod tests {
         let (done, got) = std::sync::mpsc::channel();
         let walk = std::thread::spawn(move || {
             let mut l = Listings::default();
-            let _ = list_by(&mut l, &dir, "", panics_at_d001);
-            let _ = list_by(&mut l, &dir, "d000", panics_at_d001);
+            begun(&mut l, &dir, panics_at_d001);
             let running = l.running.clone();
             let _ = list_by(&mut l, &dir, "d000/sub", panics_at_d001);
             // The walk asks for d001 while the thread is at it, then it panics.
@@ -673,18 +679,15 @@ mod tests {
             ..Listings::default()
         };
         let mut first = walk();
-        let _ = list_by(&mut first, &dir, "", slowly);
-        let _ = list_by(&mut first, &dir, "d000", slowly);
+        begun(&mut first, &dir, slowly);
         assert!(first.ahead.is_some());
         let mut second = walk();
-        let _ = list_by(&mut second, &dir, "", slowly);
-        let _ = list_by(&mut second, &dir, "d000", slowly);
+        begun(&mut second, &dir, slowly);
         assert!(second.ahead.is_none(), "a second thread started");
         drop(first);
         assert!(stopped(&running));
         let mut third = walk();
-        let _ = list_by(&mut third, &dir, "", slowly);
-        let _ = list_by(&mut third, &dir, "d000", slowly);
+        begun(&mut third, &dir, slowly);
         assert!(third.ahead.is_some());
     }
 
@@ -719,8 +722,7 @@ mod tests {
         let (mut served, mut flip_served) = (0, 0);
         for _ in 0..300 {
             let mut l = Listings::default();
-            let _ = list(&mut l, &dir, "");
-            let _ = list(&mut l, &dir, "d000");
+            begun(&mut l, &dir, read_dir_stat);
             for path in ["d000/sub", "flip", "flip/inner"] {
                 // The thread's listing when it is to make one (of `flip` only when the
                 // root's listing showed a directory there), so that both paths are tried.
