@@ -1,6 +1,8 @@
-//! Byte comparisons for large buffers. In the component, `==` on slices calls wasi-libc's
-//! `memcmp`, which compares one byte at a time; these compare 64-byte blocks with a flat
-//! XOR-and-OR loop that the compiler turns into SIMD (`simd128`), then finish byte-wise.
+//! Byte comparisons. In the component, `==` and `cmp` on slices call wasi-libc's `memcmp`,
+//! which compares one byte at a time. The comparisons for large buffers here compare 64-byte
+//! blocks with a flat XOR-and-OR loop that the compiler turns into SIMD (`simd128`), then
+//! finish byte-wise; [`cmp`] and [`eq_short`], for paths and names, compare eight bytes at a
+//! step.
 
 use crate::text::simd::{quarter, Lanes};
 
@@ -88,6 +90,34 @@ pub fn eq(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && common_prefix(a, b) == a.len()
 }
 
+/// `a.cmp(b)`, eight bytes per step: for paths, which share long prefixes
+/// (`drivers/net/ethernet/intel/...`) and are compared many times in a sort or a merge.
+pub fn cmp(a: &[u8], b: &[u8]) -> std::cmp::Ordering {
+    let (mut x, mut y) = (a, b);
+    while let (Some((wx, rx)), Some((wy, ry))) =
+        (x.split_first_chunk::<8>(), y.split_first_chunk::<8>())
+    {
+        let (u, v) = (u64::from_le_bytes(*wx), u64::from_le_bytes(*wy));
+        if u != v {
+            // Read little-endian, the first differing byte is the lowest one that differs.
+            let shift = (u ^ v).trailing_zeros() & !7;
+            return ((u >> shift) & 0xFF).cmp(&((v >> shift) & 0xFF));
+        }
+        (x, y) = (rx, ry);
+    }
+    for (p, q) in x.iter().zip(y) {
+        if p != q {
+            return p.cmp(q);
+        }
+    }
+    x.len().cmp(&y.len())
+}
+
+/// `a == b` for short slices (paths, names), eight bytes per step.
+pub fn eq_short(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && cmp(a, b).is_eq()
+}
+
 /// `a == b` for optional contents (absent equals only absent).
 pub fn eq_opt(a: Option<&[u8]>, b: Option<&[u8]>) -> bool {
     match (a, b) {
@@ -127,6 +157,32 @@ mod tests {
             assert!(is_ascii(&text[..at]));
             text[at] = 0x80;
             assert!(!is_ascii(&text), "{at}");
+        }
+    }
+
+    /// The word-wise order is the standard library's for every pair of a set of paths
+    /// that share prefixes of every length, differ at every offset of a word, and differ
+    /// in bytes above 0x7F (where a signed comparison would err).
+    #[test]
+    fn word_wise_order_agrees_with_the_standard_order() {
+        let base = b"drivers/net/ethernet/intel/ice/ice_main.c";
+        let mut set: Vec<Vec<u8>> = vec![Vec::new(), b"a".to_vec(), b"\xFF".to_vec()];
+        for at in 0..base.len() {
+            set.push(base[..at].to_vec());
+            for d in [1u8, 0x80, 0xFF] {
+                let mut v = base.to_vec();
+                v[at] = v[at].wrapping_add(d);
+                set.push(v.clone());
+                v.truncate(at + 1);
+                set.push(v);
+            }
+        }
+        set.push(base.to_vec());
+        for a in &set {
+            for b in &set {
+                assert_eq!(cmp(a, b), a.cmp(b), "{a:?} {b:?}");
+                assert_eq!(eq_short(a, b), a == b);
+            }
         }
     }
 

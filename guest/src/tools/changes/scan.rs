@@ -18,6 +18,7 @@ use crate::rules::classify::Kind;
 use crate::rules::fsx::EntryType;
 use crate::rules::path::LogicalPath;
 use crate::rules::walk::{walk, walk_budget, Flow, Skips, WalkOptions};
+use crate::text::bytes;
 use crate::tools::session::Session;
 
 /// The timestamp granularity assumed of the file system: 2 s, the coarsest in common use
@@ -106,15 +107,19 @@ pub fn scan<P: AsRef<str>>(
     // The earlier snapshot, in the same order, is then met in one pass beside it.
     // (A walk visits a path once; the snapshot's form holds each path once whatever
     // happens.)
-    seen.sort_by(|a, b| a.0.as_str().cmp(b.0.as_str()));
-    seen.dedup_by(|a, b| a.0 == b.0);
+    // Paths compared a word at a time (`text::bytes::cmp`): they share long prefixes.
+    seen.sort_by(|a, b| bytes::cmp(a.0.as_str().as_bytes(), b.0.as_str().as_bytes()));
+    seen.dedup_by(|a, b| bytes::eq_short(a.0.as_str().as_bytes(), b.0.as_str().as_bytes()));
     let mut earlier = old.map(|o| (o.taken, o.files.iter().peekable()));
     let mut files = Vec::with_capacity(seen.len());
     let mut parent: Option<Parent> = None;
     for (path, kind, held, listed_stat) in seen {
         let prev = match &mut earlier {
             Some((taken, it)) => loop {
-                match it.peek().map(|(p, _)| p.as_ref().cmp(path.as_str())) {
+                match it
+                    .peek()
+                    .map(|(p, _)| bytes::cmp(p.as_ref().as_bytes(), path.as_str().as_bytes()))
+                {
                     Some(Ordering::Less) => drop(it.next()),
                     Some(Ordering::Equal) => break it.next().map(|(_, r)| (*taken, r)),
                     _ => break None,

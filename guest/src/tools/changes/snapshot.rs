@@ -16,6 +16,7 @@
 //! bytes), since a call reads the earlier snapshot only to walk it once beside the new one.
 
 use crate::api::{Change, ChangeKind};
+use crate::text::bytes;
 
 /// What of a file's change may be reported.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -45,8 +46,14 @@ impl Shown {
 }
 
 /// A sha256, kept as its 32 bytes (a snapshot holds one per file).
-#[derive(Clone, Copy, PartialEq, Eq)]
+#[derive(Clone, Copy, Eq)]
 pub struct Sha256([u8; 32]);
+
+impl PartialEq for Sha256 {
+    fn eq(&self, other: &Self) -> bool {
+        bytes::eq_short(&self.0, &other.0)
+    }
+}
 
 impl Sha256 {
     /// `hex` if it is 64 hex digits (of either case).
@@ -212,7 +219,7 @@ impl<P: AsRef<str>> Snapshot<P> {
                 .iter()
                 .zip(&other.files)
                 .all(|((pa, a), (pb, b))| {
-                    pa.as_ref() == pb.as_ref()
+                    bytes::eq_short(pa.as_ref().as_bytes(), pb.as_ref().as_bytes())
                         && (a == b || (a.shown == Shown::Name && b.shown == Shown::Name))
                 })
     }
@@ -228,7 +235,10 @@ impl<'a> Snapshot<&'a str> {
         let mut files: Vec<(&str, Rec)> = Vec::new();
         while !r.0.is_empty() {
             let (path, rec) = read_rec(&mut r)?;
-            if files.last().is_some_and(|(last, _)| *last >= path) {
+            if files
+                .last()
+                .is_some_and(|(last, _)| bytes::cmp(last.as_bytes(), path.as_bytes()).is_ge())
+            {
                 return None;
             }
             files.push((path, rec));
@@ -272,7 +282,7 @@ pub fn diff<P: AsRef<str>, Q: AsRef<str>>(old: &Snapshot<P>, new: &Snapshot<Q>) 
     loop {
         match (a.peek(), b.peek()) {
             (None, None) => break,
-            (Some((pa, _)), Some((pb, rb))) if pb < pa => {
+            (Some((pa, _)), Some((pb, rb))) if bytes::cmp(pb.as_bytes(), pa.as_bytes()).is_lt() => {
                 out.push(created(pb, rb));
                 b.next();
             }
@@ -280,7 +290,7 @@ pub fn diff<P: AsRef<str>, Q: AsRef<str>>(old: &Snapshot<P>, new: &Snapshot<Q>) 
                 out.push(created(pb, rb));
                 b.next();
             }
-            (Some((pa, ra)), Some((pb, rb))) if pa == pb => {
+            (Some((pa, ra)), Some((pb, rb))) if bytes::eq_short(pa.as_bytes(), pb.as_bytes()) => {
                 if modified(ra, rb) {
                     let mut c = created(pb, rb);
                     c.change = ChangeKind::Modified;

@@ -122,7 +122,19 @@ fn read_dir(dir: &Dir, path: &str, max: usize) -> Result<Vec<DirEntry>, String> 
             kind,
         });
     }
+    out.sort_unstable_by(|a, b| listing_order(&a.name, &b.name));
     Ok(out)
+}
+
+/// The order the component's walk sorts a listing in: names by their bytes, the names that
+/// are not UTF-8 (`None`) last. Sorted here, natively, the component's own sort of the
+/// listing finds it in order at once (in the component a name comparison is wasi-libc's
+/// byte-at-a-time `memcmp`).
+fn listing_order(a: &Option<String>, b: &Option<String>) -> std::cmp::Ordering {
+    match (a, b) {
+        (Some(x), Some(y)) => x.cmp(y),
+        _ => a.is_none().cmp(&b.is_none()),
+    }
 }
 
 /// The entries of the directory `path` with their metadata, refused
@@ -151,6 +163,7 @@ fn read_dir_stat(dir: &Dir, path: &str, max: usize) -> Result<Vec<DirEntryStat>,
             stat: resources::entry_stat(&st),
         });
     }
+    out.sort_unstable_by(|a, b| listing_order(&a.name, &b.name));
     Ok(out)
 }
 
@@ -315,6 +328,30 @@ mod tests {
             std::fs::read_to_string(t.path().join("outside.txt")).unwrap(),
             "outside\n"
         );
+    }
+
+    /// Both listings come in the walk's order: names by their bytes (upper case before
+    /// lower, `a-b` before `a.b` before `a/`), a name that is not UTF-8 last.
+    #[test]
+    fn listings_come_sorted_as_the_walk_sorts_them() {
+        use std::os::unix::ffi::OsStrExt;
+        let (t, dir) = repo();
+        let base = t.path().join("repo/sub");
+        for n in ["b", "a.b", "Z", "a-b", "a", "\u{e9}"] {
+            std::fs::write(base.join(n), "").unwrap();
+        }
+        std::fs::write(base.join(std::ffi::OsStr::from_bytes(b"\xff")), "").unwrap();
+        let want: Vec<Option<&str>> = ["Z", "a", "a-b", "a.b", "a.txt", "b", "\u{e9}"]
+            .into_iter()
+            .map(Some)
+            .chain([None])
+            .collect();
+        let plain = read_dir(&dir, "sub", usize::MAX).unwrap();
+        let plain: Vec<Option<&str>> = plain.iter().map(|e| e.name.as_deref()).collect();
+        assert_eq!(plain, want);
+        let stat = read_dir_stat(&dir, "sub", usize::MAX).unwrap();
+        let stat: Vec<Option<&str>> = stat.iter().map(|e| e.name.as_deref()).collect();
+        assert_eq!(stat, want);
     }
 
     #[test]
