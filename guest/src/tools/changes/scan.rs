@@ -85,7 +85,8 @@ pub fn scan<P: AsRef<str>>(
 ) -> ToolResult<(Snapshot, ScanStats)> {
     let taken = now_ns();
     let mut stats = ScanStats::default();
-    let mut seen = Vec::new();
+    // About as many files as the earlier snapshot held: no growth, and no copy, midway.
+    let mut seen = Vec::with_capacity(old.map_or(0, |o| o.files.len()) + 64);
     let stopped = walk(&s.fs, &s.policy, start, opts, &mut stats.skips, |e| {
         if matches!(e.ty, EntryType::File | EntryType::Symlink) {
             seen.push((e.path.clone(), e.kind, e.dir.clone(), e.stat));
