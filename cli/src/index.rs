@@ -75,7 +75,7 @@ fn status_json(dir: &Path, enabled: bool) -> Value {
 }
 
 fn print_ok(result: Value) -> ExitCode {
-    println!("{}", json!({"ok": true, "result": result}));
+    crate::outln(json!({"ok": true, "result": result}));
     ExitCode::SUCCESS
 }
 
@@ -147,7 +147,7 @@ pub(crate) fn index(o: &Options, cmd: &IndexCommand) -> ExitCode {
                     print_ok(v)
                 }
                 Err(e) => {
-                    println!("{}", json!({"ok": false, "error": e.to_json()}));
+                    crate::outln(json!({"ok": false, "error": e.to_json()}));
                     ExitCode::from(1)
                 }
             }

@@ -188,9 +188,8 @@ fn main() -> ExitCode {
         Command::Audit(AuditCommand::Verify { file }) => match verify_log(o, file) {
             Ok(lines) => ok(json!({"lines": lines, "keyed": o.audit_key.is_some()})),
             Err(e) => {
-                println!(
-                    "{}",
-                    json!({"ok": false, "error": {"code": "AUDIT_CHAIN_BROKEN", "message": e.message, "line": e.line}})
+                outln(
+                    json!({"ok": false, "error": {"code": "AUDIT_CHAIN_BROKEN", "message": e.message, "line": e.line}}),
                 );
                 ExitCode::from(1)
             }
@@ -203,12 +202,9 @@ fn main() -> ExitCode {
         }
         Command::Metrics { file } => metrics(o, file),
         Command::Completions { shell } => {
-            clap_complete::generate(
-                *shell,
-                &mut Cli::command(),
-                "file-tools",
-                &mut std::io::stdout(),
-            );
+            let mut script = Vec::new();
+            clap_complete::generate(*shell, &mut Cli::command(), "file-tools", &mut script);
+            out(String::from_utf8_lossy(&script));
             ExitCode::SUCCESS
         }
     }
@@ -226,7 +222,7 @@ fn metrics(o: &Options, file: &Path) -> ExitCode {
     });
     match counted {
         Ok(m) => {
-            print!("{}", m.encode());
+            out(m.encode());
             ExitCode::SUCCESS
         }
         Err(e) => usage_error(&e),
@@ -239,9 +235,31 @@ fn metrics(_: &Options, _: &Path) -> ExitCode {
     usage_error(mcp::WITHOUT_MCP)
 }
 
+/// Writes `text` to standard output. A reader that went away (`file-tools ... | head`)
+/// is no error of the command: the rest of the output is dropped, where `print!` would
+/// panic.
+fn out(text: impl std::fmt::Display) {
+    use std::io::Write as _;
+    let mut stdout = std::io::stdout().lock();
+    match write!(stdout, "{text}").and_then(|()| stdout.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+            let _ = writeln!(
+                std::io::stderr(),
+                "file-tools: cannot write the output: {e}"
+            );
+        }
+        _ => {}
+    }
+}
+
+/// [`out`] with a newline.
+fn outln(text: impl std::fmt::Display) {
+    out(format_args!("{text}\n"));
+}
+
 /// Prints `{"ok":true,"result":...}`.
 fn ok(result: Value) -> ExitCode {
-    println!("{}", json!({"ok": true, "result": result}));
+    outln(json!({"ok": true, "result": result}));
     ExitCode::SUCCESS
 }
 
@@ -291,10 +309,7 @@ fn offered(o: &Options) -> Result<std::collections::HashSet<String>, String> {
 fn schema(o: &Options) -> ExitCode {
     match described(o) {
         Ok(tools) => {
-            println!(
-                "{}",
-                serde_json::to_string_pretty(&tools).unwrap_or_default()
-            );
+            outln(serde_json::to_string_pretty(&tools).unwrap_or_default());
             ExitCode::SUCCESS
         }
         Err(e) => usage_error(&e),
@@ -305,7 +320,7 @@ fn tools(o: &Options) -> ExitCode {
     match described(o) {
         Ok(tools) => {
             for t in &tools {
-                println!("{}", text::tool_line(t));
+                outln(text::tool_line(t));
             }
             ExitCode::SUCCESS
         }
@@ -320,7 +335,7 @@ fn tool_help(o: &Options, name: &str) -> ExitCode {
     };
     match tools.iter().find(|t| t["name"] == name) {
         Some(t) => {
-            print!("{}", text::tool_help(t));
+            out(text::tool_help(t));
             ExitCode::SUCCESS
         }
         None => usage_error(&format!(
@@ -352,9 +367,8 @@ fn session_reset(o: &Options) -> ExitCode {
     match file_tools_host::session::reset_state_dir(&dir) {
         Ok(r) => ok(json!({"state_dir": dir, "removed": r.existed, "kept": r.kept})),
         Err(e) => {
-            println!(
-                "{}",
-                json!({"ok": false, "error": {"code": "IO_ERROR", "message": format!("cannot reset {}: {e}", dir.display())}})
+            outln(
+                json!({"ok": false, "error": {"code": "IO_ERROR", "message": format!("cannot reset {}: {e}", dir.display())}}),
             );
             ExitCode::from(1)
         }
@@ -383,12 +397,12 @@ fn call(o: &Options, format: Format, tool: &str, args: &str) -> ExitCode {
     match (format, outcome) {
         (Format::Json, Ok(result)) => ok(result),
         (Format::Json, Err(e)) => {
-            println!("{}", json!({"ok": false, "error": e.to_json()}));
+            outln(json!({"ok": false, "error": e.to_json()}));
             ExitCode::from(1)
         }
         (Format::Text, Ok(result)) => {
             let t = text::result(tool, &result);
-            print!("{}", t.out);
+            out(t.out);
             if let Some(note) = t.note {
                 eprintln!("{note}");
             }

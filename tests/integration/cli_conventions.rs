@@ -338,3 +338,65 @@ fn the_readme_examples_run() {
         assert!(out.path().join(f).metadata().unwrap().len() > 0, "{f}");
     }
 }
+
+/// A reader that goes away (`file-tools ... | head -c 100`) ends nothing but the output:
+/// no panic, and the command's own exit status. The pipe's reading end is closed before
+/// the command starts to write (it first loads the component).
+#[test]
+fn output_to_a_closed_pipe_is_dropped_without_a_panic() {
+    let fx = Fixture::new();
+    let repo = fx.repo.to_str().unwrap();
+    let runs: [&[&str]; 5] = [
+        &["--repo", repo, "call", "list_dir", "{}"],
+        &[
+            "--repo",
+            repo,
+            "--format",
+            "text",
+            "call",
+            "search_text",
+            r#"{"query":"hello"}"#,
+        ],
+        &["tools"],
+        &["schema"],
+        &["completions", "bash"],
+    ];
+    for args in runs {
+        let spawn = |closed: bool| {
+            let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_file-tools"))
+                .args(args)
+                .env(
+                    "FILE_TOOLS_CACHE_DIR",
+                    std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli-cache"),
+                )
+                .env(
+                    "XDG_STATE_HOME",
+                    std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli-state"),
+                )
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap();
+            if closed {
+                drop(child.stdout.take());
+            }
+            child.wait_with_output().unwrap()
+        };
+        // Positive control: read, the output is there.
+        let read = spawn(false);
+        assert_eq!(read.status.code(), Some(0), "{args:?} {}", stderr(&read));
+        assert!(!read.stdout.is_empty(), "{args:?}");
+        let closed = spawn(true);
+        assert!(
+            !stderr(&closed).contains("panicked"),
+            "{args:?}: {}",
+            stderr(&closed)
+        );
+        assert_eq!(
+            closed.status.code(),
+            Some(0),
+            "{args:?}: {}",
+            stderr(&closed)
+        );
+    }
+}
