@@ -355,6 +355,8 @@ fn read_sorted(
             }
         },
     };
+    // Names in byte order, those that are not UTF-8 last. The Rust host lists in this
+    // order already (the sort then only checks it); WASI listings come in the directory's.
     out.sort_unstable_by(|a, b| match (&a.0 .0, &b.0 .0) {
         (Ok(x), Ok(y)) => x.cmp(y),
         (Ok(_), Err(_)) => std::cmp::Ordering::Less,
