@@ -75,8 +75,10 @@ fn status_json(dir: &Path, enabled: bool) -> Value {
 }
 
 fn print_ok(result: Value) -> ExitCode {
-    crate::outln(json!({"ok": true, "result": result}));
-    ExitCode::SUCCESS
+    crate::exit(
+        crate::outln(json!({"ok": true, "result": result})),
+        ExitCode::SUCCESS,
+    )
 }
 
 pub(crate) fn index(o: &Options, cmd: &IndexCommand) -> ExitCode {
@@ -136,7 +138,7 @@ pub(crate) fn index(o: &Options, cmd: &IndexCommand) -> ExitCode {
             let progress = terminal.then(|| terminal_progress(started));
             let answer = file_tools_host::index_build::build(&mut session, progress);
             if terminal {
-                eprintln!();
+                crate::errln("");
             }
             match answer {
                 Ok(r) => {

@@ -9,11 +9,13 @@
 
 mod index;
 mod mcp;
+mod output;
 mod policy_file;
 mod setup;
 mod text;
 
 use mcp::{mcp, McpArgs};
+use output::{errln, exit, out, outln};
 use setup::{
     load_policy, need_repo, open_session, runtime, state_dir, usage_error, Format, Options,
 };
@@ -204,8 +206,7 @@ fn main() -> ExitCode {
         Command::Completions { shell } => {
             let mut script = Vec::new();
             clap_complete::generate(*shell, &mut Cli::command(), "file-tools", &mut script);
-            out(String::from_utf8_lossy(&script));
-            ExitCode::SUCCESS
+            exit(out(String::from_utf8_lossy(&script)), ExitCode::SUCCESS)
         }
     }
 }
@@ -221,10 +222,7 @@ fn metrics(o: &Options, file: &Path) -> ExitCode {
         Ok(metrics)
     });
     match counted {
-        Ok(m) => {
-            out(m.encode());
-            ExitCode::SUCCESS
-        }
+        Ok(m) => exit(out(m.encode()), ExitCode::SUCCESS),
         Err(e) => usage_error(&e),
     }
 }
@@ -235,32 +233,12 @@ fn metrics(_: &Options, _: &Path) -> ExitCode {
     usage_error(mcp::WITHOUT_MCP)
 }
 
-/// Writes `text` to standard output. A reader that went away (`file-tools ... | head`)
-/// is no error of the command: the rest of the output is dropped, where `print!` would
-/// panic.
-fn out(text: impl std::fmt::Display) {
-    use std::io::Write as _;
-    let mut stdout = std::io::stdout().lock();
-    match write!(stdout, "{text}").and_then(|()| stdout.flush()) {
-        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
-            let _ = writeln!(
-                std::io::stderr(),
-                "file-tools: cannot write the output: {e}"
-            );
-        }
-        _ => {}
-    }
-}
-
-/// [`out`] with a newline.
-fn outln(text: impl std::fmt::Display) {
-    out(format_args!("{text}\n"));
-}
-
 /// Prints `{"ok":true,"result":...}`.
 fn ok(result: Value) -> ExitCode {
-    outln(json!({"ok": true, "result": result}));
-    ExitCode::SUCCESS
+    exit(
+        outln(json!({"ok": true, "result": result})),
+        ExitCode::SUCCESS,
+    )
 }
 
 /// Writes the standalone component, or its Wassette form.
@@ -308,10 +286,10 @@ fn offered(o: &Options) -> Result<std::collections::HashSet<String>, String> {
 
 fn schema(o: &Options) -> ExitCode {
     match described(o) {
-        Ok(tools) => {
-            outln(serde_json::to_string_pretty(&tools).unwrap_or_default());
-            ExitCode::SUCCESS
-        }
+        Ok(tools) => exit(
+            outln(serde_json::to_string_pretty(&tools).unwrap_or_default()),
+            ExitCode::SUCCESS,
+        ),
         Err(e) => usage_error(&e),
     }
 }
@@ -319,10 +297,9 @@ fn schema(o: &Options) -> ExitCode {
 fn tools(o: &Options) -> ExitCode {
     match described(o) {
         Ok(tools) => {
-            for t in &tools {
-                outln(text::tool_line(t));
-            }
-            ExitCode::SUCCESS
+            // All lines, or up to the first that could not be written.
+            let written = tools.iter().all(|t| outln(text::tool_line(t)));
+            exit(written, ExitCode::SUCCESS)
         }
         Err(e) => usage_error(&e),
     }
@@ -334,10 +311,7 @@ fn tool_help(o: &Options, name: &str) -> ExitCode {
         Err(e) => return usage_error(&e),
     };
     match tools.iter().find(|t| t["name"] == name) {
-        Some(t) => {
-            out(text::tool_help(t));
-            ExitCode::SUCCESS
-        }
+        Some(t) => exit(out(text::tool_help(t)), ExitCode::SUCCESS),
         None => usage_error(&format!(
             "no tool '{name}' under this policy (file-tools tools lists them)"
         )),
@@ -402,14 +376,14 @@ fn call(o: &Options, format: Format, tool: &str, args: &str) -> ExitCode {
         }
         (Format::Text, Ok(result)) => {
             let t = text::result(tool, &result);
-            out(t.out);
+            let written = out(t.out);
             if let Some(note) = t.note {
-                eprintln!("{note}");
+                errln(note);
             }
-            ExitCode::SUCCESS
+            exit(written, ExitCode::SUCCESS)
         }
         (Format::Text, Err(e)) => {
-            eprintln!("{}", text::error(&e.to_json()));
+            errln(text::error(&e.to_json()));
             ExitCode::from(1)
         }
     }

@@ -13,8 +13,8 @@ use sha2::Digest as _;
 
 /// A usage or set-up error: one line on stderr, exit 2.
 pub(crate) fn usage_error(msg: &str) -> ExitCode {
-    eprintln!("file-tools: {msg}");
-    eprintln!("(file-tools --help lists the commands and options)");
+    crate::errln(format_args!("file-tools: {msg}"));
+    crate::errln("(file-tools --help lists the commands and options)");
     ExitCode::from(2)
 }
 
@@ -198,11 +198,15 @@ pub(crate) fn open_served(
         // The build's own session: no watch, and not counted in the metrics.
         let built = file_tools_host::index_build::spawn(builder, |answer| {
             if let Err(e) = answer {
-                eprintln!("file-tools: the search index was not built: {e}");
+                crate::errln(format_args!(
+                    "file-tools: the search index was not built: {e}"
+                ));
             }
         });
         if let Err(e) = built {
-            eprintln!("file-tools: the search index was not built: {e}");
+            crate::errln(format_args!(
+                "file-tools: the search index was not built: {e}"
+            ));
         }
     }
     Ok(session)

@@ -340,53 +340,59 @@ fn the_readme_examples_run() {
 }
 
 /// A reader that goes away (`file-tools ... | head -c 100`) ends nothing but the output:
-/// no panic, and the command's own exit status. The pipe's reading end is closed before
-/// the command starts to write (it first loads the component).
+/// no panic, and the command's own exit status (0, or 1 for a tool's error). The pipe's
+/// reading end is closed before the command starts, so every write meets a closed pipe.
+/// Output that cannot be written for another reason (`> /dev/full`) fails the command.
 #[test]
-fn output_to_a_closed_pipe_is_dropped_without_a_panic() {
+fn output_to_a_closed_pipe_is_dropped_and_a_failed_write_fails_the_command() {
     let fx = Fixture::new();
     let repo = fx.repo.to_str().unwrap();
-    let runs: [&[&str]; 5] = [
-        &["--repo", repo, "call", "list_dir", "{}"],
-        &[
-            "--repo",
-            repo,
-            "--format",
-            "text",
-            "call",
-            "search_text",
-            r#"{"query":"hello"}"#,
-        ],
-        &["tools"],
-        &["schema"],
-        &["completions", "bash"],
+    let runs: [(&[&str], i32); 6] = [
+        (&["--repo", repo, "call", "list_dir", "{}"], 0),
+        (
+            &["--repo", repo, "call", "read_file", r#"{"path":"../x"}"#],
+            1,
+        ),
+        (
+            &[
+                "--repo",
+                repo,
+                "--format",
+                "text",
+                "call",
+                "search_text",
+                r#"{"query":"hello"}"#,
+            ],
+            0,
+        ),
+        (&["tools"], 0),
+        (&["schema"], 0),
+        (&["completions", "bash"], 0),
     ];
-    for args in runs {
-        let spawn = |closed: bool| {
-            let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_file-tools"))
-                .args(args)
-                .env(
-                    "FILE_TOOLS_CACHE_DIR",
-                    std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli-cache"),
-                )
-                .env(
-                    "XDG_STATE_HOME",
-                    std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli-state"),
-                )
-                .stdout(std::process::Stdio::piped())
-                .stderr(std::process::Stdio::piped())
-                .spawn()
-                .unwrap();
-            if closed {
-                drop(child.stdout.take());
-            }
-            child.wait_with_output().unwrap()
-        };
+    let run = |args: &[&str], stdout: std::process::Stdio| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_file-tools"))
+            .args(args)
+            .env(
+                "FILE_TOOLS_CACHE_DIR",
+                std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli-cache"),
+            )
+            .env(
+                "XDG_STATE_HOME",
+                std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli-state"),
+            )
+            .stdout(stdout)
+            .stderr(std::process::Stdio::piped())
+            .output()
+            .unwrap()
+    };
+    for (args, code) in runs {
         // Positive control: read, the output is there.
-        let read = spawn(false);
-        assert_eq!(read.status.code(), Some(0), "{args:?} {}", stderr(&read));
+        let read = run(args, std::process::Stdio::piped());
+        assert_eq!(read.status.code(), Some(code), "{args:?} {}", stderr(&read));
         assert!(!read.stdout.is_empty(), "{args:?}");
-        let closed = spawn(true);
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        let closed = run(args, writer.into());
         assert!(
             !stderr(&closed).contains("panicked"),
             "{args:?}: {}",
@@ -394,9 +400,31 @@ fn output_to_a_closed_pipe_is_dropped_without_a_panic() {
         );
         assert_eq!(
             closed.status.code(),
-            Some(0),
+            Some(code),
             "{args:?}: {}",
             stderr(&closed)
         );
+        if std::path::Path::new("/dev/full").exists() {
+            let full = std::fs::OpenOptions::new()
+                .write(true)
+                .open("/dev/full")
+                .unwrap();
+            let failed = run(args, full.into());
+            assert!(
+                !stderr(&failed).contains("panicked"),
+                "{args:?}: {}",
+                stderr(&failed)
+            );
+            assert_eq!(
+                failed.status.code(),
+                Some(1),
+                "{args:?}: {}",
+                stderr(&failed)
+            );
+            assert!(
+                stderr(&failed).contains("cannot write the output"),
+                "{args:?}"
+            );
+        }
     }
 }

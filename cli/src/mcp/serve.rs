@@ -63,7 +63,7 @@ pub(crate) fn mcp(o: &Options, args: &McpArgs) -> ExitCode {
     match served {
         Ok(Ok(())) => ExitCode::SUCCESS,
         Ok(Err(e)) => {
-            eprintln!("file-tools: {e}");
+            crate::errln(format_args!("file-tools: {e}"));
             ExitCode::from(1)
         }
         Err(e) => usage_error(&e),

@@ -15,6 +15,8 @@
 //! A stored snapshot is read in place ([`Snapshot::decode`] borrows each path from the
 //! bytes), since a call reads the earlier snapshot only to walk it once beside the new one.
 
+use std::cmp::Ordering;
+
 use crate::api::{Change, ChangeKind};
 use crate::text::bytes;
 
@@ -137,6 +139,24 @@ impl<'a> Reader<'a> {
     }
 }
 
+/// How many records `rest` holds, by their length fields alone (the layout [`read_rec`]
+/// reads): a damaged record is found when it is read, and only ends the count here.
+fn count_records(mut rest: &[u8]) -> usize {
+    let mut n = 0;
+    while let Some(&flags) = rest.first() {
+        let fixed = 1 + 4 * 8 + if flags & HAS_SHA256 != 0 { 32 } else { 0 };
+        let Some(len) = rest.get(fixed..fixed + 4).and_then(|b| b.try_into().ok()) else {
+            break;
+        };
+        let len = usize::try_from(u32::from_le_bytes(len)).unwrap_or(usize::MAX);
+        n += 1;
+        rest = rest
+            .get(fixed.saturating_add(4).saturating_add(len)..)
+            .unwrap_or(&[]);
+    }
+    n
+}
+
 /// A path as the stored form may hold it: not empty, no control character.
 fn plain_path(path: &str) -> bool {
     let ascii_ok = |b: &u8| *b >= 0x20 && *b != 0x7f;
@@ -232,9 +252,8 @@ impl<'a> Snapshot<&'a str> {
     pub fn decode(bytes: &'a [u8]) -> Option<Self> {
         let mut r = Reader(bytes.strip_prefix(MAGIC)?);
         let taken = r.u64()?;
-        // A record with a digest and a path of 40 bytes takes 110: room for most snapshots
-        // without growing (and copying) the list midway.
-        let mut files: Vec<(&str, Rec)> = Vec::with_capacity(bytes.len() / 96);
+        // Room for every record at once: the list is not grown (and copied) midway.
+        let mut files: Vec<(&str, Rec)> = Vec::with_capacity(count_records(r.0));
         while !r.0.is_empty() {
             let (path, rec) = read_rec(&mut r)?;
             if files
@@ -282,17 +301,19 @@ pub fn diff<P: AsRef<str>, Q: AsRef<str>>(old: &Snapshot<P>, new: &Snapshot<Q>) 
     let mut a = old.files.iter().map(|(p, r)| (p.as_ref(), r)).peekable();
     let mut b = new.files.iter().map(|(p, r)| (p.as_ref(), r)).peekable();
     loop {
-        match (a.peek(), b.peek()) {
+        let order = match (a.peek(), b.peek()) {
             (None, None) => break,
-            (Some((pa, _)), Some((pb, rb))) if bytes::cmp(pb.as_bytes(), pa.as_bytes()).is_lt() => {
+            (None, Some(_)) => Ordering::Greater,
+            (Some(_), None) => Ordering::Less,
+            (Some((pa, _)), Some((pb, _))) => bytes::cmp(pa.as_bytes(), pb.as_bytes()),
+        };
+        match (order, a.peek(), b.peek()) {
+            // Only in the new snapshot.
+            (Ordering::Greater, _, Some((pb, rb))) => {
                 out.push(created(pb, rb));
                 b.next();
             }
-            (None, Some((pb, rb))) => {
-                out.push(created(pb, rb));
-                b.next();
-            }
-            (Some((pa, ra)), Some((pb, rb))) if bytes::eq_short(pa.as_bytes(), pb.as_bytes()) => {
+            (Ordering::Equal, Some((_, ra)), Some((pb, rb))) => {
                 if modified(ra, rb) {
                     let mut c = created(pb, rb);
                     c.change = ChangeKind::Modified;
@@ -301,7 +322,8 @@ pub fn diff<P: AsRef<str>, Q: AsRef<str>>(old: &Snapshot<P>, new: &Snapshot<Q>) 
                 a.next();
                 b.next();
             }
-            (Some((pa, _)), _) => {
+            // Only in the old one.
+            (_, Some((pa, _)), _) => {
                 out.push(Change {
                     path: pa.to_string(),
                     change: ChangeKind::Deleted,
@@ -310,6 +332,7 @@ pub fn diff<P: AsRef<str>, Q: AsRef<str>>(old: &Snapshot<P>, new: &Snapshot<Q>) 
                 });
                 a.next();
             }
+            (_, None, _) => break,
         }
     }
     out
@@ -392,6 +415,17 @@ mod tests {
             assert_eq!((*pa, a), (pb.as_str(), b));
         }
         assert_eq!(back.encode(), bytes);
+        // The count that sizes the list up front is the records' (and, on a cut or
+        // damaged form, no more than the bytes can hold: it only sizes a list).
+        let records = &bytes[MAGIC.len() + 8..];
+        assert_eq!(count_records(records), s.files.len());
+        for end in 0..records.len() {
+            assert!(count_records(&records[..end]) <= s.files.len());
+        }
+        // A length past the end (and past any address): one record, then the end.
+        let mut past = vec![0; 37];
+        past[33..].fill(0xFF);
+        assert_eq!(count_records(&past), 1);
         // A digest is read in either case and told in lowercase.
         assert_eq!(Sha256::parse(&A.to_uppercase()), Sha256::parse(A));
         assert_eq!(Sha256::parse(&B.to_uppercase()).unwrap().to_hex(), B);
