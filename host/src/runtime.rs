@@ -16,6 +16,9 @@ use crate::bindings::{FileTools, FileToolsPre};
 use crate::error::HostError;
 use crate::imports::state::{HostState, EPOCH_TICK};
 
+mod tool_sets;
+pub(crate) use tool_sets::ToolSets;
+
 /// The component, as built from `guest/` by this crate's build script.
 pub const GUEST_WASM: &[u8] = include_bytes!(env!("FILE_TOOLS_GUEST_WASM"));
 
@@ -164,6 +167,8 @@ impl RuntimeBuilder {
                 stop,
                 metered: !self.unmetered,
                 tool_sets: Default::default(),
+                wasm_hash,
+                cache_dir: self.cache_dir.clone(),
                 artifact_places: [self.precompiled, self.cache_dir]
                     .into_iter()
                     .flatten()
@@ -194,18 +199,13 @@ struct Inner {
     /// What the component's `describe` said under each policy it accepted (see
     /// [`ToolSets`]), so that further sessions under the same policy skip asking.
     tool_sets: std::sync::Mutex<std::collections::HashMap<String, Arc<ToolSets>>>,
+    /// The component's sha256, which names what is kept for it in `cache_dir`.
+    wasm_hash: [u8; 32],
+    /// Where compiled artifacts and tool sets are kept, if anywhere.
+    cache_dir: Option<PathBuf>,
     /// Where compiled artifacts are loaded from (the precompiled path, the cache
     /// directory): native code the process runs, so no session's repository may hold them.
     artifact_places: Vec<PathBuf>,
-}
-
-/// What a session needs from the component's description of its tools under a policy.
-#[derive(Debug, Default)]
-pub(crate) struct ToolSets {
-    /// The tools that change files.
-    pub(crate) mutating: std::collections::HashSet<String>,
-    /// Every tool's name.
-    pub(crate) known: std::collections::HashSet<String>,
 }
 
 /// Policies whose [`ToolSets`] a runtime keeps (most embedders use one or two).
@@ -250,14 +250,32 @@ impl Runtime {
         &self.inner.artifact_places
     }
 
-    /// The tool sets the component described under `policy_json`, when a session asked
-    /// before: the component accepted that very policy then.
+    /// The tool sets the component described under `policy_json`, when a session of this
+    /// runtime asked before, or a runtime of this component with the same cache directory
+    /// kept them: the component accepted that very policy then.
     pub(crate) fn tool_sets(&self, policy_json: &str) -> Option<Arc<ToolSets>> {
-        self.inner.tool_sets.lock().ok()?.get(policy_json).cloned()
+        if let Some(sets) = self.inner.tool_sets.lock().ok()?.get(policy_json) {
+            return Some(sets.clone());
+        }
+        let dir = self.inner.cache_dir.as_ref()?;
+        let sets = Arc::new(tool_sets::load(
+            &dir.join(tool_sets::file_name(&self.inner.wasm_hash, policy_json)),
+        )?);
+        self.keep_in_memory(policy_json, sets.clone());
+        Some(sets)
     }
 
-    /// Keeps `sets` for sessions under `policy_json` (up to [`TOOL_SETS_KEPT`] policies).
+    /// Keeps `sets` for sessions under `policy_json`: in memory (up to [`TOOL_SETS_KEPT`]
+    /// policies) and in the cache directory.
     pub(crate) fn keep_tool_sets(&self, policy_json: &str, sets: Arc<ToolSets>) {
+        if let Some(dir) = &self.inner.cache_dir {
+            let name = tool_sets::file_name(&self.inner.wasm_hash, policy_json);
+            tool_sets::store(&dir.join(name), &sets);
+        }
+        self.keep_in_memory(policy_json, sets);
+    }
+
+    fn keep_in_memory(&self, policy_json: &str, sets: Arc<ToolSets>) {
         if let Ok(mut kept) = self.inner.tool_sets.lock() {
             if kept.len() < TOOL_SETS_KEPT {
                 kept.insert(policy_json.to_owned(), sets);
@@ -386,10 +404,14 @@ fn open_trusted(path: &Path) -> Option<std::fs::File> {
     std::fs::File::open(path).ok()
 }
 
-/// Compiles `wasm` for `engine` into the artifact at `path` (missing directories made
-/// `0700`).
+/// Compiles `wasm` for `engine` into the artifact at `path`.
 fn write_artifact(engine: &Engine, path: &Path, wasm: &[u8]) -> Result<(), HostError> {
-    let compiled = engine.precompile_component(wasm)?;
+    write_private(path, &engine.precompile_component(wasm)?)
+}
+
+/// Writes `bytes` to `path` as the cache's files are written (missing directories made
+/// `0700`).
+fn write_private(path: &Path, bytes: &[u8]) -> Result<(), HostError> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         let mut builder = std::fs::DirBuilder::new();
         builder.recursive(true);
@@ -411,7 +433,7 @@ fn write_artifact(engine: &Engine, path: &Path, wasm: &[u8]) -> Result<(), HostE
     std::os::unix::fs::OpenOptionsExt::mode(&mut open, 0o644);
     let written = open
         .open(&tmp)
-        .and_then(|mut f| std::io::Write::write_all(&mut f, &compiled))
+        .and_then(|mut f| std::io::Write::write_all(&mut f, bytes))
         .and_then(|()| std::fs::rename(&tmp, path));
     written.map_err(|e| {
         let _ = std::fs::remove_file(&tmp);

@@ -410,10 +410,7 @@ impl SessionBuilder {
                 let tools = session
                     .describe()
                     .map_err(|e| HostError::Policy(e.message))?;
-                let sets = Arc::new(ToolSets {
-                    mutating: mutating_tools(&tools),
-                    known: tool_names(&tools),
-                });
+                let sets = Arc::new(ToolSets::from_describe(&tools));
                 if cacheable {
                     runtime.keep_tool_sets(&key, sets.clone());
                 }
@@ -442,25 +439,4 @@ pub fn inside(repo: &Path, file: &Path) -> Option<String> {
     let rel = full.strip_prefix(repo).ok()?;
     let text = rel.to_str()?;
     (!text.is_empty()).then(|| text.to_string())
-}
-
-/// Names of the tools whose annotations say they change files.
-fn mutating_tools(describe: &Value) -> HashSet<String> {
-    describe
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter(|t| t["annotations"]["readOnlyHint"] == Value::Bool(false))
-        .filter_map(|t| t["name"].as_str().map(str::to_string))
-        .collect()
-}
-
-/// Names of all the tools.
-fn tool_names(describe: &Value) -> HashSet<String> {
-    describe
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|t| t["name"].as_str().map(str::to_string))
-        .collect()
 }

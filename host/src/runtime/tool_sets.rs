@@ -1,0 +1,214 @@
+//! What a session needs from the component's `describe` under a policy: which tools there
+//! are, and which of them change files. `describe` builds every tool's JSON Schema in the
+//! component (about 4 ms, most of a CLI call, which starts a new runtime every time), so
+//! its answer is kept: in memory for the runtime's sessions, and in the cache directory
+//! beside the compiled artifact for the next process. A kept file is named by the
+//! component's sha256 and the policy's exact text, and it is read only as the artifact is
+//! (see `open_trusted`): a file of the same directory as the code the process maps, and as
+//! much to be trusted.
+
+use std::collections::HashSet;
+use std::path::Path;
+
+use serde_json::{json, Value};
+use sha2::{Digest, Sha256};
+
+/// The tool sets of one policy.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub(crate) struct ToolSets {
+    /// The tools that change files.
+    pub(crate) mutating: HashSet<String>,
+    /// Every tool's name.
+    pub(crate) known: HashSet<String>,
+}
+
+/// The largest kept file read back (a few hundred bytes in practice).
+const MAX_BYTES: u64 = 64 << 10;
+
+impl ToolSets {
+    /// The sets of a `describe` answer: every tool's name, and those whose annotations say
+    /// they change files.
+    pub(crate) fn from_describe(described: &Value) -> ToolSets {
+        let tools = described.as_array().into_iter().flatten();
+        let name = |t: &Value| t["name"].as_str().map(str::to_string);
+        ToolSets {
+            mutating: tools
+                .clone()
+                .filter(|t| t["annotations"]["readOnlyHint"] == Value::Bool(false))
+                .filter_map(name)
+                .collect(),
+            known: tools.filter_map(name).collect(),
+        }
+    }
+
+    /// The kept form: both lists, sorted.
+    fn to_json(&self) -> Vec<u8> {
+        fn sorted(s: &HashSet<String>) -> Vec<&String> {
+            let mut v: Vec<&String> = s.iter().collect();
+            v.sort();
+            v
+        }
+        json!({ "known": sorted(&self.known), "mutating": sorted(&self.mutating) })
+            .to_string()
+            .into_bytes()
+    }
+
+    /// The sets of a kept file; `None` for anything but the form [`ToolSets::to_json`]
+    /// writes (names that are not short plain identifiers, a changing tool not among the
+    /// tools).
+    fn from_json(bytes: &[u8]) -> Option<ToolSets> {
+        let v: Value = serde_json::from_slice(bytes).ok()?;
+        let names = |key: &str| -> Option<HashSet<String>> {
+            v.get(key)?
+                .as_array()?
+                .iter()
+                .map(|n| {
+                    let n = n.as_str()?;
+                    let plain = !n.is_empty()
+                        && n.len() <= 64
+                        && n.bytes().all(|b| b.is_ascii_lowercase() || b == b'_');
+                    plain.then(|| n.to_string())
+                })
+                .collect()
+        };
+        let sets = ToolSets {
+            known: names("known")?,
+            mutating: names("mutating")?,
+        };
+        (!sets.known.is_empty() && sets.mutating.is_subset(&sets.known)).then_some(sets)
+    }
+}
+
+/// The kept file's name for the component of sha256 `wasm` under the policy `policy_json`.
+pub(crate) fn file_name(wasm: &[u8; 32], policy_json: &str) -> String {
+    let mut h = Sha256::new();
+    h.update(b"file-tools tool sets 1\0");
+    h.update(wasm);
+    h.update(policy_json.as_bytes());
+    let key: [u8; 32] = h.finalize().into();
+    format!("file-tools-tools-{}.json", crate::hex(&key[..12]))
+}
+
+/// The sets kept at `path`, when a trusted file holds them.
+pub(crate) fn load(path: &Path) -> Option<ToolSets> {
+    let file = super::open_trusted(path)?;
+    let mut bytes = Vec::new();
+    std::io::Read::read_to_end(&mut std::io::Read::take(&file, MAX_BYTES + 1), &mut bytes).ok()?;
+    if bytes.len() as u64 > MAX_BYTES {
+        return None;
+    }
+    ToolSets::from_json(&bytes)
+}
+
+/// Keeps `sets` at `path` (a cache that cannot be written only costs the next process its
+/// `describe`).
+pub(crate) fn store(path: &Path, sets: &ToolSets) {
+    let _ = super::write_private(path, &sets.to_json());
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    fn sets(known: &[&str], mutating: &[&str]) -> ToolSets {
+        ToolSets {
+            known: known.iter().map(|s| s.to_string()).collect(),
+            mutating: mutating.iter().map(|s| s.to_string()).collect(),
+        }
+    }
+
+    #[test]
+    fn the_kept_form_round_trips_and_anything_else_is_refused() {
+        let s = sets(&["read_file", "write_file"], &["write_file"]);
+        assert_eq!(ToolSets::from_json(&s.to_json()), Some(s));
+        for junk in [
+            &b""[..],
+            b"[]",
+            br#"{"known": ["read_file"]}"#,
+            br#"{"known": [], "mutating": []}"#,
+            br#"{"known": ["read_file"], "mutating": ["write_file"]}"#,
+            br#"{"known": ["Read File"], "mutating": []}"#,
+            br#"{"known": [7], "mutating": []}"#,
+        ] {
+            assert_eq!(
+                ToolSets::from_json(junk),
+                None,
+                "{}",
+                String::from_utf8_lossy(junk)
+            );
+        }
+        let described = json!([
+            {"name": "read_file", "annotations": {"readOnlyHint": true}},
+            {"name": "edit_file", "annotations": {"readOnlyHint": false}},
+            {"name": "find_files"},
+        ]);
+        assert_eq!(
+            ToolSets::from_describe(&described),
+            sets(&["read_file", "edit_file", "find_files"], &["edit_file"])
+        );
+    }
+
+    /// A runtime keeps what `describe` said in its cache directory, and a new runtime with
+    /// that directory reads it instead of asking again, but only from a file no other
+    /// user may have written. Seen through the call records of an observer, which name a
+    /// tool the sets do not know `unknown`.
+    #[test]
+    fn tool_sets_are_kept_for_the_next_runtime_and_read_only_when_trusted() {
+        use std::os::unix::fs::PermissionsExt;
+        use std::sync::{Arc, Mutex};
+        let dir = tempfile::tempdir().unwrap();
+        let (cache, repo) = (dir.path().join("cache"), dir.path().join("repo"));
+        std::fs::create_dir(&repo).unwrap();
+        std::fs::write(repo.join("a.txt"), "a\n").unwrap();
+        // The tool name the observer saw for one file_info call in a new runtime.
+        let seen_in_new_runtime = || {
+            let rt = crate::Runtime::builder().cache_dir(&cache).build().unwrap();
+            let seen = Arc::new(Mutex::new(Vec::new()));
+            let log = seen.clone();
+            let mut s = crate::Session::builder(&rt)
+                .repo(&repo)
+                .observer(Arc::new(move |r: &crate::CallRecord| {
+                    log.lock().unwrap().push(r.tool.clone())
+                }))
+                .build()
+                .unwrap();
+            s.call("file_info", r#"{"path":"a.txt"}"#).unwrap();
+            let tool = seen.lock().unwrap().concat();
+            tool
+        };
+        let kept = || -> Vec<std::path::PathBuf> {
+            std::fs::read_dir(&cache)
+                .unwrap()
+                .map(|e| e.unwrap().path())
+                .filter(|p| p.to_string_lossy().contains("file-tools-tools-"))
+                .collect()
+        };
+        // Asked, and kept.
+        assert_eq!(seen_in_new_runtime(), "file_info");
+        let [file] = &kept()[..] else {
+            panic!("{:?}", kept())
+        };
+        let sets = load(file).unwrap();
+        // (A session is read-only unless made writable: no tool that changes files.)
+        assert!(
+            sets.known.contains("file_info") && sets.mutating.is_empty(),
+            "{sets:?}"
+        );
+        // Read back instead of asked: a kept file that knows no file_info is believed.
+        std::fs::write(file, br#"{"known":["read_file"],"mutating":[]}"#).unwrap();
+        assert_eq!(seen_in_new_runtime(), "unknown");
+        // Not from a file another user could have written: asked again (and kept anew).
+        std::fs::set_permissions(file, std::fs::Permissions::from_mode(0o666)).unwrap();
+        assert_eq!(seen_in_new_runtime(), "file_info");
+        assert!(load(file).unwrap().known.contains("file_info"));
+    }
+
+    #[test]
+    fn a_file_is_named_by_component_and_policy() {
+        let (a, b) = ([1u8; 32], [2u8; 32]);
+        assert_eq!(file_name(&a, "{}"), file_name(&a, "{}"));
+        assert_ne!(file_name(&a, "{}"), file_name(&b, "{}"));
+        assert_ne!(file_name(&a, "{}"), file_name(&a, r#"{"read_only":true}"#));
+    }
+}
