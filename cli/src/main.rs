@@ -31,8 +31,9 @@ use serde_json::{json, Value};
 const ENVIRONMENT: &str = "Environment:
   XDG_STATE_HOME        the user's state directory (default ~/.local/state); sessions live in
                         its file-tools/ folder, keyed by the repository's canonical path
-  FILE_TOOLS_CACHE_DIR  where compiled components are cached (default ~/.cache/file-tools;
-                        'off' compiles every time)
+  FILE_TOOLS_CACHE_DIR  where compiled components, and the tools they offer under each
+                        policy, are cached (default ~/.cache/file-tools; 'off' compiles
+                        every time)
 
 Exit codes: 0 ok, 1 a tool's error (or a broken audit chain), 2 usage or set-up error.";
 
