@@ -258,8 +258,10 @@ impl Runtime {
             return Some(sets.clone());
         }
         let dir = self.inner.cache_dir.as_ref()?;
+        let key = tool_sets::key(&self.inner.wasm_hash, policy_json);
         let sets = Arc::new(tool_sets::load(
-            &dir.join(tool_sets::file_name(&self.inner.wasm_hash, policy_json)),
+            &dir.join(tool_sets::file_name(&key)),
+            &key,
         )?);
         self.keep_in_memory(policy_json, sets.clone());
         Some(sets)
@@ -269,8 +271,8 @@ impl Runtime {
     /// policies) and in the cache directory.
     pub(crate) fn keep_tool_sets(&self, policy_json: &str, sets: Arc<ToolSets>) {
         if let Some(dir) = &self.inner.cache_dir {
-            let name = tool_sets::file_name(&self.inner.wasm_hash, policy_json);
-            tool_sets::store(&dir.join(name), &sets);
+            let key = tool_sets::key(&self.inner.wasm_hash, policy_json);
+            tool_sets::store(&dir.join(tool_sets::file_name(&key)), &key, &sets);
         }
         self.keep_in_memory(policy_json, sets);
     }
@@ -425,7 +427,7 @@ fn write_private(path: &Path, bytes: &[u8]) -> Result<(), HostError> {
     // a mapped file never changes; writable by its owner only, whatever the umask, or
     // `open_trusted` would refuse it. A temporary file left by a killed process of the
     // same number is removed first (never followed: removing a link removes the link).
-    let tmp = path.with_extension(format!("tmp{}", std::process::id()));
+    let tmp = temporary_name(path);
     let _ = std::fs::remove_file(&tmp);
     let mut open = std::fs::OpenOptions::new();
     open.write(true).create_new(true);
@@ -439,6 +441,15 @@ fn write_private(path: &Path, bytes: &[u8]) -> Result<(), HostError> {
         let _ = std::fs::remove_file(&tmp);
         HostError::Config(format!("{}: {e}", path.display()))
     })
+}
+
+/// The temporary name `path` is written under: the process's number and the thread's, so
+/// that two threads writing one file at once (sessions of a new policy built in parallel)
+/// never share it.
+fn temporary_name(path: &Path) -> PathBuf {
+    let thread = format!("{:?}", std::thread::current().id());
+    let thread: String = thread.chars().filter(char::is_ascii_digit).collect();
+    path.with_extension(format!("tmp{}-{thread}", std::process::id()))
 }
 
 fn start_ticker(engine: Engine, stop: Arc<AtomicBool>) -> std::io::Result<()> {
@@ -553,7 +564,7 @@ mod tests {
     fn a_left_temporary_file_does_not_stop_an_artifact_being_written() {
         let dir = tempfile::tempdir().expect("tempdir");
         let path = dir.path().join("a.cwasm");
-        let tmp = path.with_extension(format!("tmp{}", std::process::id()));
+        let tmp = temporary_name(&path);
         std::fs::write(&tmp, b"half an artifact").expect("write");
         Runtime::precompile(&path).expect("precompile over a left temporary file");
         assert!(!tmp.exists(), "the temporary file was left");

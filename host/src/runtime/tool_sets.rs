@@ -41,23 +41,26 @@ impl ToolSets {
         }
     }
 
-    /// The kept form: both lists, sorted.
-    fn to_json(&self) -> Vec<u8> {
+    /// The kept form: the key, and both lists sorted.
+    fn to_json(&self, key: &str) -> Vec<u8> {
         fn sorted(s: &HashSet<String>) -> Vec<&String> {
             let mut v: Vec<&String> = s.iter().collect();
             v.sort();
             v
         }
-        json!({ "known": sorted(&self.known), "mutating": sorted(&self.mutating) })
+        json!({ "key": key, "known": sorted(&self.known), "mutating": sorted(&self.mutating) })
             .to_string()
             .into_bytes()
     }
 
-    /// The sets of a kept file; `None` for anything but the form [`ToolSets::to_json`]
-    /// writes (names that are not short plain identifiers, a changing tool not among the
-    /// tools).
-    fn from_json(bytes: &[u8]) -> Option<ToolSets> {
+    /// The sets of a kept file made for `key`; `None` for anything but the form
+    /// [`ToolSets::to_json`] writes for that key (another key, names that are not short
+    /// plain identifiers, a changing tool not among the tools).
+    fn from_json(bytes: &[u8], key: &str) -> Option<ToolSets> {
         let v: Value = serde_json::from_slice(bytes).ok()?;
+        if v.get("key")?.as_str()? != key {
+            return None;
+        }
         let names = |key: &str| -> Option<HashSet<String>> {
             v.get(key)?
                 .as_array()?
@@ -79,31 +82,38 @@ impl ToolSets {
     }
 }
 
-/// The kept file's name for the component of sha256 `wasm` under the policy `policy_json`.
-pub(crate) fn file_name(wasm: &[u8; 32], policy_json: &str) -> String {
+/// What names the sets of the component of sha256 `wasm` under the policy `policy_json`:
+/// the sha256 of both, in hex. The file's name holds part of it, its content all of it, so
+/// that a kept file moved to another policy's name is not believed there.
+pub(crate) fn key(wasm: &[u8; 32], policy_json: &str) -> String {
     let mut h = Sha256::new();
     h.update(b"file-tools tool sets 1\0");
     h.update(wasm);
     h.update(policy_json.as_bytes());
     let key: [u8; 32] = h.finalize().into();
-    format!("file-tools-tools-{}.json", crate::hex(&key[..12]))
+    crate::hex(&key)
 }
 
-/// The sets kept at `path`, when a trusted file holds them.
-pub(crate) fn load(path: &Path) -> Option<ToolSets> {
+/// The kept file's name for `key`.
+pub(crate) fn file_name(key: &str) -> String {
+    format!("file-tools-tools-{}.json", key.get(..24).unwrap_or(key))
+}
+
+/// The sets kept at `path` for `key`, when a trusted file holds them.
+pub(crate) fn load(path: &Path, key: &str) -> Option<ToolSets> {
     let file = super::open_trusted(path)?;
     let mut bytes = Vec::new();
     std::io::Read::read_to_end(&mut std::io::Read::take(&file, MAX_BYTES + 1), &mut bytes).ok()?;
     if bytes.len() as u64 > MAX_BYTES {
         return None;
     }
-    ToolSets::from_json(&bytes)
+    ToolSets::from_json(&bytes, key)
 }
 
 /// Keeps `sets` at `path` (a cache that cannot be written only costs the next process its
 /// `describe`).
-pub(crate) fn store(path: &Path, sets: &ToolSets) {
-    let _ = super::write_private(path, &sets.to_json());
+pub(crate) fn store(path: &Path, key: &str, sets: &ToolSets) {
+    let _ = super::write_private(path, &sets.to_json(key));
 }
 
 #[cfg(test)]
@@ -121,22 +131,22 @@ mod tests {
     #[test]
     fn the_kept_form_round_trips_and_anything_else_is_refused() {
         let s = sets(&["read_file", "write_file"], &["write_file"]);
-        assert_eq!(ToolSets::from_json(&s.to_json()), Some(s));
+        assert_eq!(ToolSets::from_json(&s.to_json("k1"), "k1"), Some(s));
+        // Made for another key (a file moved to another policy's name): not believed.
+        let other = sets(&["read_file"], &[]);
+        assert_eq!(ToolSets::from_json(&other.to_json("k2"), "k1"), None);
         for junk in [
             &b""[..],
             b"[]",
-            br#"{"known": ["read_file"]}"#,
-            br#"{"known": [], "mutating": []}"#,
-            br#"{"known": ["read_file"], "mutating": ["write_file"]}"#,
-            br#"{"known": ["Read File"], "mutating": []}"#,
-            br#"{"known": [7], "mutating": []}"#,
+            br#"{"known": ["read_file"], "mutating": []}"#,
+            br#"{"key": "k1", "known": ["read_file"]}"#,
+            br#"{"key": "k1", "known": [], "mutating": []}"#,
+            br#"{"key": "k1", "known": ["read_file"], "mutating": ["write_file"]}"#,
+            br#"{"key": "k1", "known": ["Read File"], "mutating": []}"#,
+            br#"{"key": "k1", "known": [7], "mutating": []}"#,
         ] {
-            assert_eq!(
-                ToolSets::from_json(junk),
-                None,
-                "{}",
-                String::from_utf8_lossy(junk)
-            );
+            let got = ToolSets::from_json(junk, "k1");
+            assert_eq!(got, None, "{}", String::from_utf8_lossy(junk));
         }
         let described = json!([
             {"name": "read_file", "annotations": {"readOnlyHint": true}},
@@ -189,26 +199,37 @@ mod tests {
         let [file] = &kept()[..] else {
             panic!("{:?}", kept())
         };
-        let sets = load(file).unwrap();
+        let written: Value = serde_json::from_slice(&std::fs::read(file).unwrap()).unwrap();
+        let key = written["key"].as_str().unwrap().to_string();
+        let sets = load(file, &key).unwrap();
         // (A session is read-only unless made writable: no tool that changes files.)
         assert!(
             sets.known.contains("file_info") && sets.mutating.is_empty(),
             "{sets:?}"
         );
         // Read back instead of asked: a kept file that knows no file_info is believed.
-        std::fs::write(file, br#"{"known":["read_file"],"mutating":[]}"#).unwrap();
+        let planted = json!({"key": key, "known": ["read_file"], "mutating": []});
+        std::fs::write(file, planted.to_string()).unwrap();
+        assert_eq!(seen_in_new_runtime(), "unknown");
+        // The same sets made for another key (another policy's file, moved here): asked.
+        let moved = json!({"key": "0".repeat(64), "known": ["read_file"], "mutating": []});
+        std::fs::write(file, moved.to_string()).unwrap();
+        assert_eq!(seen_in_new_runtime(), "file_info");
+        std::fs::write(file, planted.to_string()).unwrap();
         assert_eq!(seen_in_new_runtime(), "unknown");
         // Not from a file another user could have written: asked again (and kept anew).
         std::fs::set_permissions(file, std::fs::Permissions::from_mode(0o666)).unwrap();
         assert_eq!(seen_in_new_runtime(), "file_info");
-        assert!(load(file).unwrap().known.contains("file_info"));
+        assert!(load(file, &key).unwrap().known.contains("file_info"));
     }
 
     #[test]
     fn a_file_is_named_by_component_and_policy() {
         let (a, b) = ([1u8; 32], [2u8; 32]);
-        assert_eq!(file_name(&a, "{}"), file_name(&a, "{}"));
-        assert_ne!(file_name(&a, "{}"), file_name(&b, "{}"));
-        assert_ne!(file_name(&a, "{}"), file_name(&a, r#"{"read_only":true}"#));
+        let name = |w: &[u8; 32], p: &str| file_name(&key(w, p));
+        assert_eq!(name(&a, "{}"), name(&a, "{}"));
+        assert_ne!(name(&a, "{}"), name(&b, "{}"));
+        assert_ne!(name(&a, "{}"), name(&a, r#"{"read_only":true}"#));
+        assert_eq!(key(&a, "{}").len(), 64);
     }
 }
