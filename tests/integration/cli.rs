@@ -7,7 +7,8 @@ use serde_json::Value;
 
 use crate::support::*;
 
-pub(crate) fn cli(args: &[&str], stdin: Option<&str>) -> (Output, Value) {
+/// `file-tools ARGS` with the tests' cache and state directories.
+pub(crate) fn cli_command(args: &[&str]) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_file-tools"));
     cmd.args(args)
         .env(
@@ -18,8 +19,13 @@ pub(crate) fn cli(args: &[&str], stdin: Option<&str>) -> (Output, Value) {
         .env(
             "XDG_STATE_HOME",
             std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli-state"),
-        )
-        .stdin(Stdio::piped())
+        );
+    cmd
+}
+
+pub(crate) fn cli(args: &[&str], stdin: Option<&str>) -> (Output, Value) {
+    let mut cmd = cli_command(args);
+    cmd.stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     let mut child = cmd.spawn().expect("spawn file-tools");

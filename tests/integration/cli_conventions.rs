@@ -2,7 +2,7 @@
 //! instead of the whole usage, each tool explains its arguments, and `--format text`
 //! prints what grep and diff print.
 
-use crate::cli::{cli, cli_call};
+use crate::cli::{cli, cli_call, cli_command};
 use crate::support::*;
 
 fn stdout(out: &std::process::Output) -> String {
@@ -370,61 +370,31 @@ fn output_to_a_closed_pipe_is_dropped_and_a_failed_write_fails_the_command() {
         (&["completions", "bash"], 0),
     ];
     let run = |args: &[&str], stdout: std::process::Stdio| {
-        std::process::Command::new(env!("CARGO_BIN_EXE_file-tools"))
-            .args(args)
-            .env(
-                "FILE_TOOLS_CACHE_DIR",
-                std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli-cache"),
-            )
-            .env(
-                "XDG_STATE_HOME",
-                std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli-state"),
-            )
+        cli_command(args)
             .stdout(stdout)
             .stderr(std::process::Stdio::piped())
             .output()
             .unwrap()
     };
+    // No panic and the exit status `code`; returns stderr.
+    let ended = |out: &std::process::Output, code: i32, args: &[&str]| -> String {
+        let err = stderr(out);
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+        assert_eq!(out.status.code(), Some(code), "{args:?}: {err}");
+        err
+    };
     for (args, code) in runs {
         // Positive control: read, the output is there.
         let read = run(args, std::process::Stdio::piped());
-        assert_eq!(read.status.code(), Some(code), "{args:?} {}", stderr(&read));
+        ended(&read, code, args);
         assert!(!read.stdout.is_empty(), "{args:?}");
         let (reader, writer) = std::io::pipe().unwrap();
         drop(reader);
-        let closed = run(args, writer.into());
-        assert!(
-            !stderr(&closed).contains("panicked"),
-            "{args:?}: {}",
-            stderr(&closed)
-        );
-        assert_eq!(
-            closed.status.code(),
-            Some(code),
-            "{args:?}: {}",
-            stderr(&closed)
-        );
+        ended(&run(args, writer.into()), code, args);
         if std::path::Path::new("/dev/full").exists() {
-            let full = std::fs::OpenOptions::new()
-                .write(true)
-                .open("/dev/full")
-                .unwrap();
-            let failed = run(args, full.into());
-            assert!(
-                !stderr(&failed).contains("panicked"),
-                "{args:?}: {}",
-                stderr(&failed)
-            );
-            assert_eq!(
-                failed.status.code(),
-                Some(1),
-                "{args:?}: {}",
-                stderr(&failed)
-            );
-            assert!(
-                stderr(&failed).contains("cannot write the output"),
-                "{args:?}"
-            );
+            let full = std::fs::OpenOptions::new().write(true).open("/dev/full");
+            let err = ended(&run(args, full.unwrap().into()), 1, args);
+            assert!(err.contains("cannot write the output"), "{args:?}: {err}");
         }
     }
 }
