@@ -74,13 +74,6 @@ fn status_json(dir: &Path, enabled: bool) -> Value {
     })
 }
 
-fn print_ok(result: Value) -> ExitCode {
-    crate::exit(
-        crate::outln(json!({"ok": true, "result": result})),
-        ExitCode::SUCCESS,
-    )
-}
-
 pub(crate) fn index(o: &Options, cmd: &IndexCommand) -> ExitCode {
     let repo = match need_repo(o, "index") {
         Ok(r) => r,
@@ -101,7 +94,7 @@ pub(crate) fn index(o: &Options, cmd: &IndexCommand) -> ExitCode {
         .and_then(Value::as_u64)
         .is_some_and(|n| n > 0);
     match cmd {
-        IndexCommand::Status => print_ok(status_json(&dir, enabled)),
+        IndexCommand::Status => crate::ok(status_json(&dir, enabled)),
         IndexCommand::Drop => {
             let mut removed = 0;
             for (name, _) in index_files(&dir) {
@@ -115,7 +108,7 @@ pub(crate) fn index(o: &Options, cmd: &IndexCommand) -> ExitCode {
                     temporary += 1;
                 }
             }
-            print_ok(json!({
+            crate::ok(json!({
                 "index_dir": dir,
                 "removed": removed,
                 "temporary_files_removed": temporary,
@@ -146,12 +139,9 @@ pub(crate) fn index(o: &Options, cmd: &IndexCommand) -> ExitCode {
                     v["files_searched"] = r["files_searched"].clone();
                     v["skipped"] = r["skipped"].clone();
                     v["seconds"] = json!(started.elapsed().as_secs_f64());
-                    print_ok(v)
+                    crate::ok(v)
                 }
-                Err(e) => {
-                    crate::outln(json!({"ok": false, "error": e.to_json()}));
-                    ExitCode::from(1)
-                }
+                Err(e) => crate::failed(e.to_json()),
             }
         }
     }

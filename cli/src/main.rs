@@ -191,10 +191,7 @@ fn main() -> ExitCode {
         Command::Audit(AuditCommand::Verify { file }) => match verify_log(o, file) {
             Ok(lines) => ok(json!({"lines": lines, "keyed": o.audit_key.is_some()})),
             Err(e) => {
-                outln(
-                    json!({"ok": false, "error": {"code": "AUDIT_CHAIN_BROKEN", "message": e.message, "line": e.line}}),
-                );
-                ExitCode::from(1)
+                failed(json!({"code": "AUDIT_CHAIN_BROKEN", "message": e.message, "line": e.line}))
             }
         },
         Command::Audit(AuditCommand::Stats { file }) => {
@@ -240,6 +237,12 @@ fn ok(result: Value) -> ExitCode {
         outln(json!({"ok": true, "result": result})),
         ExitCode::SUCCESS,
     )
+}
+
+/// Prints `{"ok":false,"error":...}`; the command failed (exit 1).
+fn failed(error: Value) -> ExitCode {
+    outln(json!({"ok": false, "error": error}));
+    ExitCode::from(1)
 }
 
 /// Writes the standalone component, or its Wassette form.
@@ -341,12 +344,9 @@ fn session_reset(o: &Options) -> ExitCode {
     // Only what file-tools made goes: a --state-dir may hold files of the user's own.
     match file_tools_host::session::reset_state_dir(&dir) {
         Ok(r) => ok(json!({"state_dir": dir, "removed": r.existed, "kept": r.kept})),
-        Err(e) => {
-            outln(
-                json!({"ok": false, "error": {"code": "IO_ERROR", "message": format!("cannot reset {}: {e}", dir.display())}}),
-            );
-            ExitCode::from(1)
-        }
+        Err(e) => failed(
+            json!({"code": "IO_ERROR", "message": format!("cannot reset {}: {e}", dir.display())}),
+        ),
     }
 }
 
@@ -371,10 +371,7 @@ fn call(o: &Options, format: Format, tool: &str, args: &str) -> ExitCode {
     let outcome = session.call(tool, &args);
     match (format, outcome) {
         (Format::Json, Ok(result)) => ok(result),
-        (Format::Json, Err(e)) => {
-            outln(json!({"ok": false, "error": e.to_json()}));
-            ExitCode::from(1)
-        }
+        (Format::Json, Err(e)) => failed(e.to_json()),
         (Format::Text, Ok(result)) => {
             let t = text::result(tool, &result);
             let written = out(t.out);
