@@ -257,12 +257,8 @@ impl Runtime {
         if let Some(sets) = self.inner.tool_sets.lock().ok()?.get(policy_json) {
             return Some(sets.clone());
         }
-        let dir = self.inner.cache_dir.as_ref()?;
-        let key = tool_sets::key(&self.inner.wasm_hash, policy_json);
-        let sets = Arc::new(tool_sets::load(
-            &dir.join(tool_sets::file_name(&key)),
-            &key,
-        )?);
+        let (path, key) = self.tool_sets_file(policy_json)?;
+        let sets = Arc::new(tool_sets::load(&path, &key)?);
         self.keep_in_memory(policy_json, sets.clone());
         Some(sets)
     }
@@ -270,11 +266,17 @@ impl Runtime {
     /// Keeps `sets` for sessions under `policy_json`: in memory (up to [`TOOL_SETS_KEPT`]
     /// policies) and in the cache directory.
     pub(crate) fn keep_tool_sets(&self, policy_json: &str, sets: Arc<ToolSets>) {
-        if let Some(dir) = &self.inner.cache_dir {
-            let key = tool_sets::key(&self.inner.wasm_hash, policy_json);
-            tool_sets::store(&dir.join(tool_sets::file_name(&key)), &key, &sets);
+        if let Some((path, key)) = self.tool_sets_file(policy_json) {
+            tool_sets::store(&path, &key, &sets);
         }
         self.keep_in_memory(policy_json, sets);
+    }
+
+    /// Where the cache directory keeps the tool sets of `policy_json`, and their key.
+    fn tool_sets_file(&self, policy_json: &str) -> Option<(PathBuf, String)> {
+        let dir = self.inner.cache_dir.as_ref()?;
+        let key = tool_sets::key(&self.inner.wasm_hash, policy_json);
+        Some((dir.join(tool_sets::file_name(&key)), key))
     }
 
     fn keep_in_memory(&self, policy_json: &str, sets: Arc<ToolSets>) {

@@ -404,7 +404,7 @@ impl SessionBuilder {
         let key = session.config.policy_json.clone();
         let cacheable = session.config.fault.is_none();
         let runtime = session.config.runtime.clone();
-        let sets = match runtime.tool_sets(&key).filter(|_| cacheable) {
+        let sets = match cacheable.then(|| runtime.tool_sets(&key)).flatten() {
             Some(sets) => sets,
             None => {
                 let tools = session
