@@ -184,6 +184,12 @@ fn ignore_line() -> impl Strategy<Value = String> {
         Just("b.c".to_string()),
         Just("d".to_string()),
         Just(".x".to_string()),
+        // Globs within a name, such as the rules matched against names alone use.
+        Just("a*".to_string()),
+        Just("*.c".to_string()),
+        Just(".*".to_string()),
+        Just("?.c".to_string()),
+        Just("[!a]*".to_string()),
     ];
     (
         prop_oneof![
@@ -208,7 +214,9 @@ fn rel_path() -> impl Strategy<Value = String> {
             Just("d"),
             Just(".x"),
             Just("ab"),
-            Just("e.c")
+            Just("e.c"),
+            Just(".c"),
+            Just("x.c")
         ],
         1..5,
     )
