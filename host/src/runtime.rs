@@ -102,7 +102,8 @@ impl RuntimeBuilder {
     }
 
     /// Keeps compiled artifacts in `dir`, keyed by component and engine, so that later
-    /// runtimes start in milliseconds.
+    /// runtimes start in milliseconds. `dir` is made if missing and resolved once, when
+    /// the runtime is built: links on the way are followed then, never again.
     pub fn cache_dir(mut self, dir: impl Into<PathBuf>) -> Self {
         self.cache_dir = Some(dir.into());
         self
@@ -133,8 +134,8 @@ impl RuntimeBuilder {
             config.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
         }
         let engine = Engine::new(&config)?;
-        let cache_file = self
-            .cache_dir
+        let cache_dir = self.cache_dir.as_deref().map(resolved_dir);
+        let cache_file = cache_dir
             .as_ref()
             .map(|d| d.join(cache_name(&engine, &wasm_hash)));
         // The artifact given, else the cache's; compiled (and cached) when neither loads.
@@ -168,8 +169,8 @@ impl RuntimeBuilder {
                 metered: !self.unmetered,
                 tool_sets: Default::default(),
                 wasm_hash,
-                cache_dir: self.cache_dir.clone(),
-                artifact_places: [self.precompiled, self.cache_dir]
+                cache_dir: cache_dir.clone(),
+                artifact_places: [self.precompiled, cache_dir]
                     .into_iter()
                     .flatten()
                     .collect(),
@@ -408,6 +409,27 @@ fn open_trusted(path: &Path) -> Option<std::fs::File> {
     std::fs::File::open(path).ok()
 }
 
+/// The cache directory `dir` as the file system resolves it now (made first, `0700`, if
+/// missing), links and all; as given when it cannot be made or resolved (nothing is then
+/// kept there). The runtime uses this one path from then on: for its artifact, for the
+/// tool sets, and in each session's check that the directory lies outside the
+/// repository, so a link on the way that is swapped later (one inside a repository, to a
+/// directory the agent may write) redirects nothing.
+fn resolved_dir(dir: &Path) -> PathBuf {
+    make_private_dir(dir)
+        .and_then(|()| std::fs::canonicalize(dir))
+        .unwrap_or_else(|_| dir.to_path_buf())
+}
+
+/// Makes `dir` and the directories missing above it, `0700`.
+fn make_private_dir(dir: &Path) -> std::io::Result<()> {
+    let mut builder = std::fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+    builder.create(dir)
+}
+
 /// Compiles `wasm` for `engine` into the artifact at `path`.
 fn write_artifact(engine: &Engine, path: &Path, wasm: &[u8]) -> Result<(), HostError> {
     write_private(path, &engine.precompile_component(wasm)?)
@@ -417,13 +439,7 @@ fn write_artifact(engine: &Engine, path: &Path, wasm: &[u8]) -> Result<(), HostE
 /// `0700`).
 fn write_private(path: &Path, bytes: &[u8]) -> Result<(), HostError> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        let mut builder = std::fs::DirBuilder::new();
-        builder.recursive(true);
-        #[cfg(unix)]
-        std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
-        builder
-            .create(dir)
-            .map_err(|e| HostError::Config(format!("{}: {e}", dir.display())))?;
+        make_private_dir(dir).map_err(|e| HostError::Config(format!("{}: {e}", dir.display())))?;
     }
     // Written under a temporary name and renamed, so a reader never sees half a file and
     // a mapped file never changes; writable by its owner only, whatever the umask, or

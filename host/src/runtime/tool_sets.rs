@@ -166,26 +166,15 @@ mod tests {
     #[test]
     fn tool_sets_are_kept_for_the_next_runtime_and_read_only_when_trusted() {
         use std::os::unix::fs::PermissionsExt;
-        use std::sync::{Arc, Mutex};
         let dir = tempfile::tempdir().unwrap();
         let (cache, repo) = (dir.path().join("cache"), dir.path().join("repo"));
         std::fs::create_dir(&repo).unwrap();
         std::fs::write(repo.join("a.txt"), "a\n").unwrap();
-        // The tool name the observer saw for one file_info call in a new runtime.
         let seen_in_new_runtime = || {
-            let rt = crate::Runtime::builder().cache_dir(&cache).build().unwrap();
-            let seen = Arc::new(Mutex::new(Vec::new()));
-            let log = seen.clone();
-            let mut s = crate::Session::builder(&rt)
-                .repo(&repo)
-                .observer(Arc::new(move |r: &crate::CallRecord| {
-                    log.lock().unwrap().push(r.tool.clone())
-                }))
-                .build()
-                .unwrap();
-            s.call("file_info", r#"{"path":"a.txt"}"#).unwrap();
-            let tool = seen.lock().unwrap().concat();
-            tool
+            seen_by_observer(
+                &crate::Runtime::builder().cache_dir(&cache).build().unwrap(),
+                &repo,
+            )
         };
         let kept = || -> Vec<std::path::PathBuf> {
             std::fs::read_dir(&cache)
@@ -221,6 +210,82 @@ mod tests {
         std::fs::set_permissions(file, std::fs::Permissions::from_mode(0o666)).unwrap();
         assert_eq!(seen_in_new_runtime(), "file_info");
         assert!(load(file, &key).unwrap().known.contains("file_info"));
+    }
+
+    /// The tool name an observer saw for one `file_info` call (of `a.txt`) in a new
+    /// session of `rt` over `repo`: `unknown` when the tool sets the session holds do not
+    /// know `file_info`.
+    fn seen_by_observer(rt: &crate::Runtime, repo: &std::path::Path) -> String {
+        use std::sync::{Arc, Mutex};
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let log = seen.clone();
+        let mut s = crate::Session::builder(rt)
+            .repo(repo)
+            .observer(Arc::new(move |r: &crate::CallRecord| {
+                log.lock().unwrap().push(r.tool.clone())
+            }))
+            .build()
+            .unwrap();
+        s.call("file_info", r#"{"path":"a.txt"}"#).unwrap();
+        let tool = seen.lock().unwrap().concat();
+        tool
+    }
+
+    /// A runtime resolves its cache directory once, when it is built: a link on the way
+    /// there, inside a repository, swapped afterwards for a directory of the repository
+    /// holding planted tool sets, redirects none of its later sessions (which are not
+    /// refused either: the resolved place is outside). The control: the same file at the
+    /// resolved place is believed.
+    #[test]
+    fn a_link_to_the_cache_directory_swapped_after_the_runtime_is_built_is_not_followed() {
+        let dir = tempfile::tempdir().unwrap();
+        let (out, repo) = (dir.path().join("out"), dir.path().join("repo"));
+        // A directory from the start: the sessions' probe of whether names fold (a policy
+        // field, so part of the tool sets' key) then answers alike before and after the
+        // swap.
+        std::fs::create_dir_all(repo.join("d")).unwrap();
+        std::fs::write(repo.join("a.txt"), "a\n").unwrap();
+        let cache = out.join("c");
+        // A first runtime compiles the component into the cache and keeps the tool sets:
+        // their file's name and key, for the plant.
+        assert_eq!(
+            seen_by_observer(
+                &crate::Runtime::builder().cache_dir(&cache).build().unwrap(),
+                &repo
+            ),
+            "file_info"
+        );
+        let file = std::fs::read_dir(&cache)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .find(|p| p.to_string_lossy().contains("file-tools-tools-"))
+            .unwrap();
+        let written: Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+        let planted = json!({"key": written["key"], "known": ["read_file"], "mutating": []});
+        std::fs::remove_file(&file).unwrap();
+        // The runtime under test reaches the cache through `repo/link`.
+        let link = repo.join("link");
+        std::os::unix::fs::symlink(&out, &link).unwrap();
+        let rt = crate::Runtime::builder()
+            .cache_dir(link.join("c"))
+            .build()
+            .unwrap();
+        // Swapped: `repo/link/c` is now the repository's own, with the tool sets planted.
+        std::fs::remove_file(&link).unwrap();
+        std::fs::create_dir_all(link.join("c")).unwrap();
+        let name = file.file_name().unwrap();
+        std::fs::write(link.join("c").join(name), planted.to_string()).unwrap();
+        assert_eq!(seen_by_observer(&rt, &repo), "file_info");
+        // Control: planted at the place the runtime resolved, it is believed.
+        std::fs::remove_file(cache.join(name)).unwrap();
+        std::fs::write(cache.join(name), planted.to_string()).unwrap();
+        assert_eq!(
+            seen_by_observer(
+                &crate::Runtime::builder().cache_dir(&cache).build().unwrap(),
+                &repo
+            ),
+            "unknown"
+        );
     }
 
     #[test]
