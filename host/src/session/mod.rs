@@ -542,7 +542,7 @@ impl Session {
             b.agent_file_tools_tools().call_describe(s)
         });
         self.listing = false;
-        parse_json(&text?)
+        parse_answer(&text?)
     }
 
     /// Calls a tool by name with JSON arguments and returns its JSON result.
@@ -565,10 +565,24 @@ impl Session {
         args_json: &str,
         options: &CallOptions,
     ) -> Result<Value, ToolError> {
-        let text = self.invoke_with(tool, options, |b, s| {
+        parse_answer(&self.call_text_with(tool, args_json, options)?)
+    }
+
+    /// [`Session::call_with`] answering the component's JSON text itself, for a host that
+    /// passes the text on (the MCP server's text block), so that it is not parsed and
+    /// printed again; [`parse_answer`] reads it.
+    ///
+    /// # Errors
+    /// As [`Session::call_with`].
+    pub fn call_text_with(
+        &mut self,
+        tool: &str,
+        args_json: &str,
+        options: &CallOptions,
+    ) -> Result<String, ToolError> {
+        self.invoke_with(tool, options, |b, s| {
             b.agent_file_tools_tools().call_call(s, tool, args_json)
-        })?;
-        parse_json(&text)
+        })
     }
 
     /// Describes one path (see `file-info` in the WIT `tools` interface).
@@ -672,7 +686,11 @@ fn cancelled_error() -> ToolError {
     )
 }
 
-fn parse_json(text: &str) -> Result<Value, ToolError> {
+/// A tool's answer (the text [`Session::call_text_with`] returns) as JSON.
+///
+/// # Errors
+/// `INTERNAL` when the text is not JSON.
+pub fn parse_answer(text: &str) -> Result<Value, ToolError> {
     serde_json::from_str(text).map_err(|e| {
         ToolError::host(
             ErrorCode::Internal,

@@ -40,7 +40,7 @@ use serde_json::{json, Value};
 use file_tools_host::bindings::agent::file_tools::types::{ErrorCode, ToolError};
 use file_tools_host::call::{CallOptions, CancelToken};
 use file_tools_host::error::HostError;
-use file_tools_host::session::Session;
+use file_tools_host::session::{parse_answer, Session};
 use input_required::{modern_can_ask, needs_approval, Round, SealKey};
 use repo::{RepoSlot, State};
 use roots::Opener;
@@ -184,7 +184,7 @@ impl McpServer {
             || "{}".to_string(),
             |a| Value::Object(a.clone()).to_string(),
         );
-        let outcome = match self.repo.with(|s| s.call_with(name, &args, options)) {
+        let outcome = match self.repo.with(|s| s.call_text_with(name, &args, options)) {
             Ok(outcome) => outcome,
             Err(why) => {
                 return Ok(error_result(
@@ -192,8 +192,9 @@ impl McpServer {
                 ))
             }
         };
+        let outcome = outcome.and_then(|text| Ok((parse_answer(&text)?, text)));
         Ok(match outcome {
-            Ok(result) => ok_result(name, result),
+            Ok((result, text)) => ok_result(name, result, text),
             Err(mut e) => {
                 if e.code == ErrorCode::ApprovalRequired && options.approver.is_none() {
                     e.message.push_str(

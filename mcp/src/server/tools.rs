@@ -42,8 +42,9 @@ pub(crate) fn from_describe(described: Value) -> Result<Vec<Tool>, HostError> {
         .map_err(|e| HostError::Policy(format!("unusable tool description: {e}")))
 }
 
-/// A successful call of `tool`: the summary for the model first, the whole JSON after it,
-/// and the JSON as structured content.
+/// A successful call of `tool`: the summary for the model first, the whole JSON after it
+/// (`text`, the component's answer as it came), and the JSON as structured content
+/// (`result`, that text parsed).
 ///
 /// `read_media` puts the file itself between them, so that a client shows it: an image as
 /// image content (`type: image`, its base64 `data` and `mimeType`), a PDF as an embedded
@@ -51,7 +52,7 @@ pub(crate) fn from_describe(described: Value) -> Result<Vec<Tool>, HostError> {
 /// out `data_base64`, which that block carries: the model is not handed the base64 as text.
 /// A `search_text` result puts its resource links there (see [`file_links`]): the JSON is
 /// always the last block.
-pub(crate) fn ok_result(tool: &str, result: Value) -> CallToolResult {
+pub(crate) fn ok_result(tool: &str, result: Value, text: String) -> CallToolResult {
     let mut content = Vec::new();
     if let Some(s) = result.get("summary").and_then(Value::as_str) {
         content.push(ContentBlock::text(s.to_owned()));
@@ -64,7 +65,7 @@ pub(crate) fn ok_result(tool: &str, result: Value) -> CallToolResult {
             shown.remove(MEDIA_DATA);
             content.push(ContentBlock::text(Value::Object(shown).to_string()));
         }
-        None => content.push(ContentBlock::text(result.to_string())),
+        None => content.push(ContentBlock::text(text)),
     }
     let mut r = CallToolResult::success(content);
     r.structured_content = Some(result);
@@ -142,6 +143,12 @@ pub(crate) fn error_result(error: Value) -> CallToolResult {
 mod tests {
     use super::*;
 
+    /// [`ok_result`] of an answer whose text is `result` printed.
+    fn answer(tool: &str, result: Value) -> CallToolResult {
+        let text = result.to_string();
+        ok_result(tool, result, text)
+    }
+
     fn media(mime: &str) -> Value {
         json!({
             "path": "docs/a b.pdf", "mime_type": mime, "size": 3, "sha256": "00",
@@ -151,7 +158,7 @@ mod tests {
 
     #[test]
     fn an_image_is_image_content_and_a_pdf_an_embedded_resource() {
-        let r = serde_json::to_value(ok_result("read_media", media("image/png"))).unwrap();
+        let r = serde_json::to_value(answer("read_media", media("image/png"))).unwrap();
         let c = &r["content"];
         assert_eq!(c[0]["text"], "docs/a b.pdf: 3 bytes");
         assert_eq!(
@@ -163,7 +170,7 @@ mod tests {
         assert_eq!(text["sha256"], "00");
         assert_eq!(r["structuredContent"], media("image/png"));
 
-        let r = serde_json::to_value(ok_result("read_media", media("application/pdf"))).unwrap();
+        let r = serde_json::to_value(answer("read_media", media("application/pdf"))).unwrap();
         assert_eq!(
             r["content"][1],
             json!({"type": "resource", "resource": {
@@ -175,7 +182,7 @@ mod tests {
     /// Other tools' results, even one shaped like a media result, stay JSON text.
     #[test]
     fn other_results_carry_their_whole_json_as_text() {
-        let r = serde_json::to_value(ok_result("file_info", media("image/png"))).unwrap();
+        let r = serde_json::to_value(answer("file_info", media("image/png"))).unwrap();
         let c = r["content"].as_array().unwrap();
         assert_eq!(c.len(), 2);
         assert_eq!(
@@ -193,7 +200,7 @@ mod tests {
 
     #[test]
     fn search_results_link_the_files_they_found_and_find_files_results_do_not() {
-        let r = serde_json::to_value(ok_result("search_text", found_json())).unwrap();
+        let r = serde_json::to_value(answer("search_text", found_json())).unwrap();
         let links: Vec<&Value> = r["content"]
             .as_array()
             .unwrap()
@@ -208,14 +215,14 @@ mod tests {
             ]
         );
         let listed = json!({"paths": [".env", "src/c.rs"], "summary": "2 files"});
-        let r = serde_json::to_value(ok_result("find_files", listed)).unwrap();
+        let r = serde_json::to_value(answer("find_files", listed)).unwrap();
         assert!(r["content"]
             .as_array()
             .unwrap()
             .iter()
             .all(|c| c["type"] == "text"));
         // The JSON stays the last block.
-        let r = serde_json::to_value(ok_result("search_text", found_json())).unwrap();
+        let r = serde_json::to_value(answer("search_text", found_json())).unwrap();
         let last = r["content"].as_array().unwrap().last().unwrap();
         assert_eq!(last["type"], "text");
     }
