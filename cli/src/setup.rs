@@ -62,12 +62,16 @@ pub(crate) enum Format {
 
 pub(crate) fn runtime() -> Result<Runtime, String> {
     let mut b = Runtime::builder();
-    let dir = match std::env::var_os("FILE_TOOLS_CACHE_DIR") {
+    // An empty variable counts as unset; a relative XDG_CACHE_HOME or HOME is ignored, as
+    // the XDG base directory rules say (it would name a folder of whatever directory the
+    // command runs in, perhaps the repository, where a session refuses a cache).
+    let set = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
+    let absolute = |name: &str| set(name).map(PathBuf::from).filter(|p| p.is_absolute());
+    let dir = match set("FILE_TOOLS_CACHE_DIR") {
         Some(d) if d == "off" => None,
         Some(d) => Some(PathBuf::from(d)),
-        None => std::env::var_os("XDG_CACHE_HOME")
-            .map(PathBuf::from)
-            .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
+        None => absolute("XDG_CACHE_HOME")
+            .or_else(|| absolute("HOME").map(|h| h.join(".cache")))
             .map(|d| d.join("file-tools")),
     };
     if let Some(d) = dir {

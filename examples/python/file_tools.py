@@ -99,7 +99,10 @@ def cache_dir():
         return None
     if configured:
         return configured
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    # A relative XDG_CACHE_HOME is ignored, as the XDG base directory rules say.
+    base = os.environ.get("XDG_CACHE_HOME")
+    if not base or not os.path.isabs(base):
+        base = os.path.join(os.path.expanduser("~"), ".cache")
     return os.path.join(base, "file-tools")
 
 

@@ -132,3 +132,13 @@ def test_off_keeps_no_cache(cache, repo, monkeypatch):
     reopen(repo)
     assert CountingComponent.compiled == 2
     assert not cache.exists()
+
+
+def test_the_cache_directory_follows_xdg_and_ignores_a_relative_one(monkeypatch, tmp_path):
+    monkeypatch.delenv("FILE_TOOLS_CACHE_DIR", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert file_tools.cache_dir() == str(tmp_path / "xdg" / "file-tools")
+    for ignored in ["relative/cache", ""]:
+        monkeypatch.setenv("XDG_CACHE_HOME", ignored)
+        assert file_tools.cache_dir() == str(tmp_path / "home" / ".cache" / "file-tools")

@@ -94,8 +94,9 @@ impl RuntimeBuilder {
     /// ignored and the component is compiled instead, and so is one that another user
     /// could have written: the artifact must be a regular file (not a link), owned by this
     /// user or root and writable by no one else. The file is mapped, not copied: replace it
-    /// only by renaming a new file over it. A session whose repository holds it (or the
-    /// cache directory) is refused.
+    /// only by renaming a new file over it. Its directory is resolved once, links and all,
+    /// when the runtime is built. A session whose repository holds it (or the cache
+    /// directory) is refused.
     pub fn precompiled(mut self, path: impl Into<PathBuf>) -> Self {
         self.precompiled = Some(path.into());
         self
@@ -103,7 +104,8 @@ impl RuntimeBuilder {
 
     /// Keeps compiled artifacts in `dir`, keyed by component and engine, so that later
     /// runtimes start in milliseconds. `dir` is made if missing and resolved once, when
-    /// the runtime is built: links on the way are followed then, never again.
+    /// the runtime is built: links on the way are followed then, never again; when it
+    /// cannot be made or resolved, nothing is cached.
     pub fn cache_dir(mut self, dir: impl Into<PathBuf>) -> Self {
         self.cache_dir = Some(dir.into());
         self
@@ -134,12 +136,14 @@ impl RuntimeBuilder {
             config.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
         }
         let engine = Engine::new(&config)?;
-        let cache_dir = self.cache_dir.as_deref().map(resolved_dir);
+        // Both places resolved once, here: what is loaded, kept and checked from now on.
+        let cache_dir = self.cache_dir.as_deref().and_then(resolved_dir);
+        let precompiled = self.precompiled.as_deref().and_then(resolved_file);
         let cache_file = cache_dir
             .as_ref()
             .map(|d| d.join(cache_name(&engine, &wasm_hash)));
         // The artifact given, else the cache's; compiled (and cached) when neither loads.
-        let loaded = [self.precompiled.as_deref(), cache_file.as_deref()]
+        let loaded = [precompiled.as_deref(), cache_file.as_deref()]
             .into_iter()
             .flatten()
             .find_map(|p| load_artifact(&engine, p));
@@ -170,10 +174,7 @@ impl RuntimeBuilder {
                 tool_sets: Default::default(),
                 wasm_hash,
                 cache_dir: cache_dir.clone(),
-                artifact_places: [self.precompiled, cache_dir]
-                    .into_iter()
-                    .flatten()
-                    .collect(),
+                artifact_places: [precompiled, cache_dir].into_iter().flatten().collect(),
             }),
         })
     }
@@ -410,15 +411,27 @@ fn open_trusted(path: &Path) -> Option<std::fs::File> {
 }
 
 /// The cache directory `dir` as the file system resolves it now (made first, `0700`, if
-/// missing), links and all; as given when it cannot be made or resolved (nothing is then
-/// kept there). The runtime uses this one path from then on: for its artifact, for the
-/// tool sets, and in each session's check that the directory lies outside the
-/// repository, so a link on the way that is swapped later (one inside a repository, to a
-/// directory the agent may write) redirects nothing.
-fn resolved_dir(dir: &Path) -> PathBuf {
-    make_private_dir(dir)
-        .and_then(|()| std::fs::canonicalize(dir))
-        .unwrap_or_else(|_| dir.to_path_buf())
+/// missing), links and all; `None`, so that nothing is loaded or kept, when it cannot be
+/// made or resolved (a path given as it is would be resolved again at every use). The
+/// runtime uses this one path from then on: for its artifact, for the tool sets, and in
+/// each session's check that the directory lies outside the repository, so a link on the
+/// way that is swapped later (one inside a repository, to a directory the agent may write)
+/// redirects nothing.
+fn resolved_dir(dir: &Path) -> Option<PathBuf> {
+    make_private_dir(dir).ok()?;
+    std::fs::canonicalize(dir).ok()
+}
+
+/// The precompiled artifact `path` with its directory resolved as [`resolved_dir`] does
+/// (but never made), for the same reason; its own name is kept, since `open_trusted`
+/// refuses a link there. `None` when the directory does not resolve: there is then no
+/// artifact to load.
+fn resolved_file(path: &Path) -> Option<PathBuf> {
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    Some(std::fs::canonicalize(dir).ok()?.join(path.file_name()?))
 }
 
 /// Makes `dir` and the directories missing above it, `0700`.
@@ -629,5 +642,39 @@ mod tests {
             .repo(&repo)
             .build()
             .expect("control");
+    }
+
+    /// A precompiled artifact's directory is resolved when the runtime is built: reached
+    /// through a link inside a repository that is swapped afterwards for a directory of
+    /// the repository, the sessions are checked against where the artifact was loaded
+    /// from (outside: not refused); a repository holding that place is (the control).
+    #[test]
+    fn a_precompiled_artifact_is_checked_where_it_was_loaded_from() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let (out, repo) = (tmp.path().join("out"), tmp.path().join("repo"));
+        std::fs::create_dir_all(&out).expect("mkdir");
+        std::fs::create_dir_all(&repo).expect("mkdir");
+        Runtime::precompile(&out.join("a.cwasm")).expect("precompile");
+        let link = repo.join("link");
+        std::os::unix::fs::symlink(&out, &link).expect("symlink");
+        let rt = Runtime::builder()
+            .precompiled(link.join("a.cwasm"))
+            .build()
+            .expect("runtime");
+        assert_eq!(
+            rt.artifact_places(),
+            [std::fs::canonicalize(&out).expect("out").join("a.cwasm")]
+        );
+        std::fs::remove_file(&link).expect("unlink");
+        std::fs::create_dir(&link).expect("mkdir");
+        crate::Session::builder(&rt)
+            .repo(&repo)
+            .build()
+            .expect("the artifact it runs lies outside");
+        let err = crate::Session::builder(&rt)
+            .repo(&out)
+            .build()
+            .expect_err("the artifact's own directory");
+        assert!(err.to_string().contains("outside the repository"), "{err}");
     }
 }

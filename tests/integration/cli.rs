@@ -733,3 +733,52 @@ fn index_build_shows_its_progress_on_a_terminal() {
     assert!(text.contains(" files looked at, "), "{text}");
     assert!(text.contains("\"ok\":true"), "{text}");
 }
+
+/// The CLI keeps compiled components in `$XDG_CACHE_HOME/file-tools` when that is an
+/// absolute path, else in `~/.cache/file-tools`: a relative `XDG_CACHE_HOME` is ignored, as
+/// the XDG rules say, rather than taken from the working directory (here the repository,
+/// which would then hold the next start's native code and be refused a session).
+#[test]
+fn a_relative_xdg_cache_home_is_ignored() {
+    let fx = Fixture::new();
+    let home = fx.outside.join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let repo = fx.repo.to_str().unwrap();
+    let run = |xdg: &std::path::Path| {
+        let out = cli_command(&[
+            "--repo",
+            repo,
+            "call",
+            "file_info",
+            r#"{"path":"README.md"}"#,
+        ])
+        .env_remove("FILE_TOOLS_CACHE_DIR")
+        .env("HOME", &home)
+        .env("XDG_CACHE_HOME", xdg)
+        .current_dir(&fx.repo)
+        .output()
+        .unwrap();
+        assert!(out.status.success(), "{out:?}");
+    };
+    run(std::path::Path::new("rel-cache"));
+    assert!(!fx.repo.join("rel-cache").exists());
+    let kept = home.join(".cache").join("file-tools");
+    let artifacts: Vec<_> = std::fs::read_dir(&kept)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "cwasm"))
+        .collect();
+    assert_eq!(artifacts.len(), 1, "{artifacts:?}");
+    // The control: an absolute one is used (the artifact copied there, so nothing
+    // compiles again; a call that loads it leaves it as it was).
+    let xdg = fx.outside.join("xdg");
+    let there = xdg.join("file-tools");
+    std::fs::create_dir_all(&there).unwrap();
+    let copy = there.join(artifacts[0].file_name().unwrap());
+    std::fs::copy(&artifacts[0], &copy).unwrap();
+    run(&xdg);
+    assert!(
+        there.read_dir().unwrap().count() > 1,
+        "tool sets kept there too"
+    );
+}

@@ -212,6 +212,15 @@ mod tests {
         assert!(load(file, &key).unwrap().known.contains("file_info"));
     }
 
+    /// Writes `text` at `path` as a file the cache's check trusts (`0644`, whatever the
+    /// umask), so that a refusal can only come from where it lies.
+    fn plant(path: &std::path::Path, text: &str) {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::write(path, text).unwrap();
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o644)).unwrap();
+        assert!(crate::runtime::open_trusted(path).is_some());
+    }
+
     /// The tool name an observer saw for one `file_info` call (of `a.txt`) in a new
     /// session of `rt` over `repo`: `unknown` when the tool sets the session holds do not
     /// know `file_info`.
@@ -274,11 +283,11 @@ mod tests {
         std::fs::remove_file(&link).unwrap();
         std::fs::create_dir_all(link.join("c")).unwrap();
         let name = file.file_name().unwrap();
-        std::fs::write(link.join("c").join(name), planted.to_string()).unwrap();
+        plant(&link.join("c").join(name), &planted.to_string());
         assert_eq!(seen_by_observer(&rt, &repo), "file_info");
         // Control: planted at the place the runtime resolved, it is believed.
         std::fs::remove_file(cache.join(name)).unwrap();
-        std::fs::write(cache.join(name), planted.to_string()).unwrap();
+        plant(&cache.join(name), &planted.to_string());
         assert_eq!(
             seen_by_observer(
                 &crate::Runtime::builder().cache_dir(&cache).build().unwrap(),
@@ -286,6 +295,44 @@ mod tests {
             ),
             "unknown"
         );
+    }
+
+    /// A cache directory that cannot be made when the runtime is built (a dangling link
+    /// on its way) caches nothing: the place it named, filled later by the repository with
+    /// planted tool sets, is neither read nor written, and the session is not refused for
+    /// it.
+    #[test]
+    fn a_cache_directory_that_cannot_be_made_at_build_is_not_used_later() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = dir.path().join("repo");
+        std::fs::create_dir_all(repo.join("d")).unwrap();
+        std::fs::write(repo.join("a.txt"), "a\n").unwrap();
+        let link = repo.join("link");
+        std::os::unix::fs::symlink(dir.path().join("nowhere"), &link).unwrap();
+        let rt = crate::Runtime::builder()
+            .cache_dir(link.join("c"))
+            .build()
+            .unwrap();
+        assert!(rt.artifact_places().is_empty());
+        // The place the runtime was given, now the repository's own, with a plant under
+        // the name the session would read (a first runtime over another cache names it).
+        let other = dir.path().join("other");
+        let asked = crate::Runtime::builder().cache_dir(&other).build().unwrap();
+        assert_eq!(seen_by_observer(&asked, &repo), "file_info");
+        let file = std::fs::read_dir(&other)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .find(|p| p.to_string_lossy().contains("file-tools-tools-"))
+            .unwrap();
+        let written: Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+        let planted = json!({"key": written["key"], "known": ["read_file"], "mutating": []});
+        std::fs::remove_file(&link).unwrap();
+        std::fs::create_dir_all(link.join("c")).unwrap();
+        let at = link.join("c").join(file.file_name().unwrap());
+        plant(&at, &planted.to_string());
+        assert_eq!(seen_by_observer(&rt, &repo), "file_info");
+        let left: Vec<_> = std::fs::read_dir(link.join("c")).unwrap().collect();
+        assert_eq!(left.len(), 1, "only the plant: nothing written there");
     }
 
     #[test]
