@@ -21,7 +21,9 @@
 //! ended goes on only to the end of the listing it is making; while one that is stuck
 //! there, on a file system that never answers, has not ended, no other starts). The
 //! thread lists what the walk may pass over (ignored, blocked or git-shaped directories:
-//! the host does not know the policy); nothing of those is ever answered.
+//! the host does not know the policy); nothing of those is ever answered. A thread that
+//! filled the bound waits until the walk has taken half of it, then lists on: one
+//! wake-up per many directories, not one per directory.
 
 use std::cmp::Ordering;
 use std::collections::HashMap;
@@ -169,6 +171,17 @@ impl<E> State<E> {
         self.floor = Some(floor);
     }
 
+    /// Whether a waiting thread is to be woken: there is something to list, and the
+    /// listings not yet taken have fallen to half their bound. Woken at every listing the
+    /// walk takes, a thread that runs ahead would make one listing and wait again: a
+    /// wake-up (a system call and two context switches) per directory. From half, it
+    /// makes many in a row; the walk still has the other half to take meanwhile.
+    fn wants_thread(&self) -> bool {
+        !self.todo.is_empty()
+            && self.done.len() <= MAX_LISTINGS / 2
+            && self.entries <= MAX_ENTRIES / 2
+    }
+
     fn full(&self) -> bool {
         self.done.len() >= MAX_LISTINGS || self.entries >= MAX_ENTRIES
     }
@@ -262,7 +275,7 @@ impl<E: Entry> ReadAhead<E> {
             st.waiting = false;
         };
         st.prune();
-        self.shared.wake_if(st, |st| st.idle);
+        self.shared.wake_if(st, |st| st.idle && st.wants_thread());
         found
     }
 
@@ -276,7 +289,7 @@ impl<E: Entry> ReadAhead<E> {
         }
         st.prune();
         st.queue(below);
-        self.shared.wake_if(st, |st| st.idle);
+        self.shared.wake_if(st, |st| st.idle && st.wants_thread());
     }
 }
 
@@ -600,6 +613,37 @@ mod tests {
             "{:?}",
             st.done.keys()
         );
+    }
+
+    /// A thread that ran ahead to its bound is not woken at every listing the walk takes
+    /// (it would make one listing and wait again, a wake-up per directory), but once half
+    /// of the listings are taken; then it fills the bound again.
+    #[test]
+    fn a_full_thread_is_woken_once_half_its_listings_are_taken() {
+        let (_t, dir) = tree(150);
+        let mut l = Listings::default();
+        begun(&mut l, &dir, read_dir_stat);
+        assert!(settled(&l, None));
+        let waiting =
+            |l: &Listings<DirEntryStat>| l.ahead.as_ref().unwrap().shared.lock().done.len();
+        assert_eq!(waiting(&l), MAX_LISTINGS);
+        let mut order = vec!["d000/sub".to_string()];
+        for i in 1..150 {
+            order.push(format!("d{i:03}"));
+            order.push(format!("d{i:03}/sub"));
+        }
+        let mut taken = order.iter();
+        for _ in 0..MAX_LISTINGS / 2 - 1 {
+            let (_, from_ahead) = list(&mut l, &dir, taken.next().unwrap());
+            assert!(from_ahead);
+        }
+        // Time enough for a woken thread to list many directories: it was not woken.
+        std::thread::sleep(Duration::from_millis(100));
+        assert_eq!(waiting(&l), MAX_LISTINGS / 2 + 1);
+        let (_, from_ahead) = list(&mut l, &dir, taken.next().unwrap());
+        assert!(from_ahead);
+        assert!(settled(&l, None));
+        assert_eq!(waiting(&l), MAX_LISTINGS);
     }
 
     #[test]
