@@ -221,6 +221,24 @@ mod tests {
         assert!(crate::runtime::open_trusted(path).is_some());
     }
 
+    /// The tool sets file a first runtime over `cache` keeps after asking (a session over
+    /// `repo`), and a plant for its name: its key, sets that know no `file_info`.
+    fn kept_and_a_plant(
+        cache: &std::path::Path,
+        repo: &std::path::Path,
+    ) -> (std::path::PathBuf, Value) {
+        let rt = crate::Runtime::builder().cache_dir(cache).build().unwrap();
+        assert_eq!(seen_by_observer(&rt, repo), "file_info");
+        let file = std::fs::read_dir(cache)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .find(|p| p.to_string_lossy().contains("file-tools-tools-"))
+            .unwrap();
+        let written: Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+        let planted = json!({"key": written["key"], "known": ["read_file"], "mutating": []});
+        (file, planted)
+    }
+
     /// The tool name an observer saw for one `file_info` call (of `a.txt`) in a new
     /// session of `rt` over `repo`: `unknown` when the tool sets the session holds do not
     /// know `file_info`.
@@ -257,20 +275,7 @@ mod tests {
         let cache = out.join("c");
         // A first runtime compiles the component into the cache and keeps the tool sets:
         // their file's name and key, for the plant.
-        assert_eq!(
-            seen_by_observer(
-                &crate::Runtime::builder().cache_dir(&cache).build().unwrap(),
-                &repo
-            ),
-            "file_info"
-        );
-        let file = std::fs::read_dir(&cache)
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .find(|p| p.to_string_lossy().contains("file-tools-tools-"))
-            .unwrap();
-        let written: Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
-        let planted = json!({"key": written["key"], "known": ["read_file"], "mutating": []});
+        let (file, planted) = kept_and_a_plant(&cache, &repo);
         std::fs::remove_file(&file).unwrap();
         // The runtime under test reaches the cache through `repo/link`.
         let link = repo.join("link");
@@ -316,16 +321,7 @@ mod tests {
         assert!(rt.artifact_places().is_empty());
         // The place the runtime was given, now the repository's own, with a plant under
         // the name the session would read (a first runtime over another cache names it).
-        let other = dir.path().join("other");
-        let asked = crate::Runtime::builder().cache_dir(&other).build().unwrap();
-        assert_eq!(seen_by_observer(&asked, &repo), "file_info");
-        let file = std::fs::read_dir(&other)
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .find(|p| p.to_string_lossy().contains("file-tools-tools-"))
-            .unwrap();
-        let written: Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
-        let planted = json!({"key": written["key"], "known": ["read_file"], "mutating": []});
+        let (file, planted) = kept_and_a_plant(&dir.path().join("other"), &repo);
         std::fs::remove_file(&link).unwrap();
         std::fs::create_dir_all(link.join("c")).unwrap();
         let at = link.join("c").join(file.file_name().unwrap());
