@@ -22,8 +22,8 @@
 //! there, on a file system that never answers, has not ended, no other starts). The
 //! thread lists what the walk may pass over (ignored, blocked or git-shaped directories:
 //! the host does not know the policy); nothing of those is ever answered. A thread that
-//! filled the bound waits until the walk has taken half of it, then lists on: one
-//! wake-up per many directories, not one per directory.
+//! filled the bound waits until the walk has taken half of it (or lists a directory
+//! itself), then lists on: one wake-up per many directories, not one per directory.
 
 use std::cmp::Ordering;
 use std::collections::HashMap;
@@ -143,9 +143,9 @@ impl<E> State<E> {
     }
 
     /// Lets go of what the walk has passed: directories to list up to the floor, and,
-    /// when the listings fill their bound, those before the floor (the floor's own is
-    /// kept for a walk waiting for it).
-    fn prune(&mut self) {
+    /// when the listings fill their bound (or with `all`), those before the floor (the
+    /// floor's own is kept for a walk waiting for it).
+    fn prune(&mut self, all: bool) {
         while self
             .todo
             .last()
@@ -153,7 +153,7 @@ impl<E> State<E> {
         {
             self.todo.pop();
         }
-        if !self.full() {
+        if !all && !self.full() {
             return;
         }
         let Some(floor) = self.floor.take() else {
@@ -171,8 +171,8 @@ impl<E> State<E> {
         self.floor = Some(floor);
     }
 
-    /// Whether a waiting thread is to be woken: there is something to list, and the
-    /// listings not yet taken have fallen to half their bound. Woken at every listing the
+    /// Whether a waiting thread is to be woken when the walk takes a listing: there is
+    /// something to list, and the listings not yet taken have fallen to half their bound. Woken at every listing the
     /// walk takes, a thread that runs ahead would make one listing and wait again: a
     /// wake-up (a system call and two context switches) per directory. From half, it
     /// makes many in a row; the walk still has the other half to take meanwhile.
@@ -274,22 +274,28 @@ impl<E: Entry> ReadAhead<E> {
                 .unwrap_or_else(|p| p.into_inner());
             st.waiting = false;
         };
-        st.prune();
+        st.prune(false);
         self.shared.wake_if(st, |st| st.idle && st.wants_thread());
         found
     }
 
     /// Reads ahead below `path`, which the caller has just listed, into `below` (its
     /// subdirectories, last first).
+    ///
+    /// The walk lists for itself only when the thread had nothing for it: whatever
+    /// listings wait now lie before `path` (a subtree the walk passed over) or below a
+    /// listing the thread could not follow. All of the first are let go, and the thread
+    /// is woken whatever the rest are: waiting for half of them to be taken, it could
+    /// wait for the rest of the call.
     fn follow(&self, path: &str, below: Vec<String>) {
         let mut st = self.shared.lock();
         st.floor = Some(path.to_string());
         if let Some(twice) = st.done.remove(path) {
             st.entries -= twice.as_ref().map_or(0, Vec::len);
         }
-        st.prune();
+        st.prune(true);
         st.queue(below);
-        self.shared.wake_if(st, |st| st.idle && st.wants_thread());
+        self.shared.wake_if(st, |st| st.idle);
     }
 }
 
@@ -644,6 +650,61 @@ mod tests {
         assert!(from_ahead);
         assert!(settled(&l, None));
         assert_eq!(waiting(&l), MAX_LISTINGS);
+    }
+
+    /// A walk that passes over listings the thread made (a subtree it skips) and takes
+    /// the rest leaves the thread waiting with only passed-over listings, more than half
+    /// its bound, so no listing taken wakes it: the first directory the walk then lists
+    /// itself lets those go and wakes the thread, and the next listings come from ahead
+    /// again.
+    #[test]
+    fn a_walk_that_skips_listings_made_ahead_gets_the_thread_back() {
+        let (_t, dir) = tree(150);
+        let mut l = Listings::default();
+        begun(&mut l, &dir, read_dir_stat);
+        assert!(settled(&l, None));
+        let shared = l.ahead.as_ref().unwrap().shared.clone();
+        let last = {
+            let st = shared.lock();
+            st.done
+                .keys()
+                .max_by(|a, b| walk_order(a, b))
+                .unwrap()
+                .clone()
+        };
+        // Skips `d000/sub` to `d019/sub`, then takes all the rest that was made.
+        let mut from = 20;
+        loop {
+            let path = format!("d{from:03}");
+            for p in [path.clone(), format!("{path}/sub")] {
+                if walk_order(&p, &last) != Ordering::Greater {
+                    let (_, from_ahead) = list(&mut l, &dir, &p);
+                    assert!(from_ahead, "{p}");
+                }
+            }
+            if walk_order(&format!("{path}/sub"), &last) != Ordering::Less {
+                break;
+            }
+            from += 1;
+        }
+        {
+            let st = shared.lock();
+            assert!(st.done.len() <= MAX_LISTINGS / 2 + 8, "{}", st.done.len());
+        }
+        let next = format!("d{:03}", from + 1);
+        let (_, from_ahead) = list(&mut l, &dir, &next);
+        assert!(
+            !from_ahead,
+            "the thread was at its bound, not beyond {last}"
+        );
+        assert!(shared
+            .lock()
+            .done
+            .keys()
+            .all(|k| walk_order(k, &next) == Ordering::Greater));
+        assert!(settled(&l, Some(&format!("d{:03}/sub", from + 2))));
+        let (_, from_ahead) = list(&mut l, &dir, &format!("d{:03}/sub", from + 1));
+        assert!(from_ahead);
     }
 
     #[test]
