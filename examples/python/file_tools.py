@@ -22,7 +22,6 @@ user owns and nobody else can write, in such a directory, is ever loaded: it is 
 """
 
 import hashlib
-import importlib.metadata
 import json
 import os
 import platform
@@ -106,13 +105,30 @@ def cache_dir():
     return os.path.join(base, "file-tools")
 
 
+def _wasmtime_version():
+    """The installed wasmtime's version: from the name of its `.dist-info` folder beside
+    the package, since importing `importlib.metadata` for it would cost tens of
+    milliseconds at every start (more than opening a cached component); from
+    `importlib.metadata` when that folder is not there."""
+    site = os.path.dirname(os.path.dirname(os.path.abspath(wasmtime.__file__)))
+    try:
+        for name in sorted(os.listdir(site)):
+            if name.startswith("wasmtime-") and name.endswith(".dist-info"):
+                return name[len("wasmtime-"):-len(".dist-info")]
+    except OSError:
+        pass
+    import importlib.metadata
+
+    try:
+        return importlib.metadata.version("wasmtime")
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown"
+
+
 def _artifact_name(wasm_digest):
     """One compiled artifact per component, wasmtime version and machine: wasmtime itself
     refuses an artifact from another version or engine configuration."""
-    try:
-        version = importlib.metadata.version("wasmtime")
-    except importlib.metadata.PackageNotFoundError:
-        version = "unknown"
+    version = _wasmtime_version()
     return f"file-tools-py-{wasm_digest.hex()[:32]}-wasmtime{version}-{platform.machine()}.cwasm"
 
 

@@ -142,3 +142,10 @@ def test_the_cache_directory_follows_xdg_and_ignores_a_relative_one(monkeypatch,
     for ignored in ["relative/cache", ""]:
         monkeypatch.setenv("XDG_CACHE_HOME", ignored)
         assert file_tools.cache_dir() == str(tmp_path / "home" / ".cache" / "file-tools")
+
+
+def test_the_artifact_is_named_by_the_installed_wasmtime_version():
+    import importlib.metadata
+
+    assert file_tools._wasmtime_version() == importlib.metadata.version("wasmtime")
+    assert "-wasmtime" + importlib.metadata.version("wasmtime") + "-" in file_tools._artifact_name(b"\0" * 32)
