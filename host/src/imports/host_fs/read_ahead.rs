@@ -115,6 +115,9 @@ struct State<E> {
     /// making (each is woken only then: a wake-up is a system call).
     idle: bool,
     waiting: bool,
+    /// The thread filled the bound and waits until [`State::wants_thread`] (or until the
+    /// walk lists for itself): a wake-up for any other reason puts it back to sleep.
+    resting: bool,
     stop: bool,
 }
 
@@ -128,6 +131,7 @@ impl<E> Default for State<E> {
             floor: None,
             idle: false,
             waiting: false,
+            resting: false,
             stop: false,
         }
     }
@@ -172,10 +176,11 @@ impl<E> State<E> {
     }
 
     /// Whether a waiting thread is to be woken when the walk takes a listing: there is
-    /// something to list, and the listings not yet taken have fallen to half their bound. Woken at every listing the
-    /// walk takes, a thread that runs ahead would make one listing and wait again: a
-    /// wake-up (a system call and two context switches) per directory. From half, it
-    /// makes many in a row; the walk still has the other half to take meanwhile.
+    /// something to list, and the listings not yet taken have fallen to half their
+    /// bound. Woken at every listing the walk takes, a thread that runs ahead would make
+    /// one listing and wait again: a wake-up (a system call and two context switches)
+    /// per directory. From half, it makes many in a row; the walk still has the other
+    /// half to take meanwhile.
     fn wants_thread(&self) -> bool {
         !self.todo.is_empty()
             && self.done.len() <= MAX_LISTINGS / 2
@@ -295,6 +300,7 @@ impl<E: Entry> ReadAhead<E> {
         }
         st.prune(true);
         st.queue(below);
+        st.resting = false;
         self.shared.wake_if(st, |st| st.idle);
     }
 }
@@ -408,11 +414,13 @@ impl<E> Drop for ReadAhead<E> {
 fn run<E: Entry>(shared: &Shared<E>, dir: &Dir, list: List<E>) {
     loop {
         let mut st = shared.lock();
-        while !st.stop && (st.todo.is_empty() || st.full()) {
+        while !st.stop && (st.todo.is_empty() || st.full() || (st.resting && !st.wants_thread())) {
+            st.resting |= st.full();
             st.idle = true;
             st = shared.changed.wait(st).unwrap_or_else(|p| p.into_inner());
             st.idle = false;
         }
+        st.resting = false;
         if st.stop {
             return;
         }
@@ -622,8 +630,9 @@ mod tests {
     }
 
     /// A thread that ran ahead to its bound is not woken at every listing the walk takes
-    /// (it would make one listing and wait again, a wake-up per directory), but once half
-    /// of the listings are taken; then it fills the bound again.
+    /// (it would make one listing and wait again, a wake-up per directory), nor goes on
+    /// when woken for no reason, but once half of the listings are taken; then it fills
+    /// the bound again.
     #[test]
     fn a_full_thread_is_woken_once_half_its_listings_are_taken() {
         let (_t, dir) = tree(150);
@@ -643,7 +652,9 @@ mod tests {
             let (_, from_ahead) = list(&mut l, &dir, taken.next().unwrap());
             assert!(from_ahead);
         }
-        // Time enough for a woken thread to list many directories: it was not woken.
+        // A wake-up for no reason (as a condition variable may have) puts it back to
+        // sleep; then time enough for a woken thread to list many directories.
+        l.ahead.as_ref().unwrap().shared.changed.notify_all();
         std::thread::sleep(Duration::from_millis(100));
         assert_eq!(waiting(&l), MAX_LISTINGS / 2 + 1);
         let (_, from_ahead) = list(&mut l, &dir, taken.next().unwrap());
