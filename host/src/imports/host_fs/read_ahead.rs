@@ -602,12 +602,19 @@ mod tests {
         );
     }
 
-    #[test]
-    fn the_thread_holds_at_most_its_bound_and_lets_go_of_what_the_walk_passed() {
-        let (_t, dir) = tree(150);
+    /// A tree of 150 directories (see [`tree`]) and the listings of a walk begun in it,
+    /// once its thread has listed ahead as far as it may.
+    fn at_its_bound() -> (tempfile::TempDir, Arc<Dir>, Listings<DirEntryStat>) {
+        let (t, dir) = tree(150);
         let mut l = Listings::default();
         begun(&mut l, &dir, read_dir_stat);
         assert!(settled(&l, None));
+        (t, dir, l)
+    }
+
+    #[test]
+    fn the_thread_holds_at_most_its_bound_and_lets_go_of_what_the_walk_passed() {
+        let (_t, dir, mut l) = at_its_bound();
         {
             let st = l.ahead.as_ref().unwrap().shared.lock();
             assert_eq!(st.done.len(), MAX_LISTINGS);
@@ -635,10 +642,7 @@ mod tests {
     /// the bound again.
     #[test]
     fn a_full_thread_is_woken_once_half_its_listings_are_taken() {
-        let (_t, dir) = tree(150);
-        let mut l = Listings::default();
-        begun(&mut l, &dir, read_dir_stat);
-        assert!(settled(&l, None));
+        let (_t, dir, mut l) = at_its_bound();
         let waiting =
             |l: &Listings<DirEntryStat>| l.ahead.as_ref().unwrap().shared.lock().done.len();
         assert_eq!(waiting(&l), MAX_LISTINGS);
@@ -670,10 +674,7 @@ mod tests {
     /// again.
     #[test]
     fn a_walk_that_skips_listings_made_ahead_gets_the_thread_back() {
-        let (_t, dir) = tree(150);
-        let mut l = Listings::default();
-        begun(&mut l, &dir, read_dir_stat);
-        assert!(settled(&l, None));
+        let (_t, dir, mut l) = at_its_bound();
         let shared = l.ahead.as_ref().unwrap().shared.clone();
         let last = {
             let st = shared.lock();
