@@ -493,6 +493,14 @@ impl DirMarks {
         DirMarks { git: true, ..self }
     }
 
+    /// The marks as the low four bits of a byte.
+    pub fn bits(self) -> u8 {
+        u8::from(self.git)
+            | u8::from(self.generated) << 1
+            | u8::from(self.vendored) << 2
+            | u8::from(self.automation) << 3
+    }
+
     /// Whether everything below is git internals.
     pub fn is_git(self) -> bool {
         self.git
@@ -564,6 +572,14 @@ pub fn fills_git_slot(dir: bool, ty: crate::fs::port::EntryType) -> bool {
 pub fn is_git_shape(has: [bool; 4]) -> bool {
     let [head, objects, refs, commondir] = has;
     head && ((objects && refs) || commondir)
+}
+
+/// Whether classifying the directory `name` looks into the tree (for the build file beside
+/// it that makes it build output), so that its kind may change while its name does not.
+pub fn looks_beside(name: &str) -> bool {
+    CONTEXT_DIRS
+        .iter()
+        .any(|(d, _)| crate::rules::fold::folds_to(name, d))
 }
 
 /// True when the directory `dir` (whose name folds to `name`) holds build output: by name

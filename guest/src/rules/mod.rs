@@ -16,3 +16,4 @@ pub mod policy;
 pub(crate) mod services;
 pub(crate) mod sniff;
 pub(crate) mod walk;
+pub(crate) mod walk_memo;

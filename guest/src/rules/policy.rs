@@ -186,6 +186,16 @@ impl DirScope {
     pub fn mark_git(&mut self) {
         self.marks = self.marks.as_git();
     }
+
+    /// The scope as bytes, equal for equal scopes only (what a walk's memo compares).
+    pub fn key(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(1 + self.overrides.len());
+        out.push(
+            self.marks.bits() | u8::from(self.read_blocked) << 4 | u8::from(self.read_allowed) << 5,
+        );
+        out.extend(self.overrides.iter().map(|&o| u8::from(o)));
+        out
+    }
 }
 
 impl PolicyConfig {

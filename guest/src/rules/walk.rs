@@ -16,6 +16,7 @@ use crate::rules::fsx::{EntryType, Fs};
 use crate::rules::ignore_rules::{IgnoreRules, Verdict};
 use crate::rules::path::{is_temp_name, LogicalPath};
 use crate::rules::policy::{DirScope, Policy};
+use crate::rules::walk_memo::{Judgement, WalkMemo, NO_RULES};
 
 /// How a walk behaves.
 #[derive(Debug, Clone)]
@@ -134,7 +135,16 @@ struct IgnoreChain {
     /// Length of the directory's logical path, so an entry's path relative to it is a
     /// slice of the entry's own path.
     dir_len: usize,
+    /// The sha256 of the rules in force (each ignore file's text, with the directory it
+    /// applies from, of this node and those above it), when a memo asks for it; else
+    /// [`NO_RULES`].
+    digest: [u8; 32],
     parent: Option<Rc<IgnoreChain>>,
+}
+
+/// The digest of `chain`, as a walk's memo compares it.
+fn chain_digest(chain: &Option<Rc<IgnoreChain>>) -> [u8; 32] {
+    chain.as_ref().map_or(NO_RULES, |c| c.digest)
 }
 
 fn is_ignored(chain: &Option<Rc<IgnoreChain>>, path: &str, is_dir: bool) -> bool {
@@ -155,12 +165,14 @@ fn is_ignored(chain: &Option<Rc<IgnoreChain>>, path: &str, is_dir: bool) -> bool
     false
 }
 
-/// Extends `parent` with the ignore files of `dir` named in `names`, when they hold rules.
+/// Extends `parent` with the ignore files of `dir` named in `names`, when they hold rules;
+/// with the digest of the rules when `keyed` (a memo compares it).
 fn load_ignores(
     fsx: &Fs,
     dir: &LogicalPath,
     names: &[&str],
     parent: Option<Rc<IgnoreChain>>,
+    keyed: bool,
 ) -> Option<Rc<IgnoreChain>> {
     if names.is_empty() {
         return parent;
@@ -186,11 +198,25 @@ fn load_ignores(
     }
     let refs: Vec<&[u8]> = texts.iter().map(Vec::as_slice).collect();
     match fsx.ignore_cache().rules(&refs) {
-        Some(rules) => Some(Rc::new(IgnoreChain {
-            rules,
-            dir_len: dir.as_str().len(),
-            parent,
-        })),
+        Some(rules) => {
+            let digest = if keyed {
+                // Each part after its length: no two chains hash the same bytes.
+                let mut key = chain_digest(&parent).to_vec();
+                for part in std::iter::once(dir.as_str().as_bytes()).chain(refs) {
+                    key.extend_from_slice(&(part.len() as u64).to_le_bytes());
+                    key.extend_from_slice(part);
+                }
+                crate::fs::hash::sha256(&key)
+            } else {
+                NO_RULES
+            };
+            Some(Rc::new(IgnoreChain {
+                rules,
+                dir_len: dir.as_str().len(),
+                digest,
+                parent,
+            }))
+        }
         None => parent,
     }
 }
@@ -231,8 +257,29 @@ pub fn walk(
     start: &LogicalPath,
     opts: &WalkOptions,
     skips: &mut Skips,
+    visit: impl FnMut(&WalkEntry) -> Flow,
+) -> ToolResult<bool> {
+    walk_with(fsx, policy, start, opts, skips, None, visit)
+}
+
+/// [`walk`], reusing the verdicts `memo` kept of an earlier walk and keeping this walk's
+/// in it (see [`crate::rules::walk_memo`]). A sharded walk keeps no memo.
+///
+/// # Errors
+/// As [`walk`].
+pub fn walk_with(
+    fsx: &Fs,
+    policy: &Policy,
+    start: &LogicalPath,
+    opts: &WalkOptions,
+    skips: &mut Skips,
+    mut memo: Option<&mut WalkMemo<'_>>,
     mut visit: impl FnMut(&WalkEntry) -> Flow,
 ) -> ToolResult<bool> {
+    if opts.shard.is_some() {
+        memo = None;
+    }
+    let keyed = memo.is_some();
     let mut ignores = None;
     if opts.respect_ignore {
         // Rules of the start directory's ancestors apply below it too. Each ancestor is
@@ -245,7 +292,7 @@ pub fn walk(
                 .as_deref()
                 .map(present_ignore_files)
                 .unwrap_or_default();
-            ignores = load_ignores(fsx, &anc, &names, ignores);
+            ignores = load_ignores(fsx, &anc, &names, ignores, keyed);
             anc = anc.join(part);
             // The start directory itself is the walk's to open.
             if parts.peek().is_some() {
@@ -259,9 +306,15 @@ pub fn walk(
     let (first, held) =
         read_sorted(fsx, start, None, opts).map_err(|e| ToolError::io(start.as_str(), &e))?;
     let scope = Rc::new(policy.scope_of(start));
-    push_children(
-        fsx, policy, start, &scope, first, held, 1, opts, ignores, skips, &mut stack,
-    );
+    Frame {
+        fsx,
+        policy,
+        opts,
+        skips,
+        memo: memo.as_deref_mut(),
+        stack: &mut stack,
+    }
+    .push_children(start, &scope, first, held, 1, ignores);
     while let Some(item) = stack.pop() {
         seen += 1;
         if seen > budget {
@@ -282,18 +335,21 @@ pub fn walk(
             match read_sorted(fsx, &entry.path, entry.dir.as_ref(), opts) {
                 Ok((children, held)) => {
                     let scope = Rc::new(policy.enter(&item.scope, &entry.path));
-                    push_children(
+                    Frame {
                         fsx,
                         policy,
+                        opts,
+                        skips,
+                        memo: memo.as_deref_mut(),
+                        stack: &mut stack,
+                    }
+                    .push_children(
                         &entry.path,
                         &scope,
                         children,
                         held,
                         entry.depth + 1,
-                        opts,
                         item.ignores,
-                        skips,
-                        &mut stack,
                     );
                 }
                 Err(_) => skips.add("unreadable"),
@@ -366,114 +422,163 @@ fn read_sorted(
     Ok((out, held))
 }
 
-#[allow(clippy::too_many_arguments)]
-fn push_children(
-    fsx: &Fs,
-    policy: &Policy,
-    dir: &LogicalPath,
-    scope: &Rc<DirScope>,
-    children: Vec<Listed>,
-    held: Option<Arc<Dir>>,
-    depth: usize,
-    opts: &WalkOptions,
-    parent_ignores: Option<Rc<IgnoreChain>>,
-    skips: &mut Skips,
-    stack: &mut Vec<Pending>,
-) {
-    let ignores = if opts.respect_ignore {
-        let names: Vec<&str> = children
-            .iter()
-            .filter_map(|((n, t), _)| match n {
-                Ok(n) if *t == EntryType::File && (n == ".gitignore" || n == ".ignore") => {
-                    Some(n.as_str())
-                }
-                _ => None,
-            })
-            .collect();
-        load_ignores(fsx, dir, &names, parent_ignores)
-    } else {
-        None
-    };
-    // A directory git would take for a repository is git internals, known from its listing
-    // (no look per directory): passed over whole, like `.git`.
-    if git_shaped_listing(
-        children.iter().map(|(item, _)| item),
-        policy.config.case_mode(),
+/// What listing a directory needs besides the directory: the walk's settings, its counts,
+/// its memo and the stack of entries still to visit.
+struct Frame<'w, 'm> {
+    fsx: &'w Fs,
+    policy: &'w Policy,
+    opts: &'w WalkOptions,
+    skips: &'w mut Skips,
+    memo: Option<&'w mut WalkMemo<'m>>,
+    stack: &'w mut Vec<Pending>,
+}
+
+impl Frame<'_, '_> {
+    /// Judges the entries of `dir` (listed as `children`) and puts those visited on the
+    /// stack, first on top.
+    fn push_children(
+        &mut self,
+        dir: &LogicalPath,
+        scope: &Rc<DirScope>,
+        children: Vec<Listed>,
+        held: Option<Arc<Dir>>,
+        depth: usize,
+        parent_ignores: Option<Rc<IgnoreChain>>,
     ) {
-        if opts
-            .shard
-            .is_none_or(|(i, n)| shard_of(dir.as_str(), n) == i)
-        {
-            skips.add("git_internal");
-        }
-        return;
-    }
-    let mark = stack.len();
-    let owns = |path: &str| opts.shard.is_none_or(|(i, n)| shard_of(path, n) == i);
-    for ((name, ty), stat) in children {
-        let Ok(name) = name else {
-            // Unnamed entries have no path to shard by: the first shard counts them.
-            if opts.shard.is_none_or(|(i, _)| i == 0) {
-                skips.add("encoding");
-            }
-            continue;
-        };
-        if is_temp_name(&name) || (dir.is_root() && crate::rules::path::is_state_name(&name)) {
-            continue;
-        }
-        let path = dir.join(&name);
-        let mine = owns(path.as_str());
-        let is_dir = ty == EntryType::Dir;
-        let skip = if crate::rules::classify::is_git_name(&name) {
-            Some("git_internal")
-        } else if !opts.include_hidden && name.starts_with('.') {
-            Some("hidden")
+        let opts = self.opts;
+        let ignores = if opts.respect_ignore {
+            let names: Vec<&str> = children
+                .iter()
+                .filter_map(|((n, t), _)| match n {
+                    Ok(n) if *t == EntryType::File && (n == ".gitignore" || n == ".ignore") => {
+                        Some(n.as_str())
+                    }
+                    _ => None,
+                })
+                .collect();
+            load_ignores(self.fsx, dir, &names, parent_ignores, self.memo.is_some())
         } else {
             None
         };
-        if let Some(reason) = skip {
-            if mine {
-                skips.add(reason);
+        // A directory git would take for a repository is git internals, known from its
+        // listing (no look per directory): passed over whole, like `.git`.
+        if git_shaped_listing(
+            children.iter().map(|(item, _)| item),
+            self.policy.config.case_mode(),
+        ) {
+            if opts
+                .shard
+                .is_none_or(|(i, n)| shard_of(dir.as_str(), n) == i)
+            {
+                self.skips.add("git_internal");
             }
-            continue;
+            return;
         }
-        if !mine && !is_dir {
-            continue;
-        }
-        if opts.respect_ignore && is_ignored(&ignores, path.as_str(), is_dir) {
-            if mine {
-                skips.add("ignored");
+        let mut earlier = self
+            .memo
+            .as_deref_mut()
+            .and_then(|m| m.enter(dir.as_str(), scope, &chain_digest(&ignores)));
+        let mark = self.stack.len();
+        let owns = |path: &str| opts.shard.is_none_or(|(i, n)| shard_of(path, n) == i);
+        for ((name, ty), stat) in children {
+            let Ok(name) = name else {
+                // Unnamed entries have no path to shard by: the first shard counts them.
+                if opts.shard.is_none_or(|(i, _)| i == 0) {
+                    self.skips.add("encoding");
+                }
+                continue;
+            };
+            let path = dir.join(&name);
+            let mine = owns(path.as_str());
+            let is_dir = ty == EntryType::Dir;
+            // A file of another shard is passed over before any other work (nothing of it
+            // is counted here).
+            if !mine && !is_dir {
+                continue;
             }
-            continue;
-        }
-        let kind = policy.kind_in(scope, &path, is_dir);
-        if opts.respect_ignore && is_dir && kind == Kind::Generated {
-            if mine {
-                skips.add("generated");
+            // A directory named like build output is judged by a look beside it: always
+            // afresh.
+            let kept = !(is_dir && crate::rules::classify::looks_beside(&name));
+            let verdict = match earlier
+                .as_mut()
+                .filter(|_| kept)
+                .and_then(|l| l.find(&name, ty))
+            {
+                Some(v) => {
+                    if let Some(m) = self.memo.as_deref_mut() {
+                        m.reused += 1;
+                    }
+                    v
+                }
+                None => judge(self.policy, scope, &ignores, dir, &name, &path, ty, opts),
+            };
+            if let (true, Some(m)) = (kept, self.memo.as_deref_mut()) {
+                m.record(&name, ty, verdict);
             }
-            continue;
+            let kind = match verdict {
+                Judgement::Visit(kind) => kind,
+                Judgement::Skip(reason) => {
+                    if let (Some(r), true) = (reason, mine) {
+                        self.skips.add(r);
+                    }
+                    continue;
+                }
+            };
+            self.stack.push(Pending {
+                path,
+                ty,
+                depth,
+                kind,
+                mine,
+                scope: scope.clone(),
+                ignores: ignores.clone(),
+                dir: held.clone(),
+                stat,
+            });
         }
-        if matches!(
-            policy.read_denial_in(scope, &path, kind),
-            Some("blocked" | "not_allowed")
-        ) && !allow_dir_for_descent(policy, &path, is_dir)
-        {
-            // Invisible: not even counted, so no answer tells that something is there.
-            continue;
-        }
-        stack.push(Pending {
-            path,
-            ty,
-            depth,
-            kind,
-            mine,
-            scope: scope.clone(),
-            ignores: ignores.clone(),
-            dir: held.clone(),
-            stat,
-        });
+        self.stack[mark..].reverse();
     }
-    stack[mark..].reverse();
+}
+
+/// What a walk does with the entry `name` (at `path`, of type `ty`) of the directory `dir`
+/// whose scope is `scope` and whose ignore rules are `ignores`.
+#[allow(clippy::too_many_arguments)]
+fn judge(
+    policy: &Policy,
+    scope: &DirScope,
+    ignores: &Option<Rc<IgnoreChain>>,
+    dir: &LogicalPath,
+    name: &str,
+    path: &LogicalPath,
+    ty: EntryType,
+    opts: &WalkOptions,
+) -> Judgement {
+    if is_temp_name(name) || (dir.is_root() && crate::rules::path::is_state_name(name)) {
+        return Judgement::Skip(None);
+    }
+    if crate::rules::classify::is_git_name(name) {
+        return Judgement::Skip(Some("git_internal"));
+    }
+    if !opts.include_hidden && name.starts_with('.') {
+        return Judgement::Skip(Some("hidden"));
+    }
+    let is_dir = ty == EntryType::Dir;
+    if opts.respect_ignore && is_ignored(ignores, path.as_str(), is_dir) {
+        return Judgement::Skip(Some("ignored"));
+    }
+    let kind = policy.kind_in(scope, path, is_dir);
+    if opts.respect_ignore && is_dir && kind == Kind::Generated {
+        return Judgement::Skip(Some("generated"));
+    }
+    if matches!(
+        policy.read_denial_in(scope, path, kind),
+        Some("blocked" | "not_allowed")
+    ) && !allow_dir_for_descent(policy, path, is_dir)
+    {
+        // Invisible: not even counted, so no answer tells that something is there.
+        return Judgement::Skip(None);
+    }
+    Judgement::Visit(kind)
 }
 
 /// Whether a directory with these entries has the shape git takes for a repository (see

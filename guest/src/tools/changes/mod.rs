@@ -141,13 +141,14 @@ pub fn changes_since(
                 stored = Some(store.get(name)?);
             }
             let old = stored.as_deref().map(decode).transpose()?;
-            let (new, stats) = scan::scan(s, &start, &opts, old.as_ref())?;
+            let memo = stored.as_deref().map(snapshot::memo_of);
+            let (new, stats) = scan::scan(s, &start, &opts, old.as_ref(), memo)?;
             log.bytes_read += stats.bytes;
             let to = match (&old, &from) {
                 // Nothing visible moved and nothing was racy: the old snapshot still holds
                 // (and the same token comes back).
                 (Some(o), Some(name)) if stats.hashed == 0 && o.same_visible(&new) => name.clone(),
-                _ => store.put(new.encode())?,
+                _ => store.put(new.encode(&stats.memo))?,
             };
             pair = old.map(|o| (o, new));
             (from, to, None, stats.hashed)
@@ -258,5 +259,7 @@ fn decode(bytes: &[u8]) -> ToolResult<Snapshot<&str>> {
     Snapshot::decode(bytes).ok_or_else(|| store::expired("is damaged"))
 }
 
+#[cfg(test)]
+mod memo_tests;
 #[cfg(test)]
 mod tests;

@@ -7,6 +7,11 @@
 //! is "racily clean": its modification time lies within [`RACY_NS`] of the earlier
 //! snapshot's time, so a write in the same timestamp tick as that snapshot could hide
 //! behind equal metadata (git's rule). Everything else is trusted to be unchanged.
+//!
+//! The walk keeps a memo of what it decided for each entry (hidden, ignored, its
+//! classification) and reuses the earlier scan's where a directory's scope and ignore
+//! rules are unchanged ([`crate::rules::walk_memo`]): an entry's name is compared, not
+//! judged again.
 
 use std::cmp::Ordering;
 use std::sync::Arc;
@@ -17,7 +22,8 @@ use crate::fs::port::{Dir, Stat};
 use crate::rules::classify::Kind;
 use crate::rules::fsx::EntryType;
 use crate::rules::path::LogicalPath;
-use crate::rules::walk::{walk, walk_budget, Flow, Skips, WalkOptions};
+use crate::rules::walk::{walk_budget, walk_with, Flow, Skips, WalkOptions};
+use crate::rules::walk_memo::{self, WalkMemo};
 use crate::text::bytes;
 use crate::tools::session::Session;
 
@@ -33,6 +39,10 @@ pub struct ScanStats {
     /// Bytes read to hash them.
     pub bytes: u64,
     pub skips: Skips,
+    /// The walk's memo, to keep with the snapshot for the next scan.
+    pub memo: Vec<u8>,
+    /// Entries whose verdict came from the earlier scan's memo.
+    pub reused: u64,
 }
 
 /// A time as nanoseconds since the Unix epoch (`None` before it, or unknown).
@@ -72,7 +82,8 @@ impl Parent {
 }
 
 /// Takes a snapshot of the files below `start` that a walk with `opts` shows, reusing the
-/// hashes of `old` for files whose metadata did not move.
+/// hashes of `old` for files whose metadata did not move and the verdicts of the walk's
+/// `memo` kept with it.
 ///
 /// # Errors
 /// `IO_ERROR` when `start` cannot be read; `LIMIT_EXCEEDED` when the tree has more entries
@@ -82,17 +93,30 @@ pub fn scan<P: AsRef<str>>(
     start: &LogicalPath,
     opts: &WalkOptions,
     old: Option<&Snapshot<P>>,
+    memo: Option<&[u8]>,
 ) -> ToolResult<(Snapshot, ScanStats)> {
     let taken = now_ns();
     let mut stats = ScanStats::default();
     // About as many files as the earlier snapshot held: no growth, and no copy, midway.
     let mut seen = Vec::with_capacity(old.map_or(0, |o| o.files.len()) + 64);
-    let stopped = walk(&s.fs, &s.policy, start, opts, &mut stats.skips, |e| {
-        if matches!(e.ty, EntryType::File | EntryType::Symlink) {
-            seen.push((e.path.clone(), e.kind, e.dir.clone(), e.stat));
-        }
-        Flow::Continue
-    })?;
+    let binding = walk_memo::binding(&s.policy, opts.include_hidden, opts.respect_ignore);
+    let mut walk_memo = WalkMemo::new(&binding, memo);
+    let stopped = walk_with(
+        &s.fs,
+        &s.policy,
+        start,
+        opts,
+        &mut stats.skips,
+        Some(&mut walk_memo),
+        |e| {
+            if matches!(e.ty, EntryType::File | EntryType::Symlink) {
+                seen.push((e.path.clone(), e.kind, e.dir.clone(), e.stat));
+            }
+            Flow::Continue
+        },
+    )?;
+    stats.reused = walk_memo.reused;
+    stats.memo = walk_memo.into_bytes();
     if stopped {
         let stop = walk_budget(&s.policy);
         return Err(ToolError::new(

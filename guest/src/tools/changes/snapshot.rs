@@ -2,15 +2,16 @@
 //! sha256 of the content where the policy lets it be read), in a compact binary form, and
 //! the difference between two snapshots.
 //!
-//! The stored form is the 8 bytes `ftsnap2\n`, the time it was taken (u64), then one
-//! record per file: a flags byte (bits 0-2: modification time, status change time and
+//! The stored form is the 8 bytes `ftsnap3\n`, the time it was taken (u64), the length
+//! (u64) and bytes of the walk's memo (what the walk decided for each entry, reused by the
+//! next scan: [`crate::rules::walk_memo`]), then one record per file: a flags byte (bits 0-2: modification time, status change time and
 //! inode are known; bit 3: a sha256 follows; bits 4-5: what is [`Shown`]), the size,
 //! modification time, status change time and inode (u64 each, 0 where unknown), the 32
 //! bytes of the sha256 when flagged, the path's length (u32) and the path (a logical
 //! path: UTF-8 without control characters). Numbers are little-endian. Files are in path
-//! order (byte order of the path text), each once. (The text form `ftsnap1` of earlier
-//! versions took a third of a `changes_since` call to parse on a large tree; its
-//! snapshots read as expired.)
+//! order (byte order of the path text), each once. (`ftsnap2`, the form before the memo,
+//! is read as one without a memo; the text form `ftsnap1` of earlier versions took a third
+//! of a `changes_since` call to parse on a large tree: its snapshots read as expired.)
 //!
 //! A stored snapshot is read in place ([`Snapshot::decode`] borrows each path from the
 //! bytes), since a call reads the earlier snapshot only to walk it once beside the new one.
@@ -110,7 +111,9 @@ pub struct Snapshot<P = String> {
     pub files: Vec<(P, Rec)>,
 }
 
-const MAGIC: &[u8; 8] = b"ftsnap2\n";
+const MAGIC: &[u8; 8] = b"ftsnap3\n";
+/// The form without a memo.
+const MAGIC_2: &[u8; 8] = b"ftsnap2\n";
 const KNOWN_MTIME: u8 = 1;
 const KNOWN_CTIME: u8 = 2;
 const KNOWN_INODE: u8 = 4;
@@ -200,13 +203,34 @@ fn read_rec<'a>(r: &mut Reader<'a>) -> Option<(&'a str, Rec)> {
     Some((path, rec))
 }
 
+/// The parts of a stored snapshot: the time taken, the memo and the records.
+fn parts(bytes: &[u8]) -> Option<(u64, &[u8], &[u8])> {
+    if let Some(rest) = bytes.strip_prefix(MAGIC_2) {
+        let mut r = Reader(rest);
+        return Some((r.u64()?, &[], r.0));
+    }
+    let mut r = Reader(bytes.strip_prefix(MAGIC)?);
+    let taken = r.u64()?;
+    let len = usize::try_from(r.u64()?).ok()?;
+    let memo = r.take(len)?;
+    Some((taken, memo, r.0))
+}
+
+/// The walk's memo kept in the stored snapshot `bytes` (empty when it has none).
+pub fn memo_of(bytes: &[u8]) -> &[u8] {
+    parts(bytes).map_or(&[], |(_, memo, _)| memo)
+}
+
 impl<P: AsRef<str>> Snapshot<P> {
-    /// The stored form (see the module docs).
-    pub fn encode(&self) -> Vec<u8> {
+    /// The stored form (see the module docs), keeping `memo` with it.
+    pub fn encode(&self, memo: &[u8]) -> Vec<u8> {
         let paths: usize = self.files.iter().map(|(p, _)| p.as_ref().len()).sum();
-        let mut out = Vec::with_capacity(16 + self.files.len() * (1 + 32 + 32 + 4) + paths);
+        let mut out =
+            Vec::with_capacity(24 + memo.len() + self.files.len() * (1 + 32 + 32 + 4) + paths);
         out.extend_from_slice(MAGIC);
         out.extend_from_slice(&self.taken.to_le_bytes());
+        out.extend_from_slice(&(memo.len() as u64).to_le_bytes());
+        out.extend_from_slice(memo);
         for (path, r) in &self.files {
             let bit = |v: Option<u64>, b: u8| if v.is_some() { b } else { 0 };
             let flags = bit(r.mtime, KNOWN_MTIME)
@@ -250,8 +274,8 @@ impl<'a> Snapshot<&'a str> {
     /// (also for paths out of order or repeated, and for the text form of earlier
     /// versions).
     pub fn decode(bytes: &'a [u8]) -> Option<Self> {
-        let mut r = Reader(bytes.strip_prefix(MAGIC)?);
-        let taken = r.u64()?;
+        let (taken, _, records) = parts(bytes)?;
+        let mut r = Reader(records);
         // Room for every record at once: the list is not grown (and copied) midway.
         let mut files: Vec<(&str, Rec)> = Vec::with_capacity(count_records(r.0));
         while !r.0.is_empty() {
@@ -371,6 +395,7 @@ mod tests {
     fn stored(paths: &[&[u8]]) -> Vec<u8> {
         let mut out = MAGIC.to_vec();
         out.extend_from_slice(&1u64.to_le_bytes());
+        out.extend_from_slice(&0u64.to_le_bytes());
         for p in paths {
             out.push(Shown::Size.bits() << SHOWN_SHIFT);
             out.extend_from_slice(&[0; 32]);
@@ -407,17 +432,29 @@ mod tests {
                 ),
             ],
         );
-        let bytes = s.encode();
+        let bytes = s.encode(b"the memo");
         let back = Snapshot::decode(&bytes).unwrap();
         assert_eq!(back.taken, 42);
         assert_eq!(back.files.len(), s.files.len());
         for ((pa, a), (pb, b)) in back.files.iter().zip(&s.files) {
             assert_eq!((*pa, a), (pb.as_str(), b));
         }
-        assert_eq!(back.encode(), bytes);
+        assert_eq!(memo_of(&bytes), b"the memo");
+        assert_eq!(back.encode(memo_of(&bytes)), bytes);
+        // The form before the memo reads as one without it.
+        let mut v2 = MAGIC_2.to_vec();
+        v2.extend_from_slice(&bytes[8..16]);
+        v2.extend_from_slice(&bytes[24 + 8..]);
+        assert_eq!(Snapshot::decode(&v2).unwrap(), back);
+        assert_eq!(memo_of(&v2), b"");
+        // A memo longer than what is left: no snapshot, and no memo.
+        let mut long_memo = bytes.clone();
+        long_memo[16..24].copy_from_slice(&u64::MAX.to_le_bytes());
+        assert!(Snapshot::decode(&long_memo).is_none());
+        assert_eq!(memo_of(&long_memo), b"");
         // The count that sizes the list up front is the records' (and, on a cut or
         // damaged form, no more than the bytes can hold: it only sizes a list).
-        let records = &bytes[MAGIC.len() + 8..];
+        let records = &bytes[24 + 8..];
         assert_eq!(count_records(records), s.files.len());
         for end in 0..records.len() {
             assert!(count_records(&records[..end]) <= s.files.len());
@@ -433,11 +470,11 @@ mod tests {
             assert_eq!(Sha256::parse(bad), None, "{bad}");
         }
         let mut unknown_flag = stored(&[b"a"]);
-        unknown_flag[16] |= 0x40;
+        unknown_flag[24] |= 0x40;
         let mut cut = bytes.clone();
         cut.pop();
         let mut too_long = stored(&[b"a"]);
-        too_long[16 + 33] = 2;
+        too_long[24 + 33] = 2;
         for (why, junk) in [
             ("empty", Vec::new()),
             ("the text form", b"ftsnap1 1\nf 1 - - - s - a\n".to_vec()),

@@ -198,8 +198,8 @@ fn names_sorting_before_a_slash_meet_their_earlier_records() {
         shard: None,
         with_stat,
     };
-    let (listed, _) = scan::<String>(&s, &root, &opts(true), None).unwrap();
-    let (looked, _) = scan::<String>(&s, &root, &opts(false), None).unwrap();
+    let (listed, _) = scan::<String>(&s, &root, &opts(true), None, None).unwrap();
+    let (looked, _) = scan::<String>(&s, &root, &opts(false), None, None).unwrap();
     let paths = |snap: &Snapshot| {
         snap.files
             .iter()
@@ -224,19 +224,19 @@ fn a_racily_clean_file_is_hashed_again() {
         with_stat: false,
     };
     let root = crate::rules::path::LogicalPath::root();
-    let (mut snap, _) = scan::<String>(&s, &root, &opts, None).unwrap();
+    let (mut snap, _) = scan::<String>(&s, &root, &opts, None, None).unwrap();
     // The same metadata with other content, as a write in the snapshot's own timestamp
     // tick would leave it.
     let (_, rec) = snap.files.iter_mut().find(|(p, _)| p == "f.txt").unwrap();
     rec.sha256 = snapshot::Sha256::parse(&crate::fs::hash::sha256_hex(b"two\n"));
     let mtime = rec.mtime.unwrap();
     snap.taken = mtime + RACY_NS / 2;
-    let (new, stats) = scan(&s, &root, &opts, Some(&snap)).unwrap();
+    let (new, stats) = scan(&s, &root, &opts, Some(&snap), None).unwrap();
     assert_eq!(stats.hashed, 1);
     assert_eq!(snapshot::diff(&snap, &new).len(), 1);
     // Taken well after the file's time: its metadata is trusted.
     snap.taken = mtime + 3 * RACY_NS;
-    let (_, stats) = scan(&s, &root, &opts, Some(&snap)).unwrap();
+    let (_, stats) = scan(&s, &root, &opts, Some(&snap), None).unwrap();
     assert_eq!(stats.hashed, 0);
 }
 
