@@ -1,28 +1,40 @@
-//! Names this build of the rules (`src/rules`): a digest of their text, which a walk's memo
-//! is bound to, so that verdicts kept by one build are never reused by another.
+//! Names this build of the rules: a digest of the text of `src/rules`, of the lock file
+//! (the versions of globset, unicode-normalization and the other crates the rules match
+//! and fold names with) and of the compiler's version (the standard library's Unicode
+//! tables), which a walk's memo is bound to, so that verdicts kept by one build are never
+//! reused by another.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 fn main() {
-    let dir = Path::new("src/rules");
-    println!("cargo:rerun-if-changed={}", dir.display());
-    let mut files: Vec<_> = std::fs::read_dir(dir)
+    let rules = Path::new("src/rules");
+    let lock = Path::new("../Cargo.lock");
+    println!("cargo:rerun-if-changed={}", rules.display());
+    println!("cargo:rerun-if-changed={}", lock.display());
+    let mut files: Vec<PathBuf> = std::fs::read_dir(rules)
         .map(|rd| rd.filter_map(|e| e.ok().map(|e| e.path())).collect())
         .unwrap_or_default();
     files.sort();
-    // FNV-1a over each file's name and text: not a defence (the sources are ours), only a
+    files.push(lock.to_path_buf());
+    let rustc = std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into());
+    let version = std::process::Command::new(rustc)
+        .arg("--version")
+        .output()
+        .map(|o| o.stdout)
+        .unwrap_or_default();
+    // FNV-1a over each part's name and text: not a defence (the inputs are ours), only a
     // name that changes when they do.
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for f in files {
-        let text = std::fs::read(&f).unwrap_or_default();
-        let name = f
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        for b in name.bytes().chain([0]).chain(text).chain([0]) {
+    let mut feed = |bytes: &[u8]| {
+        for &b in bytes.iter().chain(&[0]) {
             h ^= u64::from(b);
             h = h.wrapping_mul(0x0100_0000_01b3);
         }
+    };
+    feed(&version);
+    for f in files {
+        feed(f.to_string_lossy().as_bytes());
+        feed(&std::fs::read(&f).unwrap_or_default());
     }
     println!("cargo:rustc-env=FILE_TOOLS_RULES_DIGEST={h:016x}");
 }

@@ -35,7 +35,7 @@ use crate::rules::policy::{DirScope, Policy};
 const MAGIC: &[u8; 8] = b"ftwalkm1";
 
 /// A build of these rules: a memo made by another one is not used. (Set by the build
-/// script from the text of `src/rules`.)
+/// script from the text of `src/rules`, the lock file and the compiler's version.)
 const RULES_BUILD: &str = env!("FILE_TOOLS_RULES_DIGEST");
 
 /// The digest of a directory's ignore rules when no rules apply.

@@ -14,8 +14,18 @@
 //! the component. A call that has begun to change files stops reading ahead, so that it
 //! sees its own changes.
 //!
-//! Bounded: at most [`MAX_LISTINGS`] listings and [`MAX_ENTRIES`] entries wait to be
-//! taken (a directory with more entries is left for the walk to list itself), at most
+//! When the walk is the faster (`changes_since` reuses its verdicts and only compares
+//! names), it asks for the listing the thread is still making: rather than wait, it lists
+//! the next directories to come itself meanwhile, each only up to [`HELP_MAX_ENTRIES`]
+//! entries (a larger one goes back to the thread), so that both list. Such a listing is
+//! made by the thread's own function and kept like the thread's. (A directory that never
+//! answers can stall a call that lists it; one the walk helps with may be one it would
+//! pass over, which gives nothing to someone who could put such a directory anywhere in
+//! the repository.)
+//!
+//! Bounded: at most [`MAX_LISTINGS`] listings and about [`MAX_ENTRIES`] entries wait to be
+//! taken (a directory with more entries is left for the walk to list itself; a listing
+//! begun below the bound is kept whole), at most
 //! [`MAX_TODO`] directories wait to be listed, what the walk has passed by is let go,
 //! and one thread per component instance runs at a time (the thread of a call that
 //! ended goes on only to the end of the listing it is making; while one that is stuck
@@ -23,7 +33,10 @@
 //! thread lists what the walk may pass over (ignored, blocked or git-shaped directories:
 //! the host does not know the policy); nothing of those is ever answered. A thread that
 //! filled the bound waits until the walk has taken half of it (or lists a directory
-//! itself), then lists on: one wake-up per many directories, not one per directory.
+//! itself), then lists on: one wake-up per many directories, not one per directory. A
+//! walk that lists for itself while more than half the bound waits lets go of the
+//! listings farthest ahead (they are queued again), so that the thread is never held by
+//! listings the walk will not take for a long while.
 
 use std::cmp::Ordering;
 use std::collections::HashMap;
@@ -64,9 +77,11 @@ pub(crate) type List<E> = fn(&Dir, &str, usize) -> Listing<E>;
 pub(crate) const PAST_BOUND: &str = "more entries than the read-ahead holds";
 
 /// Listings waiting to be taken, at most.
-const MAX_LISTINGS: usize = 64;
+const MAX_LISTINGS: usize = 512;
 /// Entries in the listings waiting to be taken, at most.
 const MAX_ENTRIES: usize = 16_384;
+/// Entries of a listing the walk makes ahead while it waits for the thread, at most.
+const HELP_MAX_ENTRIES: usize = 256;
 /// Directories waiting to be listed, at most (below a listing that would pass it, nothing
 /// is read ahead).
 const MAX_TODO: usize = 4_096;
@@ -191,6 +206,76 @@ impl<E> State<E> {
         self.done.len() >= MAX_LISTINGS || self.entries >= MAX_ENTRIES
     }
 
+    /// When more than half the bound waits though the walk had to list for itself (the
+    /// listings lie far ahead: made while the walk or the thread listed a directory whose
+    /// subtree comes first), lets go of those farthest ahead down to half, so that the
+    /// thread, which rests until then, lists what the walk needs next again. (The walk
+    /// lists those let go itself when it comes to them.)
+    fn let_go_farthest(&mut self) {
+        if self.done.len() <= MAX_LISTINGS / 2 && self.entries <= MAX_ENTRIES / 2 {
+            return;
+        }
+        let mut ahead: Vec<String> = self.done.keys().cloned().collect();
+        ahead.sort_unstable_by(|a, b| walk_order(b, a));
+        for path in ahead {
+            if self.done.len() <= MAX_LISTINGS / 2 && self.entries <= MAX_ENTRIES / 2 {
+                break;
+            }
+            if let Some(listing) = self.done.remove(&path) {
+                self.entries -= listing.as_ref().map_or(0, Vec::len);
+                self.requeue(path);
+            }
+        }
+    }
+
+    /// Puts `path` back among the directories to list, in its place in walk order (the
+    /// stack is in walk order from the top down), so that the thread lists it again when
+    /// the walk comes near.
+    fn requeue(&mut self, path: String) {
+        if self.todo.len() >= MAX_TODO {
+            return;
+        }
+        let at = self
+            .todo
+            .partition_point(|t| walk_order(t, &path) == Ordering::Greater);
+        self.todo.insert(at, path);
+    }
+
+    /// Whether the walk may list ahead while it waits: only within half the bound.
+    fn room_to_help(&self) -> bool {
+        self.done.len() < MAX_LISTINGS / 2 && self.entries < MAX_ENTRIES / 2
+    }
+
+    /// The next directory to list, taken off the stack, when there is room for its
+    /// listing; directories the walk has passed are dropped on the way.
+    fn next_to_list(&mut self) -> Option<String> {
+        while !self.full() {
+            let path = self.todo.pop()?;
+            // Passed by the walk, or listed already (a directory let go and queued again
+            // may be queued twice).
+            if self.to_floor(&path) != Ordering::Less && !self.done.contains_key(&path) {
+                return Some(path);
+            }
+        }
+        None
+    }
+
+    /// Keeps the listing of `path` made ahead, and queues its subdirectories, unless it
+    /// holds more entries than the bound, the walk has passed it, or it is kept already.
+    fn keep(&mut self, path: String, listing: Listing<E>)
+    where
+        E: Entry,
+    {
+        let past_bound = matches!(&listing, Err(e) if e == PAST_BOUND);
+        if past_bound || self.to_floor(&path) == Ordering::Less || self.done.contains_key(&path) {
+            return;
+        }
+        let below = subdirs(&path, &listing);
+        self.entries += listing.as_ref().map_or(0, Vec::len);
+        self.done.insert(path, listing);
+        self.queue(below);
+    }
+
     /// Queues `below` to be listed, when the bound leaves room for all of it.
     fn queue(&mut self, below: Vec<String>) {
         if self.todo.len() + below.len() <= MAX_TODO {
@@ -224,6 +309,10 @@ impl<E> Shared<E> {
 /// The read-ahead of one call; dropping it stops the thread.
 struct ReadAhead<E> {
     shared: Arc<Shared<E>>,
+    /// The repository and how to list in it, for the walk to list ahead itself while the
+    /// thread makes the listing it waits for.
+    dir: Arc<Dir>,
+    list: List<E>,
 }
 
 impl<E> std::fmt::Debug for ReadAhead<E> {
@@ -244,18 +333,18 @@ impl<E: Entry> ReadAhead<E> {
             state: Mutex::default(),
             changed: Condvar::new(),
         });
-        let (worker, flag) = (shared.clone(), running.clone());
+        let (worker, flag, root) = (shared.clone(), running.clone(), dir.clone());
         let spawned = std::thread::Builder::new()
             .name("file-tools-read-ahead".into())
             .spawn(move || {
                 let _leaving = Leaving(&worker, flag);
-                run(&worker, &dir, list);
+                run(&worker, &root, list);
             });
         if spawned.is_err() {
             running.store(false, AtomicOrdering::Release);
             return None;
         }
-        Some(ReadAhead { shared })
+        Some(ReadAhead { shared, dir, list })
     }
 
     /// The listing of `path` when it was read ahead (waiting for it if the thread is at
@@ -263,6 +352,7 @@ impl<E: Entry> ReadAhead<E> {
     fn take(&self, path: &str) -> Option<Listing<E>> {
         let mut st = self.shared.lock();
         st.floor = Some(path.to_string());
+        let mut helping = true;
         let found = loop {
             if let Some(listing) = st.done.remove(path) {
                 st.entries -= listing.as_ref().map_or(0, Vec::len);
@@ -270,6 +360,31 @@ impl<E: Entry> ReadAhead<E> {
             }
             if st.busy.as_deref() != Some(path) {
                 break None;
+            }
+            // The thread is making it: rather than wait, the walk makes the next listing
+            // to come meanwhile (when the thread lists slower than the walk takes, both
+            // list), within half the bound, so that the thread never waits for room
+            // because of it.
+            // Its listings are bounded lower than the thread's, so that a large directory
+            // (one the walk may never ask for: the host does not know what it ignores)
+            // costs it little; such a one is left to the thread.
+            if let Some(next) = (helping && st.room_to_help())
+                .then(|| st.next_to_list())
+                .flatten()
+            {
+                drop(st);
+                let listing = (self.list)(&self.dir, &next, HELP_MAX_ENTRIES);
+                st = self.shared.lock();
+                if matches!(&listing, Err(e) if e == PAST_BOUND) {
+                    // Given back, and no more help in this wait.
+                    helping = false;
+                    if st.to_floor(&next) != Ordering::Less {
+                        st.todo.push(next);
+                    }
+                } else {
+                    st.keep(next, listing);
+                }
+                continue;
             }
             st.waiting = true;
             st = self
@@ -299,6 +414,7 @@ impl<E: Entry> ReadAhead<E> {
             st.entries -= twice.as_ref().map_or(0, Vec::len);
         }
         st.prune(true);
+        st.let_go_farthest();
         st.queue(below);
         st.resting = false;
         self.shared.wake_if(st, |st| st.idle);
@@ -424,24 +540,15 @@ fn run<E: Entry>(shared: &Shared<E>, dir: &Dir, list: List<E>) {
         if st.stop {
             return;
         }
-        let Some(path) = st.todo.pop() else {
+        let Some(path) = st.next_to_list() else {
             continue;
         };
-        if st.to_floor(&path) == Ordering::Less {
-            continue;
-        }
         st.busy = Some(path.clone());
         drop(st);
         let listing = list(dir, &path, MAX_ENTRIES);
-        let past_bound = matches!(&listing, Err(e) if e == PAST_BOUND);
-        let below = subdirs(&path, &listing);
         let mut st = shared.lock();
         st.busy = None;
-        if !past_bound && st.to_floor(&path) != Ordering::Less && !st.done.contains_key(&path) {
-            st.entries += listing.as_ref().map_or(0, Vec::len);
-            st.done.insert(path, listing);
-            st.queue(below);
-        }
+        st.keep(path, listing);
         shared.wake_if(st, |st| st.waiting);
     }
 }
@@ -602,10 +709,14 @@ mod tests {
         );
     }
 
-    /// A tree of 150 directories (see [`tree`]) and the listings of a walk begun in it,
+    /// Directories (each with a subdirectory) of the tree [`at_its_bound`] makes: more
+    /// than the bound holds.
+    const DIRS: usize = MAX_LISTINGS * 3 / 4 + 50;
+
+    /// A tree of [`DIRS`] directories (see [`tree`]) and the listings of a walk begun in it,
     /// once its thread has listed ahead as far as it may.
     fn at_its_bound() -> (tempfile::TempDir, Arc<Dir>, Listings<DirEntryStat>) {
-        let (t, dir) = tree(150);
+        let (t, dir) = tree(DIRS);
         let mut l = Listings::default();
         begun(&mut l, &dir, read_dir_stat);
         assert!(settled(&l, None));
@@ -625,12 +736,12 @@ mod tests {
             MAX_LISTINGS
         );
         // The walk jumps ahead: everything before is let go, and the thread goes on.
-        let (_, from_ahead) = list(&mut l, &dir, "d100");
+        let (_, from_ahead) = list(&mut l, &dir, "d300");
         assert!(!from_ahead);
-        assert!(settled(&l, Some("d101/sub")));
+        assert!(settled(&l, Some("d301/sub")));
         let st = l.ahead.as_ref().unwrap().shared.lock();
         assert!(
-            st.done.keys().all(|k| k.as_str() > "d100"),
+            st.done.keys().all(|k| k.as_str() > "d300"),
             "{:?}",
             st.done.keys()
         );
@@ -647,7 +758,7 @@ mod tests {
             |l: &Listings<DirEntryStat>| l.ahead.as_ref().unwrap().shared.lock().done.len();
         assert_eq!(waiting(&l), MAX_LISTINGS);
         let mut order = vec!["d000/sub".to_string()];
-        for i in 1..150 {
+        for i in 1..DIRS {
             order.push(format!("d{i:03}"));
             order.push(format!("d{i:03}/sub"));
         }
@@ -684,8 +795,10 @@ mod tests {
                 .unwrap()
                 .clone()
         };
-        // Skips `d000/sub` to `d019/sub`, then takes all the rest that was made.
-        let mut from = 20;
+        // Skips `d000/sub` to the subdirectory before `from` (more than half the bound),
+        // then takes all the rest that was made.
+        let mut from = MAX_LISTINGS / 4 + 10;
+        let skipped = 2 * from - 1;
         loop {
             let path = format!("d{from:03}");
             for p in [path.clone(), format!("{path}/sub")] {
@@ -701,7 +814,7 @@ mod tests {
         }
         {
             let st = shared.lock();
-            assert!(st.done.len() <= MAX_LISTINGS / 2 + 8, "{}", st.done.len());
+            assert!(st.done.len() <= skipped, "{}", st.done.len());
         }
         let next = format!("d{:03}", from + 1);
         let (_, from_ahead) = list(&mut l, &dir, &next);
@@ -717,6 +830,171 @@ mod tests {
         assert!(settled(&l, Some(&format!("d{:03}/sub", from + 2))));
         let (_, from_ahead) = list(&mut l, &dir, &format!("d{:03}/sub", from + 1));
         assert!(from_ahead);
+    }
+
+    /// A walk that lists a directory for itself while the listings made ahead fill the
+    /// bound (they lie after it: made while a directory whose subtree comes first was
+    /// being listed) lets go of those farthest ahead, down to half the bound, and the
+    /// thread lists again.
+    #[test]
+    fn a_bound_filled_far_ahead_is_let_go_when_the_walk_lists_for_itself() {
+        let (t, dir, mut l) = at_its_bound();
+        let shared = l.ahead.as_ref().unwrap().shared.clone();
+        let (nearest, farthest) = {
+            let st = shared.lock();
+            let mut made: Vec<String> = st.done.keys().cloned().collect();
+            made.sort_by(|a, b| walk_order(a, b));
+            (made[0].clone(), made[made.len() - 1].clone())
+        };
+        assert_eq!(nearest, "d000/sub");
+        // A directory that came after the thread listed its parent: the walk lists it.
+        std::fs::create_dir(t.path().join("repo/d000/sub/new")).unwrap();
+        let (_, from_ahead) = list(&mut l, &dir, "d000/sub");
+        assert!(from_ahead);
+        let (_, from_ahead) = list(&mut l, &dir, "d000/sub/new");
+        assert!(!from_ahead);
+        {
+            let st = shared.lock();
+            assert!(!st.done.contains_key(&farthest), "{farthest} was kept");
+            assert!(st.done.contains_key("d001"));
+        }
+        // The thread lists on past what was let go's start, and the walk's next listings
+        // come from ahead.
+        assert!(settled(&l, None));
+        assert!(shared.lock().done.len() > MAX_LISTINGS / 2);
+        let (_, from_ahead) = list(&mut l, &dir, "d001");
+        assert!(from_ahead);
+    }
+
+    type Gate = (Mutex<bool>, Condvar);
+
+    /// Lists as the host does, but holds `d005` until `gate` opens (10 s at most).
+    fn held_at_d005(gate: &Gate, dir: &Dir, path: &str, max: usize) -> Listing<DirEntryStat> {
+        if path == "d005" {
+            let (open, changed) = gate;
+            let mut is_open = open.lock().unwrap();
+            let until = Instant::now() + Duration::from_secs(10);
+            while !*is_open && Instant::now() < until {
+                is_open = changed
+                    .wait_timeout(is_open, Duration::from_millis(50))
+                    .unwrap()
+                    .0;
+            }
+        }
+        read_dir_stat(dir, path, max)
+    }
+
+    fn open(gate: &Gate) {
+        *gate.0.lock().unwrap() = true;
+        gate.1.notify_all();
+    }
+
+    static GATE: Gate = (Mutex::new(false), Condvar::new());
+    static GATE_LARGE: Gate = (Mutex::new(false), Condvar::new());
+
+    fn held(dir: &Dir, path: &str, max: usize) -> Listing<DirEntryStat> {
+        held_at_d005(&GATE, dir, path, max)
+    }
+
+    fn held_large(dir: &Dir, path: &str, max: usize) -> Listing<DirEntryStat> {
+        held_at_d005(&GATE_LARGE, dir, path, max)
+    }
+
+    /// Asks for `d001` to `d004/sub` (from ahead), until the thread is held at `d005`.
+    fn up_to_d005(l: &mut Listings<DirEntryStat>, dir: &Arc<Dir>, by: List<DirEntryStat>) {
+        begun(l, dir, by);
+        let shared = l.ahead.as_ref().unwrap().shared.clone();
+        for path in ["d000/sub", "d001", "d001/sub", "d002", "d002/sub", "d003"] {
+            assert!(settled(l, Some(path)));
+            assert!(list_by(l, dir, path, by).1, "{path}");
+        }
+        let until = Instant::now() + Duration::from_secs(10);
+        while shared.lock().busy.as_deref() != Some("d005") && Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        for path in ["d003/sub", "d004", "d004/sub"] {
+            assert!(list_by(l, dir, path, by).1, "{path}");
+        }
+    }
+
+    /// While the thread is held at `d005`, a walk waiting for it may list the next one
+    /// itself, but only up to [`HELP_MAX_ENTRIES`] entries: a larger directory (`d006`
+    /// here) goes back to the thread, whole, and the walk waits.
+    #[test]
+    fn a_walk_waiting_for_the_thread_leaves_a_large_directory_to_it() {
+        let (t, dir) = tree(12);
+        for i in 0..=HELP_MAX_ENTRIES {
+            std::fs::write(t.path().join(format!("repo/d006/f{i}")), "").unwrap();
+        }
+        let mut l = Listings::default();
+        up_to_d005(&mut l, &dir, held_large);
+        let shared = l.ahead.as_ref().unwrap().shared.clone();
+        let walk = std::thread::spawn(move || {
+            let got = list_by(&mut l, &dir, "d005", held_large);
+            (l, dir, got)
+        });
+        let until = Instant::now() + Duration::from_secs(10);
+        while !shared.lock().waiting && Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        // Time for a walk that would list on to do so.
+        std::thread::sleep(Duration::from_millis(100));
+        {
+            let st = shared.lock();
+            assert!(st.waiting, "the walk is not waiting");
+            assert_eq!(st.todo.last().map(String::as_str), Some("d006"));
+            assert!(st.done.is_empty(), "{:?}", st.done.keys());
+        }
+        open(&GATE_LARGE);
+        let (mut l, dir, (_, from_ahead)) = walk.join().unwrap();
+        assert!(from_ahead);
+        for path in ["d005/sub", "d006"] {
+            assert!(settled(&l, Some(path)));
+        }
+        let (_, from_ahead) = list_by(&mut l, &dir, "d005/sub", held_large);
+        assert!(from_ahead);
+        let (got, from_ahead) = list_by(&mut l, &dir, "d006", held_large);
+        assert!(from_ahead);
+        assert_eq!(names(&got).len(), HELP_MAX_ENTRIES + 3);
+    }
+
+    /// A walk that asks for the listing the thread is making does not wait idle: it makes
+    /// the next listings to come meanwhile, so that both list when the thread is the
+    /// slower.
+    #[test]
+    fn a_walk_waiting_for_the_thread_makes_the_next_listings_itself() {
+        let (_t, dir) = tree(12);
+        let (done, got) = std::sync::mpsc::channel();
+        let mut l = Listings::default();
+        up_to_d005(&mut l, &dir, held);
+        let shared = l.ahead.as_ref().unwrap().shared.clone();
+        let walk = std::thread::spawn(move || {
+            let got = list_by(&mut l, &dir, "d005", held);
+            done.send(()).unwrap();
+            (l, dir, got)
+        });
+        // While the thread is held at d005, the waiting walk lists what follows it.
+        let until = Instant::now() + Duration::from_secs(10);
+        while !shared.lock().done.contains_key("d006") && Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        let helped = shared.lock().done.contains_key("d006");
+        assert!(got.try_recv().is_err(), "the walk did not wait for d005");
+        open(&GATE);
+        let (mut l, dir, (listing, from_ahead)) = walk.join().unwrap();
+        assert!(
+            helped,
+            "nothing after d005 was listed while the thread was held"
+        );
+        assert!(from_ahead);
+        assert_eq!(
+            names(&listing),
+            names(&read_dir_stat(&dir, "d005", usize::MAX))
+        );
+        for path in ["d005/sub", "d006"] {
+            assert!(settled(&l, Some(path)));
+            assert!(list_by(&mut l, &dir, path, held).1, "{path}");
+        }
     }
 
     #[test]
