@@ -176,6 +176,9 @@ fn a_scan_that_reuses_verdicts_finds_what_a_fresh_one_does() {
                     kept.0.files.iter().map(|f| &f.0).collect::<Vec<_>>(),
                     kept.1.skips.describe(),
                 );
+                // What the scan found as it went is the reference comparison's answer.
+                assert_eq!(kept.1.same_as_old, prev.0.same_visible(&kept.0));
+                assert_eq!(fresh.1.same_as_old, prev.0.same_visible(&fresh.0));
                 if changes == 0 {
                     // Nothing changed: every verdict but those that look beside them.
                     assert!(kept.1.reused > 0, "round {round}: nothing reused");

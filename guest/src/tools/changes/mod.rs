@@ -147,7 +147,7 @@ pub fn changes_since(
             let to = match (&old, &from) {
                 // Nothing visible moved and nothing was racy: the old snapshot still holds
                 // (and the same token comes back).
-                (Some(o), Some(name)) if stats.hashed == 0 && o.same_visible(&new) => name.clone(),
+                (Some(_), Some(name)) if stats.hashed == 0 && stats.same_as_old => name.clone(),
                 _ => store.put(new.encode(&stats.memo))?,
             };
             pair = old.map(|o| (o, new));

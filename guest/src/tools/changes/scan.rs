@@ -43,6 +43,9 @@ pub struct ScanStats {
     pub memo: Vec<u8>,
     /// Entries whose verdict came from the earlier scan's memo.
     pub reused: u64,
+    /// The snapshot tells what the earlier one did (see [`Snapshot::same_visible`]):
+    /// the same files, equal records but for name-only ones' metadata.
+    pub same_as_old: bool,
 }
 
 /// A time as nanoseconds since the Unix epoch (`None` before it, or unknown).
@@ -138,6 +141,7 @@ pub fn scan<P: AsRef<str>>(
     let mut earlier = old.map(|o| (o.taken, o.files.iter().peekable()));
     let mut files = Vec::with_capacity(seen.len());
     let mut parent: Option<Parent> = None;
+    let mut same = true;
     for (path, kind, held, listed_stat) in seen {
         let prev = match &mut earlier {
             Some((taken, it)) => loop {
@@ -175,9 +179,14 @@ pub fn scan<P: AsRef<str>>(
             continue;
         };
         if let Some(rec) = look(s, parent, &path, kind, &st, prev, &mut stats) {
+            same &= prev.is_some_and(|(_, p)| {
+                *p == rec || (p.shown == Shown::Name && rec.shown == Shown::Name)
+            });
             files.push((path.into_string(), rec));
         }
     }
+    // Every file met an equal earlier record, and as many as there were: the same files.
+    stats.same_as_old = same && old.is_some_and(|o| o.files.len() == files.len());
     Ok((Snapshot { taken, files }, stats))
 }
 
