@@ -302,20 +302,19 @@ pub fn walk_with(
     }
     let budget = policy.limits().max_walk_entries;
     let mut seen: u64 = 0;
-    let mut stack: Vec<Pending> = Vec::new();
     let (first, held) =
         read_sorted(fsx, start, None, opts).map_err(|e| ToolError::io(start.as_str(), &e))?;
     let scope = Rc::new(policy.scope_of(start));
-    Frame {
+    let mut frame = Frame {
         fsx,
         policy,
         opts,
         skips,
-        memo: memo.as_deref_mut(),
-        stack: &mut stack,
-    }
-    .push_children(start, &scope, first, held, 1, ignores);
-    while let Some(item) = stack.pop() {
+        memo,
+        stack: Vec::new(),
+    };
+    frame.push_children(start, &scope, first, held, 1, ignores);
+    while let Some(item) = frame.stack.pop() {
         seen += 1;
         if seen > budget {
             return Ok(true);
@@ -335,15 +334,7 @@ pub fn walk_with(
             match read_sorted(fsx, &entry.path, entry.dir.as_ref(), opts) {
                 Ok((children, held)) => {
                     let scope = Rc::new(policy.enter(&item.scope, &entry.path));
-                    Frame {
-                        fsx,
-                        policy,
-                        opts,
-                        skips,
-                        memo: memo.as_deref_mut(),
-                        stack: &mut stack,
-                    }
-                    .push_children(
+                    frame.push_children(
                         &entry.path,
                         &scope,
                         children,
@@ -352,7 +343,7 @@ pub fn walk_with(
                         item.ignores,
                     );
                 }
-                Err(_) => skips.add("unreadable"),
+                Err(_) => frame.skips.add("unreadable"),
             }
         }
     }
@@ -422,15 +413,15 @@ fn read_sorted(
     Ok((out, held))
 }
 
-/// What listing a directory needs besides the directory: the walk's settings, its counts,
-/// its memo and the stack of entries still to visit.
+/// A walk under way: its settings, its counts, its memo and the stack of entries still
+/// to visit.
 struct Frame<'w, 'm> {
     fsx: &'w Fs,
     policy: &'w Policy,
     opts: &'w WalkOptions,
     skips: &'w mut Skips,
     memo: Option<&'w mut WalkMemo<'m>>,
-    stack: &'w mut Vec<Pending>,
+    stack: Vec<Pending>,
 }
 
 impl Frame<'_, '_> {

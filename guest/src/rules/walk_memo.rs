@@ -31,6 +31,7 @@ use std::collections::HashMap;
 use crate::fs::port::EntryType;
 use crate::rules::classify::Kind;
 use crate::rules::policy::{DirScope, Policy};
+use crate::text::bytes::Reader;
 
 const MAGIC: &[u8; 8] = b"ftwalkm1";
 
@@ -113,30 +114,6 @@ pub fn binding(policy: &Policy, include_hidden: bool, respect_ignore: bool) -> V
         policy.fingerprint()
     )
     .into_bytes()
-}
-
-/// Bytes read from the front, every length checked.
-struct Reader<'a>(&'a [u8]);
-
-impl<'a> Reader<'a> {
-    fn take(&mut self, n: usize) -> Option<&'a [u8]> {
-        if self.0.len() < n {
-            return None;
-        }
-        let (head, rest) = self.0.split_at(n);
-        self.0 = rest;
-        Some(head)
-    }
-
-    fn u16(&mut self) -> Option<usize> {
-        Some(usize::from(u16::from_le_bytes(
-            self.take(2)?.try_into().ok()?,
-        )))
-    }
-
-    fn u32(&mut self) -> Option<usize> {
-        usize::try_from(u32::from_le_bytes(self.take(4)?.try_into().ok()?)).ok()
-    }
 }
 
 /// One directory of an earlier walk's memo.
@@ -234,7 +211,7 @@ impl Lookup<'_> {
         loop {
             let mut ahead = Reader(self.0 .0);
             let (v, t) = (ahead.take(1)?[0], ahead.take(1)?[0]);
-            let len = ahead.u16()?;
+            let len = usize::from(ahead.u16()?);
             let here = ahead.take(len)?;
             match here.cmp(name.as_bytes()) {
                 std::cmp::Ordering::Less => self.0 = ahead,
@@ -255,18 +232,18 @@ impl Lookup<'_> {
 /// The directories of the memo `bytes`, when it is bound as `binding` and reads whole.
 fn read<'a>(bytes: &'a [u8], binding: &[u8]) -> Option<HashMap<&'a str, Earlier<'a>>> {
     let mut r = Reader(bytes.strip_prefix(MAGIC)?);
-    let blen = r.u32()?;
+    let blen = usize::try_from(r.u32()?).ok()?;
     if r.take(blen)? != binding {
         return None;
     }
     let mut dirs = HashMap::new();
     while !r.0.is_empty() {
-        let plen = r.u32()?;
+        let plen = usize::try_from(r.u32()?).ok()?;
         let path = std::str::from_utf8(r.take(plen)?).ok()?;
-        let slen = r.u16()?;
+        let slen = usize::from(r.u16()?);
         let scope = r.take(slen)?;
         let chain = r.take(32)?;
-        let body_len = r.u32()?;
+        let body_len = usize::try_from(r.u32()?).ok()?;
         let body = r.take(body_len)?;
         dirs.insert(path, Earlier { scope, chain, body });
     }

@@ -19,7 +19,7 @@
 use std::cmp::Ordering;
 
 use crate::api::{Change, ChangeKind};
-use crate::text::bytes;
+use crate::text::bytes::{self, Reader};
 
 /// What of a file's change may be reported.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -119,28 +119,6 @@ const KNOWN_CTIME: u8 = 2;
 const KNOWN_INODE: u8 = 4;
 const HAS_SHA256: u8 = 8;
 const SHOWN_SHIFT: u32 = 4;
-
-/// The bytes of a stored snapshot, read from the front.
-struct Reader<'a>(&'a [u8]);
-
-impl<'a> Reader<'a> {
-    fn take(&mut self, n: usize) -> Option<&'a [u8]> {
-        if self.0.len() < n {
-            return None;
-        }
-        let (head, rest) = self.0.split_at(n);
-        self.0 = rest;
-        Some(head)
-    }
-
-    fn u64(&mut self) -> Option<u64> {
-        Some(u64::from_le_bytes(self.take(8)?.try_into().ok()?))
-    }
-
-    fn u32(&mut self) -> Option<u32> {
-        Some(u32::from_le_bytes(self.take(4)?.try_into().ok()?))
-    }
-}
 
 /// How many records `rest` holds, by their length fields alone (the layout [`read_rec`]
 /// reads): a damaged record is found when it is read, and only ends the count here.
