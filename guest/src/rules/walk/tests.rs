@@ -88,9 +88,7 @@ fn without_ignore_rules_everything_but_git_shows() {
     let o = WalkOptions {
         include_hidden: true,
         respect_ignore: false,
-        max_depth: usize::MAX,
-        shard: None,
-        with_stat: false,
+        ..opts()
     };
     let (got, skips) = names(&fsx, "", o);
     assert!(got.contains(&"debug.log".to_string()));
@@ -156,9 +154,7 @@ fn scoped_classification_matches_whole_path_classification() {
     let o = WalkOptions {
         include_hidden: true,
         respect_ignore: false,
-        max_depth: usize::MAX,
-        shard: None,
-        with_stat: false,
+        ..opts()
     };
     let mut skips = Skips::default();
     let mut seen = Vec::new();

@@ -179,9 +179,7 @@ pub fn scan<P: AsRef<str>>(
             continue;
         };
         if let Some(rec) = look(s, parent, &path, kind, &st, prev, &mut stats) {
-            same &= prev.is_some_and(|(_, p)| {
-                *p == rec || (p.shown == Shown::Name && rec.shown == Shown::Name)
-            });
+            same &= prev.is_some_and(|(_, p)| p.tells_same(&rec));
             files.push((path.into_string(), rec));
         }
     }

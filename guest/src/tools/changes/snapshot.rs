@@ -4,11 +4,11 @@
 //!
 //! The stored form is the 8 bytes `ftsnap3\n`, the time it was taken (u64), the length
 //! (u64) and bytes of the walk's memo (what the walk decided for each entry, reused by the
-//! next scan: [`crate::rules::walk_memo`]), then one record per file: a flags byte (bits 0-2: modification time, status change time and
-//! inode are known; bit 3: a sha256 follows; bits 4-5: what is [`Shown`]), the size,
-//! modification time, status change time and inode (u64 each, 0 where unknown), the 32
-//! bytes of the sha256 when flagged, the path's length (u32) and the path (a logical
-//! path: UTF-8 without control characters). Numbers are little-endian. Files are in path
+//! next scan: [`crate::rules::walk_memo`]), then one record per file: a flags byte (bits
+//! 0-2: modification time, status change time and inode are known; bit 3: a sha256
+//! follows; bits 4-5: what is [`Shown`]), the size, modification time, status change time
+//! and inode (u64 each, 0 where unknown), the 32 bytes of the sha256 when flagged, the
+//! path's length (u32) and the path (a logical path: UTF-8 without control characters). Numbers are little-endian. Files are in path
 //! order (byte order of the path text), each once. (`ftsnap2`, the form before the memo,
 //! is read as one without a memo; the text form `ftsnap1` of earlier versions took a third
 //! of a `changes_since` call to parse on a large tree: its snapshots read as expired.)
@@ -91,6 +91,12 @@ pub struct Rec {
 }
 
 impl Rec {
+    /// True when this record tells what `other` does: equal, or both name-only (a secret's
+    /// metadata moving is never told).
+    pub fn tells_same(&self, other: &Rec) -> bool {
+        self == other || (self.shown == Shown::Name && other.shown == Shown::Name)
+    }
+
     /// True when the metadata that "unchanged" is judged by is the same: size,
     /// modification time, status change time and inode.
     pub fn same_metadata(&self, other: &Rec) -> bool {
@@ -264,7 +270,7 @@ impl<P: AsRef<str>> Snapshot<P> {
                 .zip(&other.files)
                 .all(|((pa, a), (pb, b))| {
                     bytes::eq_short(pa.as_ref().as_bytes(), pb.as_ref().as_bytes())
-                        && (a == b || (a.shown == Shown::Name && b.shown == Shown::Name))
+                        && a.tells_same(b)
                 })
     }
 }

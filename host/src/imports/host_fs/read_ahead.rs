@@ -76,6 +76,11 @@ pub(crate) type List<E> = fn(&Dir, &str, usize) -> Listing<E>;
 /// The refusal of a listing with more entries than asked for.
 pub(crate) const PAST_BOUND: &str = "more entries than the read-ahead holds";
 
+/// Whether `listing` was refused for holding more entries than it was asked for.
+fn past_bound<E>(listing: &Listing<E>) -> bool {
+    matches!(listing, Err(e) if e == PAST_BOUND)
+}
+
 /// Listings waiting to be taken, at most.
 const MAX_LISTINGS: usize = 512;
 /// Entries in the listings waiting to be taken, at most.
@@ -266,8 +271,10 @@ impl<E> State<E> {
     where
         E: Entry,
     {
-        let past_bound = matches!(&listing, Err(e) if e == PAST_BOUND);
-        if past_bound || self.to_floor(&path) == Ordering::Less || self.done.contains_key(&path) {
+        if past_bound(&listing)
+            || self.to_floor(&path) == Ordering::Less
+            || self.done.contains_key(&path)
+        {
             return;
         }
         let below = subdirs(&path, &listing);
@@ -375,7 +382,7 @@ impl<E: Entry> ReadAhead<E> {
                 drop(st);
                 let listing = (self.list)(&self.dir, &next, HELP_MAX_ENTRIES);
                 st = self.shared.lock();
-                if matches!(&listing, Err(e) if e == PAST_BOUND) {
+                if past_bound(&listing) {
                     // Given back, and no more help in this wait.
                     helping = false;
                     if st.to_floor(&next) != Ordering::Less {
