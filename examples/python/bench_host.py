@@ -3,9 +3,9 @@
 
     python bench_host.py WASM FILES_DIR
 
-FILES_DIR holds the benchmark's generated files (1k.txt). Each start runs in a new Python
-process, so "first start" compiles the component and "cached start" loads what the first
-one kept (in a cache directory of its own, removed at the end).
+FILES_DIR holds the benchmark's generated files (1k.txt, 300k.txt). Each start runs in a
+new Python process, so "first start" compiles the component and "cached start" loads what
+the first one kept (in a cache directory of its own, removed at the end).
 """
 
 import os
@@ -77,6 +77,8 @@ def main():
                      p50(timed(500, lambda: tools.call("file_info", {"path": "1k.txt"})))))
         rows.append((f"warm read_file of a 1 KB file, {label}",
                      p50(timed(500, lambda: tools.call("read_file", {"path": "1k.txt"})))))
+        rows.append((f"warm read_file of a 300 KB file, {label}",
+                     p50(timed(50, lambda: tools.call("read_file", {"path": "300k.txt"})))))
     print("\n## Python host (PyPI wasmtime)\n")
     print("| measure | figure |")
     print("|---|---|")

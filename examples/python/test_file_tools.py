@@ -130,3 +130,95 @@ def test_audit_events_reach_a_listener_and_cost_nothing_without_one(repo, monkey
     loud = FileTools(WASM, repo, on_audit=heard.append)
     loud.call("read_file", {"path": "src/lib.rs"})
     assert len(sent) == 1 and [e["tool"] for e in heard] == ["read_file"]
+
+
+def test_file_bytes_never_cross_into_python(repo, monkeypatch):
+    """The runtime's component API turns a `list<u8>` into Python one byte at a time (about
+    1 ms per KB), so this host must answer `none` to every host-fs service that would carry a
+    file's bytes, and leave reading and hashing to the component."""
+    from wasmtime.component import _types
+
+    carried = []
+    real = _types.ListType.convert_from_c
+
+    def counting(self, c):
+        value = real(self, c)
+        if isinstance(value, bytes):
+            carried.append(len(value))
+        return value
+
+    monkeypatch.setattr(_types.ListType, "convert_from_c", counting)
+    big = "".join(f"line {i} of a large file\n" for i in range(5000)).encode()
+    (repo / "big.txt").write_bytes(big)
+    tools = FileTools(WASM, repo)
+    page = tools.call("read_file", {"path": "big.txt", "max_bytes": 200000})
+    assert page["sha256"] == hashlib.sha256(big).hexdigest()
+    assert tools.call("file_info", {"path": "big.txt"})["size"] == len(big)
+    tools.call("write_file", {"path": "big.txt", "content": big.decode() + "one more\n",
+                              "expected_sha256": page["sha256"]})
+    assert (repo / "big.txt").read_bytes() == big + b"one more\n"
+    assert sum(carried) < 4096, f"{sum(carried)} bytes crossed into Python: {carried[:8]}"
+
+
+def _modes_copied(tools, src, dst):
+    return tools._copy_mode(None, src, dst)
+
+
+def test_copy_mode_reaches_nothing_through_a_link(repo, tmp_path):
+    outside = tmp_path / "outside.txt"
+    outside.chmod(0o600)
+    (tmp_path / "outdir").mkdir()
+    (tmp_path / "outdir" / "f").write_text("x")
+    (tmp_path / "outdir" / "f").chmod(0o600)
+    (repo / "run.sh").write_text("#!/bin/sh\n")
+    (repo / "run.sh").chmod(0o755)
+    (repo / "plain").write_text("y")
+    (repo / "plain").chmod(0o644)
+    (repo / "link").symlink_to(outside)
+    (repo / "dirlink").symlink_to(tmp_path / "outdir")
+    os.mkfifo(repo / "fifo")
+    os.link(tmp_path / "outdir" / "f", repo / "hardlink")
+    tools = FileTools(WASM, repo)
+    for src, dst in [("run.sh", "link"), ("run.sh", "dirlink/f"), ("link", "plain"),
+                     ("run.sh", "fifo"), ("run.sh", "../outside.txt"), ("run.sh", "./plain"),
+                     ("run.sh", ""), ("run.sh", "hardlink")]:
+        assert _modes_copied(tools, src, dst) is False, (src, dst)
+    assert outside.stat().st_mode & 0o777 == 0o600
+    assert (tmp_path / "outdir" / "f").stat().st_mode & 0o777 == 0o600
+    assert (repo / "plain").stat().st_mode & 0o777 == 0o644
+    # Positive control: between two plain files the bits are copied.
+    assert _modes_copied(tools, "run.sh", "plain") is True
+    assert (repo / "plain").stat().st_mode & 0o777 == 0o755
+
+
+def test_copy_mode_under_a_name_flipping_to_a_link_changes_nothing_outside(repo, tmp_path):
+    import threading
+
+    outside = tmp_path / "outside.txt"
+    outside.chmod(0o600)
+    (repo / "run.sh").write_text("#!/bin/sh\n")
+    (repo / "run.sh").chmod(0o755)
+    target, spare, link = repo / "target", repo / "target.file", repo / "target.link"
+    link.symlink_to(outside)
+    done = threading.Event()
+
+    def flip():
+        while not done.is_set():
+            spare.write_text("z")
+            spare.chmod(0o644)
+            os.replace(spare, target)
+            os.symlink(outside, link) if not link.is_symlink() else None
+            os.replace(link, target)
+
+    flipper = threading.Thread(target=flip)
+    tools = FileTools(WASM, repo)
+    copied = 0
+    flipper.start()
+    try:
+        for _ in range(3000):
+            copied += _modes_copied(tools, "run.sh", "target")
+            assert outside.stat().st_mode & 0o777 == 0o600
+    finally:
+        done.set()
+        flipper.join()
+    assert copied > 0, "no round found a plain file to copy the bits onto"

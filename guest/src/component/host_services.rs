@@ -42,6 +42,8 @@ pub struct HostServices {
     no_read_dir_stat: AtomicBool,
     no_read_file: AtomicBool,
     no_sha256: AtomicBool,
+    /// The host was asked for the hash of nothing, before any large buffer (see `sha256`).
+    sha256_probed: AtomicBool,
 }
 
 /// Asks an optional service unless the host said earlier that it does not offer it.
@@ -122,6 +124,16 @@ impl Services for HostServices {
     }
 
     fn sha256(&self, data: &[u8]) -> Option<[u8; 32]> {
+        // Whether the host hashes is first asked with no bytes: a host that does not (the
+        // Python one, whose runtime would carry a large buffer into Python a byte at a
+        // time only to answer `none`) then never receives one. A host whose hash of
+        // nothing is wrong is not asked again either.
+        if !self.sha256_probed.swap(true, Ordering::Relaxed) {
+            let empty = agent::file_tools::host_fs::sha256(&[]);
+            if empty.as_deref() != Some(&crate::fs::hash::sha256(&[])[..]) {
+                self.no_sha256.store(true, Ordering::Relaxed);
+            }
+        }
         offered(&self.no_sha256, || {
             agent::file_tools::host_fs::sha256(data)
                 .and_then(|d| <[u8; 32]>::try_from(d.as_slice()).ok())

@@ -88,19 +88,24 @@ fn open_beneath(dir: &Dir, rel: &Path, flags: OFlags) -> std::io::Result<OwnedFd
 /// Copies the permission bits of the regular file `from` onto the regular file `to`, both
 /// opened beneath `dir` without following a symlink anywhere; the bits are read from and
 /// set on the opened descriptors, so a path swapped for a link between the look and the
-/// change reaches nothing outside.
+/// change reaches nothing outside; a target with other names (hard links) is left alone.
 fn copy_mode(dir: &Dir, from: &str, to: &str) -> Result<(), String> {
-    let regular = |path: &str, flags: OFlags| -> Result<(OwnedFd, u32), String> {
+    let regular = |path: &str, flags: OFlags| -> Result<(OwnedFd, rustix::fs::Stat), String> {
         let fd = open_beneath(dir, relative(path)?, flags).map_err(|e| e.to_string())?;
         let st = rustix::fs::fstat(&fd).map_err(|e| e.to_string())?;
         if rustix::fs::FileType::from_raw_mode(st.st_mode) != rustix::fs::FileType::RegularFile {
             return Err(format!("'{path}' is not a regular file"));
         }
-        Ok((fd, st.st_mode))
+        Ok((fd, st))
     };
-    let (_, mode) = regular(from, OFlags::RDONLY)?;
-    let (target, _) = regular(to, OFlags::RDONLY)?;
-    rustix::fs::fchmod(&target, Mode::from_raw_mode(mode & 0o7777)).map_err(|e| e.to_string())
+    let (_, from_st) = regular(from, OFlags::RDONLY)?;
+    let (target, to_st) = regular(to, OFlags::RDONLY)?;
+    // A target with another name may be a file outside the repository (a hard link).
+    if to_st.st_nlink != 1 {
+        return Err(format!("'{to}' has other names"));
+    }
+    rustix::fs::fchmod(&target, Mode::from_raw_mode(from_st.st_mode & 0o7777))
+        .map_err(|e| e.to_string())
 }
 
 /// The entries of the directory `path`, refused (`read_ahead::PAST_BOUND`) past `max`.
@@ -386,6 +391,10 @@ mod tests {
         assert!(copy_mode(&dir, "src.txt", "up").is_err());
         assert!(copy_mode(&dir, "up", "dst.txt").is_err());
         assert!(copy_mode(&dir, "src.txt", "../outside.txt").is_err());
+        // A hard link to a file outside is that file: left alone.
+        std::fs::hard_link(&outside, root.join("hard")).unwrap();
+        assert!(copy_mode(&dir, "src.txt", "hard").is_err());
+        std::fs::remove_file(root.join("hard")).unwrap();
         assert_eq!(mode(&outside), 0o600);
 
         // A second process swaps the target between a file and a link out, 3,000 times,
