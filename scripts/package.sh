@@ -7,8 +7,8 @@
 #   - agent_file_tools-VERSION-py3-none-any.whl: examples/python/file_tools.py as the module
 #     file_tools with the component as package data (packages/python/pyproject.toml,
 #     setuptools from target/venv, as pinned in tests/python/requirements.txt);
-#   - agent-file-tools-VERSION.tgz: examples/node/file-tools.mjs and the component's
-#     `jco transpile` output, `npm pack`ed (packages/node/package.json).
+#   - agent-file-tools-VERSION.tgz: examples/node/file-tools.mjs and host-fs.mjs and the
+#     component's `jco transpile` output, `npm pack`ed (packages/node/package.json).
 # Needs `bash scripts/setup.sh` first (target/venv, examples/node/node_modules).
 # tests/packages/test_packages.py installs each package into a clean place and uses it.
 set -euo pipefail
@@ -49,7 +49,8 @@ target/venv/bin/pip wheel --quiet --disable-pip-version-check --no-deps --no-bui
 echo "== package: npm agent-file-tools"
 rm -rf "$STAGE/node"
 mkdir -p "$STAGE/node"
-cp packages/node/package.json packages/node/README.md examples/node/file-tools.mjs "$STAGE/node/"
+cp packages/node/package.json packages/node/README.md examples/node/file-tools.mjs examples/node/host-fs.mjs \
+    "$STAGE/node/"
 "$BIN" component "$STAGE/node/file-tools.wasm" >/dev/null
 examples/node/node_modules/.bin/jco transpile "$STAGE/node/file-tools.wasm" -o "$STAGE/node/gen" \
     --instantiation async --name file-tools --quiet

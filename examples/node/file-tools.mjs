@@ -15,6 +15,7 @@ import { realpathSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { WASIShim } from '@bytecodealliance/preview2-shim/instantiation';
+import { hostDirs } from './host-fs.mjs';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 
@@ -81,18 +82,26 @@ function compiledModule(path) {
  * changes the policy's `approval` rules mark; without it they are refused with
  * APPROVAL_REQUIRED.
  *
- * `descriptors` tells the component what its directory descriptors are. preview2-shim keeps
- * every descriptor but the preopen as a path string that it resolves again on each use, so
- * the default, `'paths'`, makes the component name every path from the preopen and check
- * each directory's identity again after using it. `'held'` (what Wasmtime hosts have) is
- * there only for the tests that show why.
+ * On Linux the host holds the repository's directories itself (`host-fs.dir`, see
+ * host-fs.mjs): every file access of the component is one name relative to a held
+ * descriptor, links never followed, FIFOs never waited on, and no call goes through the
+ * shim's worker thread. `hostFs: false`, and systems without `/proc/self/fd`, leave file
+ * access to the WASI shim. The returned `hostFs` says which one serves.
+ *
+ * `descriptors` tells the component what the shim's directory descriptors are. preview2-shim
+ * keeps every descriptor but the preopen as a path string that it resolves again on each
+ * use, so the default, `'paths'`, makes the component name every path from the preopen and
+ * check each directory's identity again after using it. `'held'` (what Wasmtime hosts have)
+ * is there only for the tests that show why.
  */
-export async function openFileTools({ repo, readOnly = false, policy = {}, onAudit, approve, descriptors = 'paths', generated = join(HERE, 'gen') }) {
+export async function openFileTools({ repo, readOnly = false, policy = {}, onAudit, approve, descriptors = 'paths', hostFs = true, generated = join(HERE, 'gen') }) {
   const { instantiate } = await import(join(generated, 'file-tools.js'));
   const effective = { ...policy, ...(readOnly ? { read_only: true } : {}) };
+  const real = realpathSync(repo);
+  const held = hostFs ? hostDirs(real, readOnly) : null;
   const shim = new WASIShim({
     sandbox: {
-      preopens: { '/': realpathSync(repo) },
+      preopens: { '/': real },
       env: {
         FILE_TOOLS_POLICY: JSON.stringify(effective),
         FILE_TOOLS_DESCRIPTORS: descriptors,
@@ -120,16 +129,15 @@ export async function openFileTools({ repo, readOnly = false, policy = {}, onAud
         }
       },
     },
-    // preview2-shim cannot change permission bits through WASI either; saying "not copied"
-    // lets the write go on, as the interface allows.
-    // The batched reads are an optimisation: answering `undefined` (none) makes the
-    // component read through WASI instead.
-    // No host-held directories (`root` answers none): the component works through its WASI
-    // preopen; the resource classes exist only because the interface names them.
+    // Without held directories, preview2-shim can change no permission bits either:
+    // saying "not copied" lets the write go on, as the interface allows. The batched reads
+    // are an optimisation: answering `undefined` (none) makes the component read through
+    // the directories it holds. Without held directories `root` answers none and the
+    // resource classes exist only because the interface names them.
     'agent:file-tools/host-fs': { copyMode: () => false, readDir: () => undefined,
       readDirStat: () => undefined, readFile: () => undefined, treeChanges: () => undefined,
       sha256: (data) => new Uint8Array(createHash('sha256').update(data).digest()),
-      root: () => undefined, Dir: class Dir {}, File: class File {} },
+      root: () => undefined, Dir: class Dir {}, File: class File {}, ...(held ?? {}) },
     // Progress reports of long calls: this host shows none.
     'agent:file-tools/progress': { report: () => {} },
     'agent:file-tools/types': {},
@@ -141,5 +149,7 @@ export async function openFileTools({ repo, readOnly = false, policy = {}, onAud
     call: (tool, args = {}) => unwrap(() => tools.call(tool, JSON.stringify(args))),
     /** Every tool offered under this policy: name, description, JSON Schema, annotations. */
     describe: () => unwrap(() => tools.describe()),
+    /** True when the host's held directories serve every file access (see `hostFs`). */
+    hostFs: held !== null,
   };
 }

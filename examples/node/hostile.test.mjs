@@ -1,7 +1,9 @@
 // Hostile repository content that only the Node host's file system would misread:
 // preview2-shim takes every `\` in a path for `/` and resolves `..` by text, and it
-// resolves the preopen itself again on every call. Each refusal stands beside a positive
-// control. Run with `npm test` after `npm run transpile`.
+// resolves the preopen itself again on every call. Each test runs through the shim
+// (`hostFs: false`) and through the directories the host holds itself on Linux (where a
+// `\` is an ordinary byte of a name, as under Wasmtime). Each refusal stands beside a
+// positive control. Run with `npm test` after `npm run transpile`.
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -37,19 +39,22 @@ function attempt(fn) {
   }
 }
 
-test('backslashes in link texts never reach .env, .git or a blocked file', async () => {
+for (const hostFs of [false, true]) test(`backslashes in link texts never reach .env, .git or a blocked file (hostFs: ${hostFs})`, async (t) => {
   const { repo } = hostileRepo();
   symlinkSync('x\\..\\.env\\.', join(repo, 'l_env'));
   symlinkSync('x\\..\\.git\\config', join(repo, 'l_git'));
   symlinkSync('x\\..\\private\\plan.txt', join(repo, 'l_blocked'));
   symlinkSync('harmless.txt', join(repo, 'l_ok'));
-  const tools = await openFileTools({ repo, policy });
+  const tools = await openFileTools({ repo, policy, hostFs });
+  if (hostFs && !tools.hostFs) return t.skip('no /proc/self/fd here: the shim serves');
   // Positive control: a plain link inside is followed.
   assert.equal(tools.call('read_file', { path: 'l_ok' }).content, 'harmless words\n');
   for (const path of ['l_env', 'l_git', 'l_blocked']) {
     const r = attempt(() => tools.call('read_file', { path }));
     assert.ok(r.error, `${path} was read: ${text(r.ok)}`);
-    assert.equal(r.error.code, 'PATH_REJECTED', `${path}: ${r.error.message}`);
+    // Through the shim a `\` link is refused; held directories read its text as one name,
+    // which names nothing here.
+    assert.equal(r.error.code, hostFs ? 'NOT_FOUND' : 'PATH_REJECTED', `${path}: ${r.error.message}`);
     assert.ok(!text(r).includes(MARK) && !text(r).includes('bare = false'), `${path} leaked`);
   }
   // Writing through the link to .git/config (code execution at the next git command).
@@ -62,7 +67,7 @@ test('backslashes in link texts never reach .env, .git or a blocked file', async
   assert.equal(readFileSync(join(repo, 'harmless.txt'), 'utf8'), 'edited words\n');
 });
 
-test('files and directories named with backslashes are passed over, and walks end', async () => {
+for (const hostFs of [false, true]) test(`files and directories named with backslashes are passed over or plain names, and walks end (hostFs: ${hostFs})`, async (t) => {
   const { repo } = hostileRepo();
   writeFileSync(join(repo, 'b\\..\\.env\\.'), 'decoy\n');
   writeFileSync(join(repo, 'c\\..\\private\\plan.txt'), 'decoy\n');
@@ -70,7 +75,8 @@ test('files and directories named with backslashes are passed over, and walks en
   mkdirSync(join(repo, 'd\\..'));
   mkdirSync(join(repo, 'src'));
   writeFileSync(join(repo, 'src', 'found.txt'), `${MARK.slice(0, 6)} visible\n`);
-  const tools = await openFileTools({ repo, policy });
+  const tools = await openFileTools({ repo, policy, hostFs });
+  if (hostFs && !tools.hostFs) return t.skip('no /proc/self/fd here: the shim serves');
   const started = Date.now();
   const search = tools.call('search_text', { query: 'SECRET' });
   const found = tools.call('find_files', { patterns: ['**/*.txt'] });
@@ -80,17 +86,24 @@ test('files and directories named with backslashes are passed over, and walks en
   assert.deepEqual(search.files.map((f) => f.path), ['src/found.txt']);
   assert.ok(found.paths.includes('src/found.txt') && found.paths.includes('harmless.txt'));
   for (const out of [search, found, listed]) {
-    assert.ok(!text(out).includes(MARK + '\n') && !text(out).includes('API_KEY') && !text(out).includes('plan'), text(out));
+    assert.ok(!text(out).includes(MARK + '\n') && !text(out).includes('API_KEY') && !text(out).includes(`${MARK} plan`), text(out));
   }
-  assert.ok(!listed.entries.some((e) => e.path.includes('\\')), text(listed.entries));
+  if (hostFs) {
+    // Ordinary names to held directories: the decoys are listed as what they are.
+    assert.ok(found.paths.includes('c\\..\\private\\plan.txt'), text(found));
+  } else {
+    assert.ok(!text(found).includes('plan'), text(found));
+    assert.ok(!listed.entries.some((e) => e.path.includes('\\')), text(listed.entries));
+  }
 });
 
-test('a repository renamed away and replaced by a link is noticed', async () => {
+for (const hostFs of [false, true]) test(`a repository renamed away and replaced by a link is noticed or still held (hostFs: ${hostFs})`, async (t) => {
   const { base, repo } = hostileRepo();
   const elsewhere = join(base, 'elsewhere');
   mkdirSync(elsewhere);
   writeFileSync(join(elsewhere, 'notes.txt'), `${MARK} outside\n`);
-  const tools = await openFileTools({ repo, policy });
+  const tools = await openFileTools({ repo, policy, hostFs });
+  if (hostFs && !tools.hostFs) return t.skip('no /proc/self/fd here: the shim serves');
   // Positive control before the swap.
   assert.equal(tools.call('read_file', { path: 'harmless.txt' }).content, 'harmless words\n');
   renameSync(repo, join(base, 'repo.away'));
@@ -102,9 +115,13 @@ test('a repository renamed away and replaced by a link is noticed', async () => 
     ['write_file', { path: 'planted.txt', content: 'written outside\n' }],
   ]) {
     const r = attempt(() => tools.call(tool, args));
-    assert.ok(r.error, `${tool} worked in the swapped-in tree: ${text(r.ok)}`);
+    // The shim resolves the preopen's path again and must notice; held directories go on
+    // in the repository as it was opened (now `repo.away`).
+    if (!hostFs) assert.ok(r.error, `${tool} worked in the swapped-in tree: ${text(r.ok)}`);
+    if (hostFs && tool === 'list_dir') assert.ok(text(r.ok).includes('harmless.txt'), text(r));
     assert.ok(!text(r).includes(MARK), `${tool} leaked the outside content`);
     if (tool !== 'read_file') assert.ok(!text(r).includes('notes.txt'), `${tool} named an outside file`);
   }
   assert.ok(!existsSync(join(elsewhere, 'planted.txt')), 'a file was written outside');
+  assert.equal(existsSync(join(base, 'repo.away', 'planted.txt')), hostFs);
 });

@@ -1,16 +1,18 @@
-// The adversarial race section through the Node host (jco + preview2-shim), where directory
-// descriptors are path strings the shim resolves again on every use. Measured, not
-// assumed: a second process flips links while the component reads, and the test prints
-// how often a hidden file's content came back. It asserts only that the flipper ran and
-// that harmless reads succeeded (the positive control); the rate is the finding, and
-// SECURITY.md quotes it. Run with `npm test` after `npm run transpile`.
+// The adversarial race section through the Node host. A second process flips links while
+// the component reads, and the test prints how often a hidden file's content came back.
+// Where the host holds the repository's directories itself (Linux, see host-fs.mjs) the
+// answer must be never; through jco's preview2-shim, whose directory descriptors are path
+// strings resolved again on every use, the rate is measured, not assumed, and SECURITY.md
+// quotes it. Every test also checks that harmless reads succeeded (the positive control).
+// Run with `npm test` after `npm run transpile`.
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import fs, { existsSync, mkdirSync, mkdtempSync, readdirSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
 import { filesystem } from '@bytecodealliance/preview2-shim';
 import { tmpdir } from 'node:os';
+import { syncBuiltinESMExports } from 'node:module';
 import { join } from 'node:path';
 import { openFileTools } from './file-tools.mjs';
 
@@ -65,26 +67,28 @@ async function measure(tools, child, path) {
   return { ok, refused, leaked, rate: (100 * leaked / ROUNDS).toFixed(1) };
 }
 
-test('a link flipped between a harmless file and .env: leak rate under Node', async () => {
+for (const hostFs of [true, false]) test(`a link flipped between a harmless file and .env: leak rate under Node (hostFs: ${hostFs})`, async () => {
   const { repo } = repoWithSecret();
   symlinkSync('harmless.txt', join(repo, 'link.txt'));
-  const tools = await openFileTools({ repo });
+  const tools = await openFileTools({ repo, hostFs });
   const m = await measure(tools, flipper(repo, 'link.txt', 'harmless.txt', '.env'), 'link.txt');
-  console.log(`node race (link flip): ${ROUNDS} reads, ${m.ok} harmless, ${m.refused} refused, ${m.leaked} leaked the secret (${m.rate}%)`);
+  console.log(`node race (link flip, hostFs: ${tools.hostFs}): ${ROUNDS} reads, ${m.ok} harmless, ${m.refused} refused, ${m.leaked} leaked the secret (${m.rate}%)`);
   assert.ok(m.ok > 0, 'no harmless read succeeded: the positive control failed');
+  if (tools.hostFs) assert.equal(m.leaked, 0, 'the secret came back through held directories');
 });
 
-test('a directory swapped for a link leading outside: leak rate under Node', async () => {
+for (const hostFs of [true, false]) test(`a directory swapped for a link leading outside: leak rate under Node (hostFs: ${hostFs})`, async () => {
   const { base, repo } = repoWithSecret();
   // `dir` flips between a link to the harmless `sub` and a link climbing out of the
   // repository, whose `inner.txt` would be outside.
   mkdirSync(join(base, 'outdir'));
   writeFileSync(join(base, 'outdir', 'inner.txt'), `${MARK} outside\n`);
   symlinkSync('sub', join(repo, 'dir'));
-  const tools = await openFileTools({ repo });
+  const tools = await openFileTools({ repo, hostFs });
   const m = await measure(tools, flipper(repo, 'dir', 'sub', '../outdir'), 'dir/inner.txt');
-  console.log(`node race (directory link flip, outside): ${ROUNDS} reads, ${m.ok} harmless, ${m.refused} refused, ${m.leaked} leaked outside content (${m.rate}%)`);
+  console.log(`node race (directory link flip, outside, hostFs: ${tools.hostFs}): ${ROUNDS} reads, ${m.ok} harmless, ${m.refused} refused, ${m.leaked} leaked outside content (${m.rate}%)`);
   assert.ok(m.ok > 0, 'no harmless read succeeded: the positive control failed');
+  if (tools.hostFs) assert.equal(m.leaked, 0, 'outside content came back through held directories');
 });
 
 // A directory renamed away and replaced by a link, by a second process, in a loop: the
@@ -101,14 +105,15 @@ function dirSwapper(dir, name, link) {
   return spawn(process.execPath, ['-e', script, dir, name, link], { stdio: 'ignore' });
 }
 
-test('a directory renamed away and replaced by a link climbing out: leak rate under Node', async () => {
+for (const hostFs of [true, false]) test(`a directory renamed away and replaced by a link climbing out: leak rate under Node (hostFs: ${hostFs})`, async () => {
   const { base, repo } = repoWithSecret();
   mkdirSync(join(base, 'outdir'));
   writeFileSync(join(base, 'outdir', 'inner.txt'), `${MARK} outside\n`);
-  const tools = await openFileTools({ repo });
+  const tools = await openFileTools({ repo, hostFs });
   const m = await measure(tools, dirSwapper(repo, 'sub', '../outdir'), 'sub/inner.txt');
-  console.log(`node race (directory renamed away, link out): ${ROUNDS} reads, ${m.ok} harmless, ${m.refused} refused, ${m.leaked} leaked outside content (${m.rate}%)`);
+  console.log(`node race (directory renamed away, link out, hostFs: ${tools.hostFs}): ${ROUNDS} reads, ${m.ok} harmless, ${m.refused} refused, ${m.leaked} leaked outside content (${m.rate}%)`);
   assert.ok(m.ok > 0, 'no harmless read succeeded: the positive control failed');
+  if (tools.hostFs) assert.equal(m.leaked, 0, 'outside content came back through held directories');
 });
 
 // Runs `call` while the shim's `openAt` is hooked: right after the component opens the
@@ -142,18 +147,50 @@ function swapAfterOpeningSub(swap, call) {
   }
 }
 
-// The deterministic form of the attack, in both modes: with descriptors held (what a
-// Wasmtime host has) the shim leaks, which shows the swap is the real attack; with the
-// Node host's default, path descriptors, nothing hidden comes back and nothing is written.
-for (const descriptors of ['held', 'paths']) {
-  test(`a held directory swapped for a link out of the repository (descriptors: ${descriptors})`, async () => {
+// `swapAfterOpeningSub` for the host's held directories: the hook is on Node's `openSync`,
+// which host-fs.mjs opens every name with.
+function swapAfterHostOpensSub(swap, call) {
+  const inner = fs.openSync;
+  let opened = false;
+  let done = false;
+  fs.openSync = function (path, flags, ...rest) {
+    const p = String(path);
+    if (opened && !done && (p.endsWith('/inner.txt') || p.includes('new.txt'))) {
+      done = true;
+      swap();
+    }
+    const fd = inner.call(this, path, flags, ...rest);
+    if (p.endsWith('/sub') && (flags & fs.constants.O_DIRECTORY)) opened = true;
+    return fd;
+  };
+  syncBuiltinESMExports();
+  try {
+    return call();
+  } catch (e) {
+    return { error: e };
+  } finally {
+    fs.openSync = inner;
+    syncBuiltinESMExports();
+    assert.ok(done, 'the component never opened sub as a directory: the swap did not happen');
+  }
+}
+
+// The deterministic form of the attack, in all modes: with the shim's descriptors held
+// (what a Wasmtime host has) the shim leaks, which shows the swap is the real attack; with
+// its path descriptors, and with the directories the host holds itself, nothing hidden
+// comes back and nothing is written outside.
+for (const descriptors of ['held', 'paths', 'host']) {
+  test(`a held directory swapped for a link out of the repository (descriptors: ${descriptors})`, async (t) => {
     const { base, repo } = repoWithSecret();
     mkdirSync(join(base, 'outdir'));
     writeFileSync(join(base, 'outdir', 'inner.txt'), `${MARK} outside\n`);
     const policy = { read: { block: ['private/**'] }, write: { block: ['private/**'] } };
     mkdirSync(join(repo, 'private'));
     writeFileSync(join(repo, 'private', 'inner.txt'), `${MARK} private\n`);
-    const tools = await openFileTools({ repo, policy, descriptors });
+    const hostFs = descriptors === 'host';
+    const tools = await openFileTools({ repo, policy, hostFs, ...(hostFs ? {} : { descriptors }) });
+    if (hostFs && !tools.hostFs) return t.skip('no /proc/self/fd here: the shim serves');
+    const swapAfter = hostFs ? swapAfterHostOpensSub : swapAfterOpeningSub;
     const swapTo = (target) => () => {
       renameSync(join(repo, 'sub'), join(repo, 'sub.away'));
       symlinkSync(target, join(repo, 'sub'));
@@ -169,9 +206,9 @@ for (const descriptors of ['held', 'paths']) {
 
     const results = [];
     for (const target of ['../outdir', 'private']) {
-      results.push(swapAfterOpeningSub(swapTo(target), () => tools.call('read_file', { path: 'sub/inner.txt' })));
+      results.push(swapAfter(swapTo(target), () => tools.call('read_file', { path: 'sub/inner.txt' })));
       restore();
-      results.push(swapAfterOpeningSub(swapTo(target), () => tools.call('write_file', { path: 'sub/new.txt', content: 'planted\n' })));
+      results.push(swapAfter(swapTo(target), () => tools.call('write_file', { path: 'sub/new.txt', content: 'planted\n' })));
       restore();
     }
     const leaked = results.filter((r) => JSON.stringify(r, (_, v) => (typeof v === 'bigint' ? String(v) : v)).includes(MARK)).length;
@@ -186,4 +223,17 @@ for (const descriptors of ['held', 'paths']) {
   });
 }
 
-test('FIFO swap and directory exchange under Node', { skip: 'preview2-shim has no non-blocking open (a FIFO swapped in would block the test process) and Node has no renameat2 RENAME_EXCHANGE; both are covered through the Wasmtime host' }, () => {});
+test('a FIFO swapped in for the file being read is refused at once (host-held directories)', { timeout: 30_000 }, async (t) => {
+  const { repo } = repoWithSecret();
+  const tools = await openFileTools({ repo });
+  if (!tools.hostFs) return t.skip('no /proc/self/fd here: the shim serves');
+  // Positive control, then the swap between holding `sub` and opening the file in it.
+  assert.equal(tools.call('read_file', { path: 'sub/inner.txt' }).content, 'inner words\n');
+  const r = swapAfterHostOpensSub(() => {
+    fs.unlinkSync(join(repo, 'sub', 'inner.txt'));
+    execFileSync('mkfifo', [join(repo, 'sub', 'inner.txt')]);
+  }, () => tools.call('read_file', { path: 'sub/inner.txt' }));
+  assert.ok(r.error, `a FIFO was read: ${JSON.stringify(r)}`);
+});
+
+test('FIFO swap and directory exchange through the shim', { skip: 'preview2-shim has no non-blocking open (a FIFO swapped in would block the test process) and Node has no renameat2 RENAME_EXCHANGE; both are covered through the Wasmtime host' }, () => {});

@@ -116,9 +116,11 @@ def test_npm_package_installs_into_a_clean_directory_and_runs_its_readme(tmp_pat
     with tarfile.open(tgz) as t:
         names = t.getnames()
         mjs = t.extractfile("package/file-tools.mjs").read()
+        host_fs = t.extractfile("package/host-fs.mjs").read()
         # jco keeps the component's core modules as they are, each in a file of its own.
         cores = {n: t.extractfile(n).read() for n in names if n.endswith(".wasm")}
     assert mjs == (ROOT / "examples/node/file-tools.mjs").read_bytes()
+    assert host_fs == (ROOT / "examples/node/host-fs.mjs").read_bytes()
     assert "package/gen/file-tools.js" in names, names
     assert "package/gen/file-tools.core.wasm" in cores, names
     workspace = component(tmp=tmp_path)

@@ -1,0 +1,244 @@
+// The `host-fs` directory and file resources for the Node host, on Linux: the repository
+// held open by descriptors, one name per operation, so that a link or directory swapped in
+// by another process reaches nothing outside and a FIFO never blocks a call.
+//
+// Node's `fs` has no `openat`. On Linux, `/proc/self/fd/N/name` resolves `name` inside the
+// very directory the descriptor N holds (the kernel follows the `fd` entry to that open
+// directory, wherever it now is), so every operation here names `name` relative to a held
+// descriptor, and every open adds `O_NOFOLLOW | O_NONBLOCK` and is checked with `fstat`.
+// Where `/proc/self/fd` does not answer for the repository's descriptor (another system, a
+// sandbox without procfs), `hostDirs` returns null and the component uses the WASI shim.
+
+import {
+  closeSync, constants, fchmodSync, fstatSync, fsyncSync, lstatSync, mkdirSync, openSync,
+  readdirSync, readlinkSync, readSync, renameSync, rmdirSync, unlinkSync, writeSync,
+} from 'node:fs';
+
+const { O_RDONLY, O_WRONLY, O_CREAT, O_EXCL, O_DIRECTORY, O_NOFOLLOW, O_NONBLOCK, O_NOCTTY } = constants;
+const OPEN = O_NOFOLLOW | O_NONBLOCK;
+const dispose = Symbol.dispose || Symbol.for('dispose');
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+const ok = (val) => ({ tag: 'ok', val });
+const err = (tag, val) => ({ tag: 'err', val: val === undefined ? { tag } : { tag, val } });
+
+/** A failed system call as the interface's `fs-error`. */
+function fsError(e) {
+  switch (e && e.code) {
+    case 'ENOENT': return err('not-found');
+    case 'EEXIST': return err('already-exists');
+    case 'ENOTDIR': return err('not-a-directory');
+    case 'EISDIR': return err('is-a-directory');
+    case 'ELOOP': case 'ENXIO': case 'EOPNOTSUPP': return err('not-plain');
+    case 'ENOTEMPTY': return err('not-empty');
+    case 'EACCES': case 'EPERM': case 'EROFS': return err('access');
+    default: return err('other', String(e && e.message ? e.message : e));
+  }
+}
+
+/** Runs `f`, turning a thrown system error into an `fs-error`. */
+function attempt(f) {
+  try {
+    return f();
+  } catch (e) {
+    return fsError(e);
+  }
+}
+
+/** One plain name: never empty, `.`, `..`, nor holding `/` or NUL. */
+function plainName(name) {
+  return typeof name === 'string' && name !== '' && name !== '.' && name !== '..' && !/[/\0]/.test(name);
+}
+
+function kind(st) {
+  if (st.isFile()) return 'file';
+  if (st.isDirectory()) return 'dir';
+  if (st.isSymbolicLink()) return 'symlink';
+  return 'other';
+}
+
+/** A `bigint` stat as the interface's `entry-stat`. */
+function entryStat(st) {
+  const ns = (v) => (v >= 0n && v < 1n << 64n ? v : undefined);
+  return {
+    kind: kind(st), size: st.size, linkCount: st.nlink, modifiedNs: ns(st.mtimeNs),
+    changedNs: ns(st.ctimeNs), device: st.dev, inode: st.ino,
+  };
+}
+
+/** `name` inside the directory held by `fd`. */
+const at = (fd, name) => `/proc/self/fd/${fd}/${name}`;
+
+/** Opens `name` in the directory `fd` without following a link or blocking, and checks on
+ * the descriptor that it is a directory (`wantDir`) or a regular file. */
+function openPlain(fd, name, wantDir) {
+  if (!plainName(name)) return err('other', `'${name}' is not a single path component`);
+  let opened;
+  try {
+    opened = openSync(at(fd, name), O_RDONLY | OPEN | (wantDir ? O_DIRECTORY : O_NOCTTY));
+    const st = fstatSync(opened);
+    if (wantDir ? !st.isDirectory() : !st.isFile()) {
+      closeSync(opened);
+      return err('not-plain');
+    }
+    return ok(opened);
+  } catch (e) {
+    if (opened !== undefined) closeSync(opened);
+    return fsError(e);
+  }
+}
+
+/** The regular file at the logical path `path` beneath `rootFd`, opened one name at a time
+ * without following a link anywhere; passed to `use` and closed after. Null when any name
+ * on the way is not a plain directory, or the last not a regular file. */
+function withRegularFile(rootFd, path, use) {
+  const names = path.split('/');
+  const fds = [];
+  try {
+    let dir = rootFd;
+    for (const [i, name] of names.entries()) {
+      const r = openPlain(dir, name, i < names.length - 1);
+      if (r.tag !== 'ok') return null;
+      fds.push(r.val);
+      dir = r.val;
+    }
+    return use(dir);
+  } finally {
+    for (const fd of fds) closeSync(fd);
+  }
+}
+
+/**
+ * The repository's `Dir` and `File` resource classes, `root` and `copyMode`, holding
+ * `repo` (a real path) open; null where `/proc/self/fd` does not lead back to it.
+ * `readOnly` refuses every change with `access`.
+ */
+export function hostDirs(repo, readOnly) {
+  if (process.platform !== 'linux') return null;
+  let rootFd;
+  try {
+    rootFd = openSync(repo, O_RDONLY | O_DIRECTORY);
+    if (readlinkSync(`/proc/self/fd/${rootFd}`) !== repo) throw new Error('no procfs');
+  } catch {
+    if (rootFd !== undefined) closeSync(rootFd);
+    return null;
+  }
+
+  class File {
+    constructor(fd) { this.fd = fd; }
+    stat() { return attempt(() => ok(entryStat(fstatSync(this.fd, { bigint: true })))); }
+    readAt(offset, len) {
+      return attempt(() => {
+        // Bounded by what one call may carry; the component asks for at most 1 MiB.
+        const want = Number(len < 16n << 20n ? len : 16n << 20n);
+        const buf = Buffer.allocUnsafe(want);
+        let got = 0;
+        while (got < want) {
+          const n = readSync(this.fd, buf, got, want - got, offset + BigInt(got));
+          if (n === 0) break;
+          got += n;
+        }
+        return ok(new Uint8Array(buf.buffer, buf.byteOffset, got));
+      });
+    }
+    [dispose]() { closeSync(this.fd); }
+  }
+
+  class Dir {
+    constructor(fd) { this.fd = fd; }
+    /** The directory for a change of `name` in it, or the refusal. */
+    change(name) {
+      if (readOnly) return err('access');
+      if (!plainName(name)) return err('other', `'${name}' is not a single path component`);
+      return null;
+    }
+    stat() { return attempt(() => ok(entryStat(fstatSync(this.fd, { bigint: true })))); }
+    statAt(name) {
+      if (!plainName(name)) return err('other', `'${name}' is not a single path component`);
+      return attempt(() => ok(entryStat(lstatSync(at(this.fd, name), { bigint: true }))));
+    }
+    openDir(name) {
+      const r = openPlain(this.fd, name, true);
+      return r.tag === 'ok' ? ok(new Dir(r.val)) : r;
+    }
+    openFile(name) {
+      const r = openPlain(this.fd, name, false);
+      return r.tag === 'ok' ? ok(new File(r.val)) : r;
+    }
+    readLink(name) {
+      if (!plainName(name)) return err('other', `'${name}' is not a single path component`);
+      return attempt(() => {
+        const text = readlinkSync(at(this.fd, name), { encoding: 'buffer' });
+        try {
+          return ok(utf8.decode(text));
+        } catch {
+          return err('other', "the link's text is not UTF-8");
+        }
+      });
+    }
+    entries() {
+      return attempt(() => ok(readdirSync(`/proc/self/fd/${this.fd}`, { withFileTypes: true, encoding: 'buffer' })
+        .map((e) => {
+          let name;
+          try { name = utf8.decode(e.name); } catch { name = undefined; }
+          return { name, kind: kind(e) };
+        })));
+    }
+    createNew(name, data) {
+      const refused = this.change(name);
+      if (refused) return refused;
+      const path = at(this.fd, name);
+      let fd;
+      try {
+        fd = openSync(path, O_WRONLY | O_CREAT | O_EXCL | OPEN, 0o666);
+        for (let done = 0; done < data.length;) done += writeSync(fd, data, done, data.length - done);
+        fsyncSync(fd);
+        closeSync(fd);
+        return ok(undefined);
+      } catch (e) {
+        if (fd !== undefined) {
+          closeSync(fd);
+          try { unlinkSync(path); } catch { /* gone already */ }
+        }
+        return fsError(e);
+      }
+    }
+    rename(from, to) {
+      const refused = this.change(from) || this.change(to);
+      if (refused) return refused;
+      return attempt(() => ok(renameSync(at(this.fd, from), at(this.fd, to))));
+    }
+    unlink(name) {
+      return this.change(name) || attempt(() => ok(unlinkSync(at(this.fd, name))));
+    }
+    mkdir(name) {
+      return this.change(name) || attempt(() => ok(mkdirSync(at(this.fd, name), 0o777)));
+    }
+    rmdir(name) {
+      return this.change(name) || attempt(() => ok(rmdirSync(at(this.fd, name))));
+    }
+    [dispose]() { closeSync(this.fd); }
+  }
+
+  return {
+    Dir,
+    File,
+    root: () => new Dir(openSync(`/proc/self/fd/${rootFd}`, O_RDONLY | O_DIRECTORY)),
+    /** Copies the permission bits of `from` onto `to` (logical paths), both opened one name
+     * at a time without following a link; a target with other names is left alone. */
+    copyMode(from, to) {
+      if (readOnly) return false;
+      try {
+        const mode = withRegularFile(rootFd, from, (fd) => fstatSync(fd).mode);
+        if (mode === null) return false;
+        return withRegularFile(rootFd, to, (fd) => {
+          if (fstatSync(fd).nlink !== 1) return false;
+          fchmodSync(fd, mode & 0o7777);
+          return true;
+        }) === true;
+      } catch {
+        return false;
+      }
+    },
+  };
+}
