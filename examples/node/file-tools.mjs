@@ -86,7 +86,8 @@ function compiledModule(path) {
  * host-fs.mjs): every file access of the component is one name relative to a held
  * descriptor, links never followed, FIFOs never waited on, and no call goes through the
  * shim's worker thread. `hostFs: false`, and systems without `/proc/self/fd`, leave file
- * access to the WASI shim. The returned `hostFs` says which one serves.
+ * access to the WASI shim (`hostFs: 'require'` refuses to open there instead). The
+ * returned `hostFs` says which one serves.
  *
  * `descriptors` tells the component what the shim's directory descriptors are. preview2-shim
  * keeps every descriptor but the preopen as a path string that it resolves again on each
@@ -99,6 +100,9 @@ export async function openFileTools({ repo, readOnly = false, policy = {}, onAud
   const effective = { ...policy, ...(readOnly ? { read_only: true } : {}) };
   const real = realpathSync(repo);
   const held = hostFs ? hostDirs(real, readOnly) : null;
+  if (hostFs === 'require' && !held) {
+    throw new Error('hostFs: this system gives no /proc/self/fd to hold the repository by');
+  }
   const shim = new WASIShim({
     sandbox: {
       preopens: { '/': real },

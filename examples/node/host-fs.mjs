@@ -11,13 +11,15 @@
 
 import {
   closeSync, constants, fchmodSync, fstatSync, fsyncSync, lstatSync, mkdirSync, openSync,
-  readdirSync, readlinkSync, readSync, renameSync, rmdirSync, unlinkSync, writeSync,
+  readdirSync, readlinkSync, readSync, renameSync, rmdirSync, statfsSync, unlinkSync, writeSync,
 } from 'node:fs';
 
 const { O_RDONLY, O_WRONLY, O_CREAT, O_EXCL, O_DIRECTORY, O_NOFOLLOW, O_NONBLOCK, O_NOCTTY } = constants;
 const OPEN = O_NOFOLLOW | O_NONBLOCK;
 const dispose = Symbol.dispose || Symbol.for('dispose');
 const utf8 = new TextDecoder('utf-8', { fatal: true });
+/** The file system type of a real procfs (`PROC_SUPER_MAGIC`). */
+const PROC_MAGIC = 0x9fa0;
 
 const ok = (val) => ({ tag: 'ok', val });
 const err = (tag, val) => ({ tag: 'err', val: val === undefined ? { tag } : { tag, val } });
@@ -77,14 +79,14 @@ function openPlain(fd, name, wantDir) {
   try {
     opened = openSync(at(fd, name), O_RDONLY | OPEN | (wantDir ? O_DIRECTORY : O_NOCTTY));
     const st = fstatSync(opened);
-    if (wantDir ? !st.isDirectory() : !st.isFile()) {
-      closeSync(opened);
-      return err('not-plain');
-    }
-    return ok(opened);
+    if (wantDir ? !st.isDirectory() : !st.isFile()) return err('not-plain');
+    const done = opened;
+    opened = undefined;
+    return ok(done);
   } catch (e) {
-    if (opened !== undefined) closeSync(opened);
     return fsError(e);
+  } finally {
+    if (opened !== undefined) closeSync(opened);
   }
 }
 
@@ -117,7 +119,10 @@ export function hostDirs(repo, readOnly) {
   if (process.platform !== 'linux') return null;
   let rootFd;
   try {
-    rootFd = openSync(repo, O_RDONLY | O_DIRECTORY);
+    // A real procfs (an emulation whose `fd` entries are plain links would make every
+    // operation here one by path), whose entry for the descriptor names the repository.
+    if (statfsSync('/proc').type !== PROC_MAGIC) throw new Error('no procfs');
+    rootFd = openSync(repo, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
     if (readlinkSync(`/proc/self/fd/${rootFd}`) !== repo) throw new Error('no procfs');
   } catch {
     if (rootFd !== undefined) closeSync(rootFd);
@@ -193,15 +198,15 @@ export function hostDirs(repo, readOnly) {
         fd = openSync(path, O_WRONLY | O_CREAT | O_EXCL | OPEN, 0o666);
         for (let done = 0; done < data.length;) done += writeSync(fd, data, done, data.length - done);
         fsyncSync(fd);
-        closeSync(fd);
-        return ok(undefined);
       } catch (e) {
         if (fd !== undefined) {
-          closeSync(fd);
+          try { closeSync(fd); } catch { /* closed either way */ }
           try { unlinkSync(path); } catch { /* gone already */ }
         }
         return fsError(e);
       }
+      // Written and flushed: a failing close loses nothing and is not retried.
+      return attempt(() => ok(closeSync(fd)));
     }
     rename(from, to) {
       const refused = this.change(from) || this.change(to);

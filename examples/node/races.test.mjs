@@ -8,7 +8,7 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync, spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import fs, { existsSync, mkdirSync, mkdtempSync, readdirSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
 import { filesystem } from '@bytecodealliance/preview2-shim';
 import { tmpdir } from 'node:os';
@@ -30,7 +30,7 @@ function flipper(dir, name, a, b) {
     for (;;) {
       flip = !flip;
       try { fs.rmSync(tmp, { force: true }); fs.symlinkSync(flip ? a : b, tmp); fs.renameSync(tmp, at); n++; } catch {}
-      if (n % 1000 === 0) { try { fs.writeFileSync(p.join(dir, '.flips'), String(n)); } catch {} }
+      if (n % 100 === 0) { try { fs.writeFileSync(p.join(dir, '.flips'), String(n)); } catch {} }
     }`;
   return spawn(process.execPath, ['-e', script, dir, name, a, b], { stdio: 'ignore' });
 }
@@ -46,10 +46,41 @@ function repoWithSecret() {
   return { base, repo };
 }
 
-// Reads `path` ROUNDS times while `child` runs; counts harmless answers, refusals and
-// answers that hold the secret marker.
-async function measure(tools, child, path) {
+// A second process: renames a regular file and a link to `target` over `name` in turn, so
+// that a name the component found to be a file is a link when it opens it.
+function fileFlipper(dir, name, target) {
+  const script = `
+    const fs = require('node:fs'); const p = require('node:path');
+    const [dir, name, target] = process.argv.slice(1);
+    const at = p.join(dir, name), file = at + '.file', link = at + '.link';
+    let n = 0;
+    for (;;) {
+      try { fs.writeFileSync(file, 'harmless words\\n'); fs.renameSync(file, at); } catch {}
+      try { fs.rmSync(link, { force: true }); fs.symlinkSync(target, link); fs.renameSync(link, at); n++; } catch {}
+      if (n % 100 === 0) { try { fs.writeFileSync(p.join(dir, '.flips'), String(n)); } catch {} }
+    }`;
+  return spawn(process.execPath, ['-e', script, dir, name, target], { stdio: 'ignore' });
+}
+
+// How many flips the second process has counted in `dir` (0 before its first hundred).
+const flips = (dir) => {
+  try {
+    return Number(fs.readFileSync(join(dir, '.flips'), 'utf8'));
+  } catch {
+    return 0;
+  }
+};
+
+// Reads `path` ROUNDS times while `child` runs, once it has flipped a hundred times;
+// counts harmless answers, refusals and answers that hold the secret marker, and checks
+// that the child went on flipping meanwhile.
+async function measure(tools, child, path, dir) {
   let ok = 0, refused = 0, leaked = 0;
+  for (let waited = 0; dir && flips(dir) === 0; waited++) {
+    assert.ok(waited < 1000, 'the second process never started flipping');
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  const before = dir ? flips(dir) : 0;
   try {
     for (let i = 0; i < ROUNDS; i++) {
       try {
@@ -64,6 +95,7 @@ async function measure(tools, child, path) {
   } finally {
     child.kill();
   }
+  if (dir) assert.ok(flips(dir) > before, 'the second process stopped flipping during the reads');
   return { ok, refused, leaked, rate: (100 * leaked / ROUNDS).toFixed(1) };
 }
 
@@ -71,7 +103,7 @@ for (const hostFs of [true, false]) test(`a link flipped between a harmless file
   const { repo } = repoWithSecret();
   symlinkSync('harmless.txt', join(repo, 'link.txt'));
   const tools = await openFileTools({ repo, hostFs });
-  const m = await measure(tools, flipper(repo, 'link.txt', 'harmless.txt', '.env'), 'link.txt');
+  const m = await measure(tools, flipper(repo, 'link.txt', 'harmless.txt', '.env'), 'link.txt', repo);
   console.log(`node race (link flip, hostFs: ${tools.hostFs}): ${ROUNDS} reads, ${m.ok} harmless, ${m.refused} refused, ${m.leaked} leaked the secret (${m.rate}%)`);
   assert.ok(m.ok > 0, 'no harmless read succeeded: the positive control failed');
   if (tools.hostFs) assert.equal(m.leaked, 0, 'the secret came back through held directories');
@@ -85,10 +117,23 @@ for (const hostFs of [true, false]) test(`a directory swapped for a link leading
   writeFileSync(join(base, 'outdir', 'inner.txt'), `${MARK} outside\n`);
   symlinkSync('sub', join(repo, 'dir'));
   const tools = await openFileTools({ repo, hostFs });
-  const m = await measure(tools, flipper(repo, 'dir', 'sub', '../outdir'), 'dir/inner.txt');
+  const m = await measure(tools, flipper(repo, 'dir', 'sub', '../outdir'), 'dir/inner.txt', repo);
   console.log(`node race (directory link flip, outside, hostFs: ${tools.hostFs}): ${ROUNDS} reads, ${m.ok} harmless, ${m.refused} refused, ${m.leaked} leaked outside content (${m.rate}%)`);
   assert.ok(m.ok > 0, 'no harmless read succeeded: the positive control failed');
   if (tools.hostFs) assert.equal(m.leaked, 0, 'outside content came back through held directories');
+});
+
+// Through the shim every such read is refused (the component finds a new inode at each
+// look), so this one runs where the host holds the directories.
+test('a file name flipped between a file and a link to .env: no leak (host-held directories)', async (t) => {
+  const { repo } = repoWithSecret();
+  writeFileSync(join(repo, 'data.txt'), 'harmless words\n');
+  const tools = await openFileTools({ repo });
+  if (!tools.hostFs) return t.skip('no /proc/self/fd here: the shim serves');
+  const m = await measure(tools, fileFlipper(repo, 'data.txt', '.env'), 'data.txt', repo);
+  console.log(`node race (file and link flip, hostFs: ${tools.hostFs}): ${ROUNDS} reads, ${m.ok} harmless, ${m.refused} refused, ${m.leaked} leaked the secret (${m.rate}%)`);
+  assert.ok(m.ok > 0, 'no harmless read succeeded: the positive control failed');
+  assert.equal(m.leaked, 0, 'the secret came back through held directories');
 });
 
 // A directory renamed away and replaced by a link, by a second process, in a loop: the
@@ -213,6 +258,10 @@ for (const descriptors of ['held', 'paths', 'host']) {
     }
     const leaked = results.filter((r) => JSON.stringify(r, (_, v) => (typeof v === 'bigint' ? String(v) : v)).includes(MARK)).length;
     const planted = ['outdir', 'repo/private'].filter((d) => readdirSync(join(base, d)).includes('new.txt'));
+    if (hostFs) {
+      // The held `sub` is the directory as it was opened: its file is read, not the link's.
+      for (const r of [results[0], results[2]]) assert.equal(r.content, 'inner words\n', JSON.stringify(r));
+    }
     if (descriptors === 'held') {
       assert.ok(leaked > 0 || planted.length > 0, 'the swap no longer reaches through a held descriptor: this control shows nothing');
     } else {
@@ -223,17 +272,43 @@ for (const descriptors of ['held', 'paths', 'host']) {
   });
 }
 
-test('a FIFO swapped in for the file being read is refused at once (host-held directories)', { timeout: 30_000 }, async (t) => {
+// Run in a child process with a deadline: an open that waits for a FIFO's writer would
+// stop this process's event loop, and with it any timeout of the test itself.
+test('a FIFO swapped in for the file being read is refused at once (host-held directories)', (t) => {
   const { repo } = repoWithSecret();
-  const tools = await openFileTools({ repo });
-  if (!tools.hostFs) return t.skip('no /proc/self/fd here: the shim serves');
-  // Positive control, then the swap between holding `sub` and opening the file in it.
-  assert.equal(tools.call('read_file', { path: 'sub/inner.txt' }).content, 'inner words\n');
-  const r = swapAfterHostOpensSub(() => {
-    fs.unlinkSync(join(repo, 'sub', 'inner.txt'));
-    execFileSync('mkfifo', [join(repo, 'sub', 'inner.txt')]);
-  }, () => tools.call('read_file', { path: 'sub/inner.txt' }));
-  assert.ok(r.error, `a FIFO was read: ${JSON.stringify(r)}`);
+  const script = `
+    import fs from 'node:fs';
+    import { syncBuiltinESMExports } from 'node:module';
+    import { execFileSync } from 'node:child_process';
+    import { openFileTools } from ${JSON.stringify(new URL('./file-tools.mjs', import.meta.url).href)};
+    const repo = ${JSON.stringify(repo)};
+    const tools = await openFileTools({ repo });
+    if (!tools.hostFs) { console.log('SKIP'); process.exit(0); }
+    const first = tools.call('read_file', { path: 'sub/inner.txt' }).content;
+    const inner = fs.openSync;
+    let swapped = false;
+    fs.openSync = function (path, flags, ...rest) {
+      if (!swapped && String(path).endsWith('/inner.txt')) {
+        swapped = true;
+        fs.unlinkSync(repo + '/sub/inner.txt');
+        execFileSync('mkfifo', [repo + '/sub/inner.txt']);
+      }
+      return inner.call(this, path, flags, ...rest);
+    };
+    syncBuiltinESMExports();
+    let second;
+    try { second = tools.call('read_file', { path: 'sub/inner.txt' }); } catch (e) { second = { refused: e.code }; }
+    console.log(JSON.stringify({ first, swapped, second }));
+  `;
+  const run = spawnSync(process.execPath, ['--input-type=module', '-e', script], { timeout: 20_000, encoding: 'utf8' });
+  assert.equal(run.signal, null, 'the read of a FIFO swapped in blocked until killed');
+  assert.equal(run.status, 0, run.stderr);
+  if (run.stdout.trim() === 'SKIP') return t.skip('no /proc/self/fd here: the shim serves');
+  const out = JSON.parse(run.stdout);
+  // Positive control before the swap; then the swap happened and the read was refused.
+  assert.equal(out.first, 'inner words\n');
+  assert.ok(out.swapped, 'the component never opened sub/inner.txt');
+  assert.ok(out.second.refused, `a FIFO was read: ${JSON.stringify(out.second)}`);
 });
 
 test('FIFO swap and directory exchange through the shim', { skip: 'preview2-shim has no non-blocking open (a FIFO swapped in would block the test process) and Node has no renameat2 RENAME_EXCHANGE; both are covered through the Wasmtime host' }, () => {});

@@ -151,16 +151,23 @@ _NO_FOLLOW = (os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLO
               | getattr(os, "O_CLOEXEC", 0))
 
 
-def _with_regular_file(root, logical, use):
-    """`use(fd)` on the regular file at the logical path `logical` beneath `root`, opened one
-    name at a time relative to the directory before it, never following a symlink (nor
-    blocking on a FIFO); None when that cannot be done safely here (a link, `..`, a special
-    file, a platform without `dir_fd` opens)."""
-    names = logical.split("/")
-    if os.open not in os.supports_dir_fd or not hasattr(os, "O_NOFOLLOW") or any(
-            n in ("", ".", "..") or "\0" in n for n in names):
+def _held_root(repo):
+    """The repository's directory held open for `copy-mode`, or None where opens relative
+    to a descriptor (`dir_fd`, `O_NOFOLLOW`) are not offered."""
+    if os.open not in os.supports_dir_fd or not hasattr(os, "O_NOFOLLOW"):
         return None
-    fds = [os.open(root, _NO_FOLLOW | os.O_DIRECTORY)]
+    return os.open(repo, _NO_FOLLOW | os.O_DIRECTORY)
+
+
+def _with_regular_file(root_fd, logical, use):
+    """`use(fd)` on the regular file at the logical path `logical` beneath the held
+    directory `root_fd`, opened one name at a time relative to the directory before it,
+    never following a symlink (nor blocking on a FIFO); None when that cannot be done here
+    (a link, `..`, a special file, no held directory)."""
+    names = logical.split("/")
+    if root_fd is None or any(n in ("", ".", "..") or "\0" in n for n in names):
+        return None
+    fds = [root_fd]
     try:
         for name in names[:-1]:
             fds.append(os.open(name, _NO_FOLLOW | os.O_DIRECTORY, dir_fd=fds[-1]))
@@ -169,7 +176,7 @@ def _with_regular_file(root, logical, use):
             return None
         return use(fds[-1])
     finally:
-        for fd in fds:
+        for fd in fds[1:]:
             os.close(fd)
 
 
@@ -232,6 +239,9 @@ class FileTools:
         if wasm_path is None:
             wasm_path = _bundled_component()
         self.repo = os.path.realpath(repo)
+        # Held from here on, so that a repository renamed away and replaced later gets no
+        # permission bits from this host (the component holds its preopen the same way).
+        self._root_fd = None if read_only else _held_root(self.repo)
         self.engine, self.component = _compiled(wasm_path)
         policy = dict(policy or {})
         if read_only:
@@ -291,6 +301,15 @@ class FileTools:
             self.store, self.component.get_export_index("describe", tools)
         )
 
+    def __del__(self):
+        fd = getattr(self, "_root_fd", None)
+        if fd is not None:
+            self._root_fd = None
+            try:
+                os.close(fd)
+            except Exception:  # at interpreter exit `os` may be gone already
+                pass
+
     def _emit(self, _store, event):
         if self._on_audit is not None:
             self._on_audit(_audit_dict(event))
@@ -309,9 +328,9 @@ class FileTools:
         Both files are opened beneath the repository one name at a time without following
         a symlink, and the bits are read from and set on the opened descriptors, so a name
         swapped for a link meanwhile reaches nothing outside; a target with other names
-        (hard links) is left alone."""
+        (hard links) is left alone, and a read-only host changes nothing."""
         try:
-            mode = _with_regular_file(self.repo, src, lambda fd: os.fstat(fd).st_mode)
+            mode = _with_regular_file(self._root_fd, src, lambda fd: os.fstat(fd).st_mode)
             if mode is None:
                 return False
 
@@ -321,7 +340,7 @@ class FileTools:
                     return False
                 os.fchmod(fd, stat.S_IMODE(mode))
                 return True
-            return _with_regular_file(self.repo, dst, chmod_single) is True
+            return _with_regular_file(self._root_fd, dst, chmod_single) is True
         except OSError:
             return False
 

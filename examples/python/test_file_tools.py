@@ -136,6 +136,7 @@ def test_file_bytes_never_cross_into_python(repo, monkeypatch):
     """The runtime's component API turns a `list<u8>` into Python one byte at a time (about
     1 ms per KB), so this host must answer `none` to every host-fs service that would carry a
     file's bytes, and leave reading and hashing to the component."""
+    import wasmtime.component as wc
     from wasmtime.component import _types
 
     carried = []
@@ -158,6 +159,19 @@ def test_file_bytes_never_cross_into_python(repo, monkeypatch):
                               "expected_sha256": page["sha256"]})
     assert (repo / "big.txt").read_bytes() == big + b"one more\n"
     assert sum(carried) < 4096, f"{sum(carried)} bytes crossed into Python: {carried[:8]}"
+
+    # Positive control: a host that does hash receives the file's bytes, and the count sees
+    # them (so the count above is not empty for want of looking).
+    real_add = wc.LinkerInstance.add_func
+
+    def hashing(self, name, func):
+        if name == "sha256":
+            func = lambda _store, data: hashlib.sha256(bytes(data)).digest()  # noqa: E731
+        return real_add(self, name, func)
+
+    monkeypatch.setattr(wc.LinkerInstance, "add_func", hashing)
+    FileTools(WASM, repo).call("read_file", {"path": "big.txt", "max_bytes": 200000})
+    assert sum(carried) > len(big), carried[:8]
 
 
 def _modes_copied(tools, src, dst):
@@ -186,9 +200,23 @@ def test_copy_mode_reaches_nothing_through_a_link(repo, tmp_path):
     assert outside.stat().st_mode & 0o777 == 0o600
     assert (tmp_path / "outdir" / "f").stat().st_mode & 0o777 == 0o600
     assert (repo / "plain").stat().st_mode & 0o777 == 0o644
+    assert _modes_copied(FileTools(WASM, repo, read_only=True), "run.sh", "plain") is False
     # Positive control: between two plain files the bits are copied.
     assert _modes_copied(tools, "run.sh", "plain") is True
     assert (repo / "plain").stat().st_mode & 0o777 == 0o755
+    # The repository renamed away and another directory put in its place: the host goes on
+    # in the repository it opened, and the new one is not touched.
+    (repo / "plain").chmod(0o644)
+    away = tmp_path / "repo.away"
+    repo.rename(away)
+    repo.mkdir()
+    (repo / "run.sh").write_text("#!/bin/sh\n")
+    (repo / "run.sh").chmod(0o700)
+    (repo / "plain").write_text("y")
+    (repo / "plain").chmod(0o600)
+    assert _modes_copied(tools, "run.sh", "plain") is True
+    assert (away / "plain").stat().st_mode & 0o777 == 0o755
+    assert (repo / "plain").stat().st_mode & 0o777 == 0o600
 
 
 def test_copy_mode_under_a_name_flipping_to_a_link_changes_nothing_outside(repo, tmp_path):

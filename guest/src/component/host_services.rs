@@ -126,8 +126,9 @@ impl Services for HostServices {
     fn sha256(&self, data: &[u8]) -> Option<[u8; 32]> {
         // Whether the host hashes is first asked with no bytes: a host that does not (the
         // Python one, whose runtime would carry a large buffer into Python a byte at a
-        // time only to answer `none`) then never receives one. A host whose hash of
-        // nothing is wrong is not asked again either.
+        // time only to answer `none`) then never receives one. (The host is trusted with
+        // its hashes as with everything else; an answer other than the hash of nothing is
+        // only taken as "not offered".)
         if !self.sha256_probed.swap(true, Ordering::Relaxed) {
             let empty = agent::file_tools::host_fs::sha256(&[]);
             if empty.as_deref() != Some(&crate::fs::hash::sha256(&[])[..]) {
