@@ -8,8 +8,9 @@
 //! those names. Opens are non-blocking and never take a terminal; only regular files are
 //! read and only directories listed, judged on the opened descriptor.
 
+use std::ffi::CStr;
 use std::io::Read;
-use std::os::fd::OwnedFd;
+use std::os::fd::{BorrowedFd, OwnedFd};
 use std::path::{Component, Path};
 
 use cap_std::fs::Dir;
@@ -33,18 +34,6 @@ fn relative(path: &str) -> Result<&Path, String> {
         return Err(format!("'{path}' is not a plain relative path"));
     }
     Ok(p)
-}
-
-fn entry_type(ft: cap_std::fs::FileType) -> EntryType {
-    if ft.is_symlink() {
-        EntryType::Symlink
-    } else if ft.is_dir() {
-        EntryType::Dir
-    } else if ft.is_file() {
-        EntryType::File
-    } else {
-        EntryType::Other
-    }
 }
 
 /// An open refused with `O_NOFOLLOW` on a final symlink says so; other errors as they are.
@@ -108,27 +97,58 @@ fn copy_mode(dir: &Dir, from: &str, to: &str) -> Result<(), String> {
         .map_err(|e| e.to_string())
 }
 
-/// The entries of the directory `path`, refused (`read_ahead::PAST_BOUND`) past `max`.
+/// The entries of the directory `path` (with their types: from the listing, else one look
+/// each), refused (`read_ahead::PAST_BOUND`) past `max`.
 fn read_dir(dir: &Dir, path: &str, max: usize) -> Result<Vec<DirEntry>, String> {
-    let rel = relative(path)?;
-    // A FIFO or file swapped in fails at once (`O_DIRECTORY`); a link anywhere is refused.
-    let fd = open_beneath(dir, rel, OFlags::RDONLY | OFlags::DIRECTORY)
-        .map_err(|e| open_error(&e, path, "a directory"))?;
-    let sub = Dir::from_std_file(std::fs::File::from(fd));
     let mut out = Vec::new();
-    for e in sub.entries().map_err(|e| e.to_string())? {
-        let e = e.map_err(|e| e.to_string())?;
-        if out.len() == max {
-            return Err(read_ahead::PAST_BOUND.to_string());
-        }
-        let kind = e.file_type().map_or(EntryType::Other, entry_type);
+    each_entry(dir, path, max, |fd, name, ty| {
+        let kind = match ty {
+            rustix::fs::FileType::Unknown => {
+                rustix::fs::statat(fd, name, rustix::fs::AtFlags::SYMLINK_NOFOLLOW)
+                    .map_or(EntryType::Other, |s| {
+                        resources::kind(rustix::fs::FileType::from_raw_mode(s.st_mode))
+                    })
+            }
+            t => resources::kind(t),
+        };
         out.push(DirEntry {
-            name: e.file_name().into_string().ok(),
+            name: name.to_str().ok().map(str::to_string),
             kind,
         });
-    }
+    })?;
     out.sort_unstable_by(|a, b| listing_order(&a.name, &b.name));
     Ok(out)
+}
+
+/// Calls `each(directory, name, type)` for every entry of the directory `path` but `.` and
+/// `..`, refused (`read_ahead::PAST_BOUND`) past `max` entries. The directory is opened
+/// beneath `dir` without following a link anywhere (a FIFO or file swapped in fails at
+/// once, `O_DIRECTORY`) and read through that one descriptor: no second open of `.`.
+fn each_entry(
+    dir: &Dir,
+    path: &str,
+    max: usize,
+    mut each: impl FnMut(BorrowedFd<'_>, &CStr, rustix::fs::FileType),
+) -> Result<(), String> {
+    let rel = relative(path)?;
+    let fd = open_beneath(dir, rel, OFlags::RDONLY | OFlags::DIRECTORY)
+        .map_err(|e| open_error(&e, path, "a directory"))?;
+    let io = |e: rustix::io::Errno| std::io::Error::from(e).to_string();
+    let mut listing = rustix::fs::Dir::new(fd).map_err(io)?;
+    let mut count = 0;
+    while let Some(entry) = listing.read() {
+        let entry = entry.map_err(io)?;
+        let name = entry.file_name();
+        if name == c"." || name == c".." {
+            continue;
+        }
+        if count == max {
+            return Err(read_ahead::PAST_BOUND.to_string());
+        }
+        count += 1;
+        each(listing.fd().map_err(io)?, name, entry.file_type());
+    }
+    Ok(())
 }
 
 /// The order the component's walk sorts a listing in: names by their bytes, the names that
@@ -145,29 +165,16 @@ fn listing_order(a: &Option<String>, b: &Option<String>) -> std::cmp::Ordering {
 /// The entries of the directory `path` with their metadata, refused
 /// (`read_ahead::PAST_BOUND`) past `max`.
 fn read_dir_stat(dir: &Dir, path: &str, max: usize) -> Result<Vec<DirEntryStat>, String> {
-    let rel = relative(path)?;
-    let fd = open_beneath(dir, rel, OFlags::RDONLY | OFlags::DIRECTORY)
-        .map_err(|e| open_error(&e, path, "a directory"))?;
-    let io = |e: rustix::io::Errno| std::io::Error::from(e).to_string();
     let mut out = Vec::new();
-    for entry in rustix::fs::Dir::read_from(&fd).map_err(io)? {
-        let entry = entry.map_err(io)?;
-        let name = entry.file_name();
-        if name == c"." || name == c".." {
-            continue;
-        }
-        if out.len() == max {
-            return Err(read_ahead::PAST_BOUND.to_string());
-        }
+    each_entry(dir, path, max, |fd, name, _| {
         // Relative to the held descriptor, never following a link; gone meanwhile: left out.
-        let Ok(st) = rustix::fs::statat(&fd, name, rustix::fs::AtFlags::SYMLINK_NOFOLLOW) else {
-            continue;
-        };
-        out.push(DirEntryStat {
-            name: name.to_str().ok().map(str::to_string),
-            stat: resources::entry_stat(&st),
-        });
-    }
+        if let Ok(st) = rustix::fs::statat(fd, name, rustix::fs::AtFlags::SYMLINK_NOFOLLOW) {
+            out.push(DirEntryStat {
+                name: name.to_str().ok().map(str::to_string),
+                stat: resources::entry_stat(&st),
+            });
+        }
+    })?;
     out.sort_unstable_by(|a, b| listing_order(&a.name, &b.name));
     Ok(out)
 }

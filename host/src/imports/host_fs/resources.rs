@@ -43,8 +43,14 @@ fn name_ok(name: &str) -> Result<(), FsError> {
     Ok(())
 }
 
-fn kind(mode: u32) -> EntryType {
-    match FileType::from_raw_mode(mode) {
+/// The entry type of a `st_mode`.
+fn kind_of_mode(mode: u32) -> EntryType {
+    kind(FileType::from_raw_mode(mode))
+}
+
+/// A file type as the interface's entry type.
+pub(crate) fn kind(ty: FileType) -> EntryType {
+    match ty {
         FileType::RegularFile => EntryType::File,
         FileType::Directory => EntryType::Dir,
         FileType::Symlink => EntryType::Symlink,
@@ -60,7 +66,7 @@ pub(crate) fn entry_stat(st: &rustix::fs::Stat) -> EntryStat {
         ns(u64::try_from(st.st_ctime).ok(), st.st_ctime_nsec),
     );
     EntryStat {
-        kind: kind(st.st_mode),
+        kind: kind_of_mode(st.st_mode),
         size: st.st_size.max(0) as u64,
         link_count: st.st_nlink,
         modified_ns: ns,
@@ -185,9 +191,9 @@ impl DirMethods for HostState {
             let kind = match e.file_type() {
                 FileType::Unknown => {
                     rustix::fs::statat(&*fd, e.file_name(), AtFlags::SYMLINK_NOFOLLOW)
-                        .map_or(EntryType::Other, |s| kind(s.st_mode))
+                        .map_or(EntryType::Other, |s| kind_of_mode(s.st_mode))
                 }
-                t => kind(t.as_raw_mode()),
+                t => kind(t),
             };
             out.push(DirEntry { name, kind });
         }
