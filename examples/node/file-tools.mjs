@@ -59,6 +59,30 @@ function allowFileWrites(types) {
 }
 
 /**
+ * Runs `instantiate` so that its probes for JS promise integration cost nothing. jco's glue
+ * tries `WebAssembly.promising(export)` for every export and falls back to the export
+ * itself when that throws; where the runtime lacks it (Node 20, 22), each TypeError makes
+ * V8 parse the glue's whole instantiation function again to name the failed callee, about
+ * 12 ms each, 150 ms per open. For the duration of the call, `WebAssembly.promising` is a
+ * function that throws one error made in advance, so the fallback is taken at once; the
+ * runtime's own `promising`, where it has one, is never replaced.
+ */
+const NO_PROMISING = new TypeError('WebAssembly.promising is not offered by this runtime');
+const noPromising = () => {
+  throw NO_PROMISING;
+};
+let stubbed = 0; // instantiations under way with the stand-in
+async function withoutPromisingErrors(instantiate) {
+  if (stubbed === 0 && WebAssembly.promising !== undefined) return instantiate();
+  if (stubbed++ === 0) WebAssembly.promising = noPromising;
+  try {
+    return await instantiate();
+  } finally {
+    if (--stubbed === 0) delete WebAssembly.promising;
+  }
+}
+
+/**
  * The component's core modules, compiled once per process: every later instance (another
  * repository, another policy) starts without compiling again.
  */
@@ -146,7 +170,7 @@ export async function openFileTools({ repo, readOnly = false, policy = {}, onAud
     'agent:file-tools/progress': { report: () => {} },
     'agent:file-tools/types': {},
   };
-  const root = await instantiate((name) => compiledModule(join(generated, name)), imports);
+  const root = await withoutPromisingErrors(() => instantiate((name) => compiledModule(join(generated, name)), imports));
   const tools = root.tools;
   return {
     /** Runs `tool` with JSON-able `args` and returns its result object. */

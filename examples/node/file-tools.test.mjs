@@ -101,3 +101,10 @@ test('the approval callback decides on changes the policy marks', async () => {
   yes.call('delete_file', { path: 'src/lib.rs', expected_sha256: sha256 });
   assert.throws(() => statSync(join(repo, 'src/lib.rs')));
 });
+
+test('opening leaves no trace of its stand-in for WebAssembly.promising, also when opens overlap', async () => {
+  const had = WebAssembly.promising;
+  const opened = await Promise.all([1, 2, 3].map(() => openFileTools({ repo: DEMO, readOnly: true })));
+  for (const tools of opened) assert.ok(tools.call('file_info', { path: 'README.md' }).size > 0);
+  assert.equal(WebAssembly.promising, had);
+});
