@@ -551,6 +551,22 @@ fn overhead_rows(rt: &Runtime, corpus: &Path, files: &Path) {
         us(p50),
         us(p99)
     );
+    // The directory the MCP rows list (97 entries), for the component's share of them.
+    let ice = "drivers/net/ethernet/intel/ice";
+    if corpus.join("linux").join(ice).is_dir() {
+        let mut l = session(rt, &corpus.join("linux"), false);
+        let args = format!(
+            r#"{{"path":"{ice}","max_entries":10000,"include_hidden":true,"respect_ignore":false}}"#
+        );
+        let (p50, p99) = percentiles(timed(500, || {
+            l.call("list_dir", &args).expect("list");
+        }));
+        println!(
+            "| warm list_dir of a 97-entry directory of the Linux tree, JSON | {} | {} |",
+            us(p50),
+            us(p99)
+        );
+    }
     let (p50, p99) = percentiles(timed(200, || {
         let mut s = session(rt, files, false);
         s.file_info("1k.txt").expect("info");
