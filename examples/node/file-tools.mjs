@@ -123,7 +123,7 @@ export async function openFileTools({ repo, readOnly = false, policy = {}, onAud
   const { instantiate } = await import(join(generated, 'file-tools.js'));
   const effective = { ...policy, ...(readOnly ? { read_only: true } : {}) };
   const real = realpathSync(repo);
-  const held = hostFs ? hostDirs(real, readOnly) : null;
+  const held = hostFs ? hostDirs(real, readOnly, effective.allow_hardlinks === true) : null;
   if (hostFs === 'require' && !held) {
     throw new Error('hostFs: this system gives no /proc/self/fd to hold the repository by');
   }

@@ -90,32 +90,107 @@ function openPlain(fd, name, wantDir) {
   }
 }
 
-/** The regular file at the logical path `path` beneath `rootFd`, opened one name at a time
- * without following a link anywhere; passed to `use` and closed after. Null when any name
- * on the way is not a plain directory, or the last not a regular file. */
-function withRegularFile(rootFd, path, use) {
-  const names = path.split('/');
+/** The directory (`wantDir`) or regular file at the logical path `path` beneath `rootFd`
+ * (`''` is the root itself), opened one name at a time without following a link anywhere
+ * and checked on each descriptor; `use(fd)` runs on it, and every descriptor opened here is
+ * closed after. `{ ok: true, val }` with what `use` returned, else `{ ok: false, why }`. */
+function withPlain(rootFd, path, wantDir, use) {
+  const names = path === '' ? [] : path.split('/');
+  if (names.length === 0 && !wantDir) return { ok: false, why: 'the root is not a file' };
   const fds = [];
   try {
     let dir = rootFd;
     for (const [i, name] of names.entries()) {
-      const r = openPlain(dir, name, i < names.length - 1);
-      if (r.tag !== 'ok') return null;
+      const r = openPlain(dir, name, wantDir || i < names.length - 1);
+      if (r.tag !== 'ok') {
+        const tag = r.val.tag;
+        return { ok: false, why: tag === 'other' ? r.val.val : `'${path}': ${tag}` };
+      }
       fds.push(r.val);
       dir = r.val;
     }
-    return use(dir);
+    return { ok: true, val: use(dir) };
   } finally {
     for (const fd of fds) closeSync(fd);
   }
 }
 
+/** `use(fd)` on the regular file at `path` beneath `rootFd` (see `withPlain`); null when
+ * it cannot be reached that way. */
+function withRegularFile(rootFd, path, use) {
+  const r = withPlain(rootFd, path, false, use);
+  return r.ok ? r.val : null;
+}
+
+/** The names of the directory held by `fd` as the interface gives them (`undefined` for one
+ * that is not UTF-8), with the directory entries they came from, in the walk's order. */
+function listing(fd) {
+  const named = readdirSync(`/proc/self/fd/${fd}`, { withFileTypes: true, encoding: 'buffer' })
+    .map((e) => {
+      let name;
+      try { name = utf8.decode(e.name); } catch { name = undefined; }
+      return { name, raw: e.name, entry: e };
+    });
+  // Names by their bytes, those that are not UTF-8 last (the component's own order).
+  return named.sort((a, b) => (a.name === undefined) - (b.name === undefined) || Buffer.compare(a.raw, b.raw));
+}
+
 /**
- * The repository's `Dir` and `File` resource classes, `root` and `copyMode`, holding
- * `repo` (a real path) open; null where `/proc/self/fd` does not lead back to it.
- * `readOnly` refuses every change with `access`.
+ * The batched reads of `host-fs` (`read-file`, `read-dir`, `read-dir-stat`) beneath the held
+ * repository descriptor `rootFd`: one call each instead of one per open, look and read.
+ * `allowHardlinks` is the policy's: without it a file with other names is not read.
  */
-export function hostDirs(repo, readOnly) {
+function batchedReads(rootFd, allowHardlinks) {
+  const failed = (why) => ({ tag: 'err', val: why });
+  const reported = (f) => {
+    try {
+      const r = f();
+      return r.ok ? { tag: 'ok', val: r.val } : failed(r.why);
+    } catch (e) {
+      return failed(String(e && e.message ? e.message : e));
+    }
+  };
+  return {
+    readFile: (path, maxBytes) => reported(() => withPlain(rootFd, path, false, (fd) => {
+      const st = fstatSync(fd, { bigint: true });
+      if (st.nlink > 1n && !allowHardlinks) throw new Error(`'${path}' has more than one hard link`);
+      // The size as of the look, up to `maxBytes`; a file that reports none is read to
+      // its end (some special file systems do not say).
+      const known = st.size > 0n;
+      const want = Number(known ? (st.size < maxBytes ? st.size : maxBytes) : (maxBytes < 1n << 24n ? maxBytes : 1n << 24n));
+      const buf = Buffer.allocUnsafe(want);
+      let got = 0;
+      while (got < want) {
+        const n = readSync(fd, buf, got, want - got, null);
+        if (n === 0) break;
+        got += n;
+      }
+      return new Uint8Array(buf.buffer, buf.byteOffset, got);
+    })),
+    readDir: (path) => reported(() => withPlain(rootFd, path, true, (fd) => listing(fd)
+      .map(({ name, entry }) => ({ name, kind: kind(entry) })))),
+    readDirStat: (path) => reported(() => withPlain(rootFd, path, true, (fd) => {
+      const out = [];
+      for (const { name, raw } of listing(fd)) {
+        let st;
+        try {
+          st = lstatSync(Buffer.concat([Buffer.from(`/proc/self/fd/${fd}/`), raw]), { bigint: true });
+        } catch {
+          continue; // gone since the listing: left out
+        }
+        out.push({ name, stat: entryStat(st) });
+      }
+      return out;
+    })),
+  };
+}
+
+/**
+ * The repository's `Dir` and `File` resource classes, `root`, `copyMode` and the batched
+ * reads, holding `repo` (a real path) open; null where `/proc/self/fd` does not lead back
+ * to it. `readOnly` refuses every change with `access`; `allowHardlinks` is the policy's.
+ */
+export function hostDirs(repo, readOnly, allowHardlinks = false) {
   if (process.platform !== 'linux') return null;
   let rootFd;
   try {
@@ -182,12 +257,7 @@ export function hostDirs(repo, readOnly) {
       });
     }
     entries() {
-      return attempt(() => ok(readdirSync(`/proc/self/fd/${this.fd}`, { withFileTypes: true, encoding: 'buffer' })
-        .map((e) => {
-          let name;
-          try { name = utf8.decode(e.name); } catch { name = undefined; }
-          return { name, kind: kind(e) };
-        })));
+      return attempt(() => ok(listing(this.fd).map(({ name, entry }) => ({ name, kind: kind(entry) }))));
     }
     createNew(name, data) {
       const refused = this.change(name);
@@ -228,6 +298,7 @@ export function hostDirs(repo, readOnly) {
   return {
     Dir,
     File,
+    ...batchedReads(rootFd, allowHardlinks),
     root: () => new Dir(openSync(`/proc/self/fd/${rootFd}`, O_RDONLY | O_DIRECTORY)),
     /** Copies the permission bits of `from` onto `to` (logical paths), both opened one name
      * at a time without following a link; a target with other names is left alone. */

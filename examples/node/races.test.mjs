@@ -30,7 +30,7 @@ function flipper(dir, name, a, b) {
     for (;;) {
       flip = !flip;
       try { fs.rmSync(tmp, { force: true }); fs.symlinkSync(flip ? a : b, tmp); fs.renameSync(tmp, at); n++; } catch {}
-      if (n % 100 === 0) { try { fs.writeFileSync(p.join(dir, '.flips'), String(n)); } catch {} }
+      if (n % 100 === 0) { try { fs.writeFileSync(p.join(dir, '.flips.new'), String(n)); fs.renameSync(p.join(dir, '.flips.new'), p.join(dir, '.flips')); } catch {} }
     }`;
   return spawn(process.execPath, ['-e', script, dir, name, a, b], { stdio: 'ignore' });
 }
@@ -57,7 +57,7 @@ function fileFlipper(dir, name, target) {
     for (;;) {
       try { fs.writeFileSync(file, 'harmless words\\n'); fs.renameSync(file, at); } catch {}
       try { fs.rmSync(link, { force: true }); fs.symlinkSync(target, link); fs.renameSync(link, at); n++; } catch {}
-      if (n % 100 === 0) { try { fs.writeFileSync(p.join(dir, '.flips'), String(n)); } catch {} }
+      if (n % 100 === 0) { try { fs.writeFileSync(p.join(dir, '.flips.new'), String(n)); fs.renameSync(p.join(dir, '.flips.new'), p.join(dir, '.flips')); } catch {} }
     }`;
   return spawn(process.execPath, ['-e', script, dir, name, target], { stdio: 'ignore' });
 }
@@ -71,10 +71,10 @@ const flips = (dir) => {
   }
 };
 
-// Reads `path` ROUNDS times while `child` runs, once it has flipped a hundred times, and
-// on until it has flipped at least a hundred more (up to 20 s); counts harmless answers,
-// refusals and answers that hold the secret marker.
-async function measure(tools, child, path, dir) {
+// Makes the call `read` ROUNDS times while `child` runs, once it has flipped a hundred
+// times, and on until it has flipped at least a hundred more (up to 20 s); counts harmless
+// answers, refusals and answers that hold the secret marker.
+async function measure(read, child, dir) {
   let ok = 0, refused = 0, leaked = 0;
   for (let waited = 0; dir && flips(dir) === 0; waited++) {
     assert.ok(waited < 1000, 'the second process never started flipping');
@@ -87,7 +87,7 @@ async function measure(tools, child, path, dir) {
   try {
     for (; i < ROUNDS || more(); i++) {
       try {
-        const r = tools.call('read_file', { path });
+        const r = read();
         if (JSON.stringify(r).includes(MARK)) leaked++; else ok++;
       } catch (e) {
         if (JSON.stringify(e).includes(MARK)) leaked++; else refused++;
@@ -106,7 +106,7 @@ for (const hostFs of [true, false]) test(`a link flipped between a harmless file
   const { repo } = repoWithSecret();
   symlinkSync('harmless.txt', join(repo, 'link.txt'));
   const tools = await openFileTools({ repo, hostFs });
-  const m = await measure(tools, flipper(repo, 'link.txt', 'harmless.txt', '.env'), 'link.txt', repo);
+  const m = await measure(() => tools.call('read_file', { path: 'link.txt' }), flipper(repo, 'link.txt', 'harmless.txt', '.env'), repo);
   console.log(`node race (link flip, hostFs: ${tools.hostFs}): ${m.ok + m.refused + m.leaked} reads, ${m.ok} harmless, ${m.refused} refused, ${m.leaked} leaked the secret (${m.rate}%)`);
   assert.ok(m.ok > 0, 'no harmless read succeeded: the positive control failed');
   if (tools.hostFs) assert.equal(m.leaked, 0, 'the secret came back through held directories');
@@ -120,7 +120,7 @@ for (const hostFs of [true, false]) test(`a directory swapped for a link leading
   writeFileSync(join(base, 'outdir', 'inner.txt'), `${MARK} outside\n`);
   symlinkSync('sub', join(repo, 'dir'));
   const tools = await openFileTools({ repo, hostFs });
-  const m = await measure(tools, flipper(repo, 'dir', 'sub', '../outdir'), 'dir/inner.txt', repo);
+  const m = await measure(() => tools.call('read_file', { path: 'dir/inner.txt' }), flipper(repo, 'dir', 'sub', '../outdir'), repo);
   console.log(`node race (directory link flip, outside, hostFs: ${tools.hostFs}): ${m.ok + m.refused + m.leaked} reads, ${m.ok} harmless, ${m.refused} refused, ${m.leaked} leaked outside content (${m.rate}%)`);
   assert.ok(m.ok > 0, 'no harmless read succeeded: the positive control failed');
   if (tools.hostFs) assert.equal(m.leaked, 0, 'outside content came back through held directories');
@@ -133,10 +133,45 @@ test('a file name flipped between a file and a link to .env: no leak (host-held 
   writeFileSync(join(repo, 'data.txt'), 'harmless words\n');
   const tools = await openFileTools({ repo });
   if (!tools.hostFs) return t.skip('no /proc/self/fd here: the shim serves');
-  const m = await measure(tools, fileFlipper(repo, 'data.txt', '.env'), 'data.txt', repo);
+  const m = await measure(() => tools.call('read_file', { path: 'data.txt' }), fileFlipper(repo, 'data.txt', '.env'), repo);
   console.log(`node race (file and link flip, hostFs: ${tools.hostFs}): ${m.ok + m.refused + m.leaked} reads, ${m.ok} harmless, ${m.refused} refused, ${m.leaked} leaked the secret (${m.rate}%)`);
   assert.ok(m.ok > 0, 'no harmless read succeeded: the positive control failed');
   assert.equal(m.leaked, 0, 'the secret came back through held directories');
+});
+
+// The host's batched reads under the same flips: a search reads every file it visits in
+// one `read-file` call, by its logical path, opened one name at a time without following a
+// link. The secret's marker never comes back; the harmless words do (positive control).
+async function searchUnderFlips(repo, child, query) {
+  const tools = await openFileTools({ repo });
+  if (!tools.hostFs) {
+    child.kill();
+    return null;
+  }
+  let found = 0;
+  const m = await measure(() => {
+    const r = tools.call('search_text', { query, regex: true });
+    if (JSON.stringify(r).includes('words')) found++;
+    return r;
+  }, child, repo);
+  return { ...m, found };
+}
+
+test('searches while a file name flips to a link to .env and a directory to a link out: no leak (host-held directories)', async (t) => {
+  const { base, repo } = repoWithSecret();
+  mkdirSync(join(base, 'outdir'));
+  writeFileSync(join(base, 'outdir', 'inner.txt'), `${MARK} outside\n`);
+  writeFileSync(join(repo, 'data.txt'), 'harmless words\n');
+  symlinkSync('sub', join(repo, 'dir'));
+  const query = `${MARK}|words`;
+  const byFile = await searchUnderFlips(repo, fileFlipper(repo, 'data.txt', '.env'), query);
+  if (byFile === null) return t.skip('no /proc/self/fd here: the shim serves');
+  const byDir = await searchUnderFlips(repo, flipper(repo, 'dir', 'sub', '../outdir'), query);
+  console.log(`node race (search, file flip): ${JSON.stringify(byFile)}; (search, directory flip): ${JSON.stringify(byDir)}`);
+  for (const m of [byFile, byDir]) {
+    assert.equal(m.leaked, 0, 'a search returned the secret or outside content');
+    assert.ok(m.found > 0, 'no search found the harmless words: the positive control failed');
+  }
 });
 
 // A directory renamed away and replaced by a link, by a second process, in a loop: the
@@ -158,7 +193,7 @@ for (const hostFs of [true, false]) test(`a directory renamed away and replaced 
   mkdirSync(join(base, 'outdir'));
   writeFileSync(join(base, 'outdir', 'inner.txt'), `${MARK} outside\n`);
   const tools = await openFileTools({ repo, hostFs });
-  const m = await measure(tools, dirSwapper(repo, 'sub', '../outdir'), 'sub/inner.txt');
+  const m = await measure(() => tools.call('read_file', { path: 'sub/inner.txt' }), dirSwapper(repo, 'sub', '../outdir'));
   console.log(`node race (directory renamed away, link out, hostFs: ${tools.hostFs}): ${m.ok + m.refused + m.leaked} reads, ${m.ok} harmless, ${m.refused} refused, ${m.leaked} leaked outside content (${m.rate}%)`);
   assert.ok(m.ok > 0, 'no harmless read succeeded: the positive control failed');
   if (tools.hostFs) assert.equal(m.leaked, 0, 'outside content came back through held directories');
