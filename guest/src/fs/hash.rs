@@ -13,22 +13,27 @@ pub fn sha256(data: &[u8]) -> [u8; 32] {
     Sha256::digest(data).into()
 }
 
-/// The sha256 and size of an opened file: read whole when it is under 1 MiB and hashed
-/// by `whole` (the host's hashing, where it offers one, is many times the component's
-/// speed), else streamed in 1 MiB chunks through the component's own hashing, each chunk
-/// also shown to `each`.
+/// The sha256 and size of an opened file whose metadata, as opened, gave `size`: read
+/// whole when it is under 1 MiB and hashed by `whole` (the host's hashing, where it offers
+/// one, is many times the component's speed), else streamed in 1 MiB chunks through the
+/// component's own hashing, each chunk also shown to `each`. A file of at most 1 MiB is
+/// read up to its size in one read, as it was when opened (no second read to find its end:
+/// under WASI each read is a call into the host); one that reports no size, or more, is
+/// read to its end.
 ///
 /// # Errors
 /// Any error of reading the file.
 pub fn sha256_file(
     f: &crate::fs::port::File,
+    size: u64,
     whole: &dyn Fn(&[u8]) -> String,
     mut each: impl FnMut(&[u8]),
 ) -> std::io::Result<(String, u64)> {
     const CHUNK: usize = 1 << 20;
-    let first = f.read_at(0, CHUNK)?;
+    let known = usize::try_from(size).ok().filter(|&n| n > 0 && n <= CHUNK);
+    let first = f.read_at(0, known.unwrap_or(CHUNK))?;
     each(&first);
-    if first.len() < CHUNK {
+    if known.is_some() || first.len() < CHUNK {
         return Ok((whole(&first), first.len() as u64));
     }
     let mut h = Sha256::new_with_prefix(&first);
@@ -121,12 +126,39 @@ mod tests {
             let name = format!("f{size}");
             std::fs::write(dir.path().join(&name), &data).unwrap();
             let root = crate::fs::port::Dir::open_ambient(dir.path()).unwrap();
-            let (file, _) = root.open_file(&name).unwrap();
-            assert_eq!(
-                sha256_file(&file, &sha256_hex, |_| {}).unwrap(),
-                (sha256_hex(&data), size as u64),
-                "{size}"
-            );
+            let (file, st) = root.open_file(&name).unwrap();
+            for told in [st.size, 0] {
+                assert_eq!(
+                    sha256_file(&file, told, &sha256_hex, |_| {}).unwrap(),
+                    (sha256_hex(&data), size as u64),
+                    "{size}, told {told}"
+                );
+            }
         }
+    }
+
+    /// A small file is hashed as it was when opened: what is appended after the look at its
+    /// size is not read (it would need a second read only to find the end).
+    #[test]
+    fn a_small_file_is_hashed_as_opened() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("grows");
+        std::fs::write(&path, b"first line\n").unwrap();
+        let root = crate::fs::port::Dir::open_ambient(dir.path()).unwrap();
+        let (file, st) = root.open_file("grows").unwrap();
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .unwrap();
+        std::io::Write::write_all(&mut f, b"appended later\n").unwrap();
+        assert_eq!(
+            sha256_file(&file, st.size, &sha256_hex, |_| {}).unwrap(),
+            (sha256_hex(b"first line\n"), 11)
+        );
+        // Told no size (as some special file systems report), it is read to its end.
+        assert_eq!(
+            sha256_file(&file, 0, &sha256_hex, |_| {}).unwrap(),
+            (sha256_hex(b"first line\nappended later\n"), 26)
+        );
     }
 }

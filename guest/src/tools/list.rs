@@ -335,11 +335,11 @@ pub fn file_info(s: &Session, log: &mut CallLog, a: &FileInfoArgs) -> ToolResult
     let hashable = meta.size <= s.policy.limits().max_hash_bytes;
     if read_denial.is_none() && meta.is_file() && hashable {
         let io = |e: std::io::Error| ToolError::io(&shown, &e);
-        let (file, _) = r.open()?;
+        let (file, opened) = r.open()?;
         let mut sniffer = crate::rules::sniff::Sniffer::default();
         let sniff = s.policy.sniffs(&r.target);
         let services = s.fs.services();
-        let (digest, bytes) = sha256_file(&file, &|d| services.sha256_hex(d), |c| {
+        let (digest, bytes) = sha256_file(&file, opened.size, &|d| services.sha256_hex(d), |c| {
             if sniff {
                 sniffer.feed(c);
             }
