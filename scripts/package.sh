@@ -54,6 +54,7 @@ cp packages/node/package.json packages/node/README.md examples/node/file-tools.m
 "$BIN" component "$STAGE/node/file-tools.wasm" >/dev/null
 examples/node/node_modules/.bin/jco transpile "$STAGE/node/file-tools.wasm" -o "$STAGE/node/gen" \
     --instantiation async --name file-tools --quiet
+node examples/node/patch-glue.mjs "$STAGE/node/gen/file-tools.js"
 rm "$STAGE/node/file-tools.wasm"
 node -e 'const p = require(process.argv[1]); if (p.version !== process.argv[2]) { console.error(`package: packages/node/package.json version ${p.version} is not ${process.argv[2]}`); process.exit(1); }' \
     "$STAGE/node/package.json" "$VERSION"

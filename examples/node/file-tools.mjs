@@ -73,8 +73,15 @@ const noPromising = () => {
 };
 let stubbed = 0; // instantiations under way with the stand-in
 async function withoutPromisingErrors(instantiate) {
-  if (stubbed === 0 && WebAssembly.promising !== undefined) return instantiate();
-  if (stubbed++ === 0) WebAssembly.promising = noPromising;
+  if (stubbed === 0) {
+    if (WebAssembly.promising !== undefined) return instantiate();
+    try {
+      WebAssembly.promising = noPromising;
+    } catch {
+      return instantiate(); // frozen globals: the slow way
+    }
+  }
+  stubbed++;
   try {
     return await instantiate();
   } finally {

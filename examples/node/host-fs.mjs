@@ -17,7 +17,8 @@ import {
 const { O_RDONLY, O_WRONLY, O_CREAT, O_EXCL, O_DIRECTORY, O_NOFOLLOW, O_NONBLOCK, O_NOCTTY } = constants;
 const OPEN = O_NOFOLLOW | O_NONBLOCK;
 const dispose = Symbol.dispose || Symbol.for('dispose');
-const utf8 = new TextDecoder('utf-8', { fatal: true });
+// `ignoreBOM`: a name that begins with U+FEFF keeps it (it is another name).
+const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 /** The file system type of a real procfs (`PROC_SUPER_MAGIC`). */
 const PROC_MAGIC = 0x9fa0;
 
@@ -123,16 +124,49 @@ function withRegularFile(rootFd, path, use) {
 }
 
 /** The names of the directory held by `fd` as the interface gives them (`undefined` for one
- * that is not UTF-8), with the directory entries they came from, in the walk's order. */
+ * that is not UTF-8), each with its raw bytes and a look at it (`null` when it went before
+ * the look), in the walk's order. Each entry is looked at by its raw name: Node's typed
+ * listing looks up an entry of unknown type by a lossy text form of its name. */
 function listing(fd) {
-  const named = readdirSync(`/proc/self/fd/${fd}`, { withFileTypes: true, encoding: 'buffer' })
-    .map((e) => {
-      let name;
-      try { name = utf8.decode(e.name); } catch { name = undefined; }
-      return { name, raw: e.name, entry: e };
-    });
+  const dir = `/proc/self/fd/${fd}/`;
+  const named = readdirSync(`/proc/self/fd/${fd}`, { encoding: 'buffer' }).map((raw) => {
+    let name;
+    try { name = utf8.decode(raw); } catch { name = undefined; }
+    let st = null;
+    try { st = lstatSync(Buffer.concat([Buffer.from(dir), raw]), { bigint: true }); } catch { /* gone */ }
+    return { name, raw, st };
+  });
   // Names by their bytes, those that are not UTF-8 last (the component's own order).
   return named.sort((a, b) => (a.name === undefined) - (b.name === undefined) || Buffer.compare(a.raw, b.raw));
+}
+
+/** Up to `max` (a bigint) bytes of the regular file open as `fd`, whose look gave `size`:
+ * that many at most, or, for a file that reports no size (some special file systems do
+ * not say), whatever it yields up to `max`, read in growing pieces. */
+function readUpTo(fd, size, max) {
+  const limit = max < 1n << 53n ? Number(max) : Number.MAX_SAFE_INTEGER;
+  if (size > 0n) {
+    const want = Math.min(Number(size), limit);
+    const buf = Buffer.allocUnsafe(want);
+    let got = 0;
+    while (got < want) {
+      const n = readSync(fd, buf, got, want - got, null);
+      if (n === 0) break;
+      got += n;
+    }
+    return new Uint8Array(buf.buffer, buf.byteOffset, got);
+  }
+  const pieces = [];
+  let total = 0;
+  for (let piece = 64 * 1024; total < limit; piece = Math.min(piece * 2, 16 << 20)) {
+    const buf = Buffer.allocUnsafe(Math.min(piece, limit - total));
+    const n = readSync(fd, buf, 0, buf.length, null);
+    if (n === 0) break;
+    pieces.push(buf.subarray(0, n));
+    total += n;
+  }
+  const all = Buffer.concat(pieces, total);
+  return new Uint8Array(all.buffer, all.byteOffset, total);
 }
 
 /**
@@ -154,34 +188,14 @@ function batchedReads(rootFd, allowHardlinks) {
     readFile: (path, maxBytes) => reported(() => withPlain(rootFd, path, false, (fd) => {
       const st = fstatSync(fd, { bigint: true });
       if (st.nlink > 1n && !allowHardlinks) throw new Error(`'${path}' has more than one hard link`);
-      // The size as of the look, up to `maxBytes`; a file that reports none is read to
-      // its end (some special file systems do not say).
-      const known = st.size > 0n;
-      const want = Number(known ? (st.size < maxBytes ? st.size : maxBytes) : (maxBytes < 1n << 24n ? maxBytes : 1n << 24n));
-      const buf = Buffer.allocUnsafe(want);
-      let got = 0;
-      while (got < want) {
-        const n = readSync(fd, buf, got, want - got, null);
-        if (n === 0) break;
-        got += n;
-      }
-      return new Uint8Array(buf.buffer, buf.byteOffset, got);
+      return readUpTo(fd, st.size, maxBytes);
     })),
     readDir: (path) => reported(() => withPlain(rootFd, path, true, (fd) => listing(fd)
-      .map(({ name, entry }) => ({ name, kind: kind(entry) })))),
-    readDirStat: (path) => reported(() => withPlain(rootFd, path, true, (fd) => {
-      const out = [];
-      for (const { name, raw } of listing(fd)) {
-        let st;
-        try {
-          st = lstatSync(Buffer.concat([Buffer.from(`/proc/self/fd/${fd}/`), raw]), { bigint: true });
-        } catch {
-          continue; // gone since the listing: left out
-        }
-        out.push({ name, stat: entryStat(st) });
-      }
-      return out;
-    })),
+      .map(({ name, st }) => ({ name, kind: st ? kind(st) : 'other' })))),
+    readDirStat: (path) => reported(() => withPlain(rootFd, path, true, (fd) => listing(fd)
+      // Gone since the listing: left out.
+      .filter(({ st }) => st !== null)
+      .map(({ name, st }) => ({ name, stat: entryStat(st) })))),
   };
 }
 
@@ -257,7 +271,7 @@ export function hostDirs(repo, readOnly, allowHardlinks = false) {
       });
     }
     entries() {
-      return attempt(() => ok(listing(this.fd).map(({ name, entry }) => ({ name, kind: kind(entry) }))));
+      return attempt(() => ok(listing(this.fd).map(({ name, st }) => ({ name, kind: st ? kind(st) : 'other' }))));
     }
     createNew(name, data) {
       const refused = this.change(name);

@@ -7,6 +7,7 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -124,4 +125,27 @@ for (const hostFs of [false, true]) test(`a repository renamed away and replaced
   }
   assert.ok(!existsSync(join(elsewhere, 'planted.txt')), 'a file was written outside');
   assert.equal(existsSync(join(base, 'repo.away', 'planted.txt')), hostFs);
+});
+
+test('names with a BOM, names that are not UTF-8 and a FIFO, through the held directories', { timeout: 60_000 }, async (t) => {
+  const { repo } = hostileRepo();
+  mkdirSync(join(repo, 'docs'));
+  writeFileSync(join(repo, 'docs', 'notes.md'), 'plain notes\n');
+  writeFileSync(join(repo, 'docs', '\uFEFFnotes.md'), 'notes behind a BOM\n');
+  // A name whose bytes are not UTF-8, and a FIFO nobody writes to.
+  writeFileSync(Buffer.concat([Buffer.from(join(repo, 'docs') + '/'), Buffer.from([0x66, 0xff, 0x2e, 0x6d, 0x64])]), 'not utf-8\n');
+  execFileSync('mkfifo', [join(repo, 'docs', 'pipe.md')]);
+  const tools = await openFileTools({ repo, policy });
+  if (!tools.hostFs) return t.skip('no /proc/self/fd here: the shim serves');
+  const listed = tools.call('list_dir', { path: 'docs' });
+  const sizes = Object.fromEntries(listed.entries.map((e) => [e.path, e.size]));
+  // Both names, each with its own file's size; the other entries listed beside them.
+  assert.equal(sizes['docs/notes.md'], 'plain notes\n'.length, text(listed));
+  assert.equal(sizes['docs/\uFEFFnotes.md'], 'notes behind a BOM\n'.length, text(listed));
+  assert.ok('docs/pipe.md' in sizes, text(listed));
+  // A search reads each by its own name, passes over the FIFO without waiting on it, and
+  // does not stop at the name it cannot spell.
+  const found = tools.call('search_text', { query: 'notes' });
+  assert.deepEqual(found.files.map((f) => f.path).sort(), ['docs/notes.md', 'docs/\uFEFFnotes.md'], text(found));
+  assert.equal(tools.call('read_file', { path: 'docs/\uFEFFnotes.md' }).content, 'notes behind a BOM\n');
 });

@@ -9,7 +9,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import fs, { existsSync, mkdirSync, mkdtempSync, readdirSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
+import fs, { existsSync, linkSync, rmSync, mkdirSync, mkdtempSync, readdirSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
 import { filesystem } from '@bytecodealliance/preview2-shim';
 import { tmpdir } from 'node:os';
 import { syncBuiltinESMExports } from 'node:module';
@@ -96,7 +96,9 @@ async function measure(read, child, dir) {
       if (i % 20 === 0) await new Promise((r) => setTimeout(r, 1));
     }
   } finally {
+    const exited = child.exitCode !== null ? null : new Promise((r) => child.once('exit', r));
     child.kill();
+    await exited;
   }
   if (dir) assert.ok(flips(dir) > before, 'the second process did not flip during the reads');
   return { ok, refused, leaked, rate: (100 * leaked / i).toFixed(1) };
@@ -142,7 +144,8 @@ test('a file name flipped between a file and a link to .env: no leak (host-held 
 // The host's batched reads under the same flips: a search reads every file it visits in
 // one `read-file` call, by its logical path, opened one name at a time without following a
 // link. The secret's marker never comes back; the harmless words do (positive control).
-async function searchUnderFlips(repo, child, query) {
+async function searchUnderFlips(repo, child, query, expected) {
+  rmSync(join(repo, '.flips'), { force: true });
   const tools = await openFileTools({ repo });
   if (!tools.hostFs) {
     child.kill();
@@ -151,7 +154,7 @@ async function searchUnderFlips(repo, child, query) {
   let found = 0;
   const m = await measure(() => {
     const r = tools.call('search_text', { query, regex: true });
-    if (JSON.stringify(r).includes('words')) found++;
+    if (JSON.stringify(r).includes(`"${expected}"`)) found++;
     return r;
   }, child, repo);
   return { ...m, found };
@@ -162,16 +165,29 @@ test('searches while a file name flips to a link to .env and a directory to a li
   mkdirSync(join(base, 'outdir'));
   writeFileSync(join(base, 'outdir', 'inner.txt'), `${MARK} outside\n`);
   writeFileSync(join(repo, 'data.txt'), 'harmless words\n');
-  symlinkSync('sub', join(repo, 'dir'));
   const query = `${MARK}|words`;
-  const byFile = await searchUnderFlips(repo, fileFlipper(repo, 'data.txt', '.env'), query);
+  const byFile = await searchUnderFlips(repo, fileFlipper(repo, 'data.txt', '.env'), query, 'data.txt');
   if (byFile === null) return t.skip('no /proc/self/fd here: the shim serves');
-  const byDir = await searchUnderFlips(repo, flipper(repo, 'dir', 'sub', '../outdir'), query);
-  console.log(`node race (search, file flip): ${JSON.stringify(byFile)}; (search, directory flip): ${JSON.stringify(byDir)}`);
+  // `sub` is a real directory, then a link climbing out, in turn: a search that listed it
+  // as a directory reads `sub/inner.txt` by that path.
+  const byDir = await searchUnderFlips(repo, dirSwapper(repo, 'sub', '../outdir'), query, 'sub/inner.txt');
+  console.log(`node race (search, file flip): ${JSON.stringify(byFile)}; (search, directory swap): ${JSON.stringify(byDir)}`);
   for (const m of [byFile, byDir]) {
     assert.equal(m.leaked, 0, 'a search returned the secret or outside content');
-    assert.ok(m.found > 0, 'no search found the harmless words: the positive control failed');
+    assert.ok(m.found > 0, 'no search found the flipped file while it was harmless: the positive control failed');
   }
+});
+
+test('a hard link to a file outside is searched only where the policy allows hard links (host-held directories)', async (t) => {
+  const { base, repo } = repoWithSecret();
+  linkSync(join(base, 'outside.txt'), join(repo, 'other-name.txt'));
+  const plain = await openFileTools({ repo });
+  if (!plain.hostFs) return t.skip('no /proc/self/fd here: the shim serves');
+  const refused = plain.call('search_text', { query: MARK });
+  assert.ok(!JSON.stringify(refused).includes(`${MARK} outside`), JSON.stringify(refused));
+  // Positive control: allowed by the policy, the same file is found.
+  const allowed = await openFileTools({ repo, policy: { allow_hardlinks: true } });
+  assert.ok(JSON.stringify(allowed.call('search_text', { query: MARK })).includes('other-name.txt'));
 });
 
 // A directory renamed away and replaced by a link, by a second process, in a loop: the
@@ -181,9 +197,11 @@ function dirSwapper(dir, name, link) {
     const fs = require('node:fs'); const p = require('node:path');
     const [dir, name, link] = process.argv.slice(1);
     const at = p.join(dir, name), away = at + '.away';
+    let n = 0;
     for (;;) {
       try { fs.renameSync(at, away); fs.symlinkSync(link, at); } catch {}
-      try { fs.unlinkSync(at); fs.renameSync(away, at); } catch {}
+      try { fs.unlinkSync(at); fs.renameSync(away, at); n++; } catch {}
+      if (n % 100 === 0) { try { fs.writeFileSync(p.join(dir, '.flips.new'), String(n)); fs.renameSync(p.join(dir, '.flips.new'), p.join(dir, '.flips')); } catch {} }
     }`;
   return spawn(process.execPath, ['-e', script, dir, name, link], { stdio: 'ignore' });
 }

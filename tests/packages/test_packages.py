@@ -122,6 +122,10 @@ def test_npm_package_installs_into_a_clean_directory_and_runs_its_readme(tmp_pat
     assert mjs == (ROOT / "examples/node/file-tools.mjs").read_bytes()
     assert host_fs == (ROOT / "examples/node/host-fs.mjs").read_bytes()
     assert "package/gen/file-tools.js" in names, names
+    # The glue mended by examples/node/patch-glue.mjs: names keep a leading BOM.
+    with tarfile.open(tgz) as t:
+        glue = t.extractfile("package/gen/file-tools.js").read().decode()
+    assert "new TextDecoder()" not in glue and "ignoreBOM: true" in glue
     assert "package/gen/file-tools.core.wasm" in cores, names
     workspace = component(tmp=tmp_path)
     for name, core in cores.items():
