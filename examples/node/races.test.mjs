@@ -238,13 +238,20 @@ function swapAfterOpeningSub(swap, call) {
     }
     return d;
   };
+  return callHooked(call, () => {
+    proto.openAt = inner;
+  }, () => done);
+}
+
+// Runs `call` (its error as `{ error }`), then `unhook`, and checks that the swap happened.
+function callHooked(call, unhook, swapped) {
   try {
     return call();
   } catch (e) {
     return { error: e };
   } finally {
-    proto.openAt = inner;
-    assert.ok(done, 'the component never opened sub as a directory: the swap did not happen');
+    unhook();
+    assert.ok(swapped(), 'the component never opened sub as a directory: the swap did not happen');
   }
 }
 
@@ -265,15 +272,10 @@ function swapAfterHostOpensSub(swap, call) {
     return fd;
   };
   syncBuiltinESMExports();
-  try {
-    return call();
-  } catch (e) {
-    return { error: e };
-  } finally {
+  return callHooked(call, () => {
     fs.openSync = inner;
     syncBuiltinESMExports();
-    assert.ok(done, 'the component never opened sub as a directory: the swap did not happen');
-  }
+  }, () => done);
 }
 
 // The deterministic form of the attack, in all modes: with the shim's descriptors held
