@@ -67,6 +67,9 @@ function allowFileWrites(types) {
  * function that throws one error made in advance, so the fallback is taken at once; the
  * runtime's own `promising`, where it has one, is never replaced.
  */
+/** The held directories of instances collected without `close`, released then. */
+const UNCLOSED = new FinalizationRegistry((held) => held.close());
+
 const NO_PROMISING = new TypeError('WebAssembly.promising is not offered by this runtime');
 const noPromising = () => {
   throw NO_PROMISING;
@@ -179,12 +182,27 @@ export async function openFileTools({ repo, readOnly = false, policy = {}, onAud
   };
   const root = await withoutPromisingErrors(() => instantiate((name) => compiledModule(join(generated, name)), imports));
   const tools = root.tools;
-  return {
+  let closed = false;
+  const open = (fn) => {
+    if (closed) throw new Error('this file-tools instance is closed');
+    return unwrap(fn);
+  };
+  const handle = {
     /** Runs `tool` with JSON-able `args` and returns its result object. */
-    call: (tool, args = {}) => unwrap(() => tools.call(tool, JSON.stringify(args))),
+    call: (tool, args = {}) => open(() => tools.call(tool, JSON.stringify(args))),
     /** Every tool offered under this policy: name, description, JSON Schema, annotations. */
-    describe: () => unwrap(() => tools.describe()),
+    describe: () => open(() => tools.describe()),
     /** True when the host's held directories serve every file access (see `hostFs`). */
     hostFs: held !== null,
+    /** Releases the directories the host holds; later calls throw. Optional: an instance
+     * that is collected unclosed releases them then. */
+    close() {
+      if (closed) return;
+      closed = true;
+      UNCLOSED.unregister(handle);
+      held?.close();
+    },
   };
+  if (held) UNCLOSED.register(handle, held, handle);
+  return handle;
 }

@@ -108,3 +108,22 @@ test('opening leaves no trace of its stand-in for WebAssembly.promising, also wh
   for (const tools of opened) assert.ok(tools.call('file_info', { path: 'README.md' }).size > 0);
   assert.equal(WebAssembly.promising, had);
 });
+
+test('close releases every descriptor the host holds, and later calls are refused', async (t) => {
+  const count = () => readdirSync('/proc/self/fd').length;
+  const first = await openFileTools({ repo: DEMO, readOnly: true });
+  if (!first.hostFs) return t.skip('no /proc/self/fd here: the shim serves');
+  first.close();
+  const before = count();
+  for (let i = 0; i < 50; i++) {
+    const tools = await openFileTools({ repo: DEMO, readOnly: true });
+    // Positive control: held directories serve the calls (and hold descriptors meanwhile).
+    assert.ok(tools.hostFs && tools.call('list_dir', { path: 'src' }).entries.length > 0);
+    const during = count();
+    tools.close();
+    assert.ok(count() < during, 'close released nothing');
+    assert.throws(() => tools.call('file_info', { path: 'README.md' }), /closed/);
+  }
+  // Other tests' instances, collected meanwhile, may have released theirs too.
+  assert.ok(count() <= before, `descriptors were left open: ${count()} > ${before}`);
+});

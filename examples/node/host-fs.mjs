@@ -171,10 +171,10 @@ function readUpTo(fd, size, max) {
 
 /**
  * The batched reads of `host-fs` (`read-file`, `read-dir`, `read-dir-stat`) beneath the held
- * repository descriptor `rootFd`: one call each instead of one per open, look and read.
+ * repository descriptor `root()`: one call each instead of one per open, look and read.
  * `allowHardlinks` is the policy's: without it a file with other names is not read.
  */
-function batchedReads(rootFd, allowHardlinks) {
+function batchedReads(root, allowHardlinks) {
   const failed = (why) => ({ tag: 'err', val: why });
   const reported = (f) => {
     try {
@@ -185,14 +185,14 @@ function batchedReads(rootFd, allowHardlinks) {
     }
   };
   return {
-    readFile: (path, maxBytes) => reported(() => withPlain(rootFd, path, false, (fd) => {
+    readFile: (path, maxBytes) => reported(() => withPlain(root(), path, false, (fd) => {
       const st = fstatSync(fd, { bigint: true });
       if (st.nlink > 1n && !allowHardlinks) throw new Error(`'${path}' has more than one hard link`);
       return readUpTo(fd, st.size, maxBytes);
     })),
-    readDir: (path) => reported(() => withPlain(rootFd, path, true, (fd) => listing(fd)
+    readDir: (path) => reported(() => withPlain(root(), path, true, (fd) => listing(fd)
       .map(({ name, st }) => ({ name, kind: st ? kind(st) : 'other' })))),
-    readDirStat: (path) => reported(() => withPlain(rootFd, path, true, (fd) => listing(fd)
+    readDirStat: (path) => reported(() => withPlain(root(), path, true, (fd) => listing(fd)
       // Gone since the listing: left out.
       .filter(({ st }) => st !== null)
       .map(({ name, st }) => ({ name, stat: entryStat(st) })))),
@@ -218,8 +218,24 @@ export function hostDirs(repo, readOnly, allowHardlinks = false) {
     return null;
   }
 
+  /** The repository's descriptor; after `close`, a refusal. */
+  const repoFd = () => {
+    if (rootFd === undefined) throw new Error('the host has closed this repository');
+    return rootFd;
+  };
+  // Every descriptor a resource holds, closed when the component drops the resource, or
+  // all at once by `close` (the host's `close`, or its instance collected unclosed).
+  const held = new Set();
+  const hold = (fd) => {
+    held.add(fd);
+    return fd;
+  };
+  const release = (fd) => {
+    if (held.delete(fd)) closeSync(fd);
+  };
+
   class File {
-    constructor(fd) { this.fd = fd; }
+    constructor(fd) { this.fd = hold(fd); }
     stat() { return attempt(() => ok(entryStat(fstatSync(this.fd, { bigint: true })))); }
     readAt(offset, len) {
       return attempt(() => {
@@ -235,11 +251,11 @@ export function hostDirs(repo, readOnly, allowHardlinks = false) {
         return ok(new Uint8Array(buf.buffer, buf.byteOffset, got));
       });
     }
-    [dispose]() { closeSync(this.fd); }
+    [dispose]() { release(this.fd); }
   }
 
   class Dir {
-    constructor(fd) { this.fd = fd; }
+    constructor(fd) { this.fd = hold(fd); }
     /** The directory for a change of `name` in it, or the refusal. */
     change(name) {
       if (readOnly) return err('access');
@@ -306,22 +322,28 @@ export function hostDirs(repo, readOnly, allowHardlinks = false) {
     rmdir(name) {
       return this.change(name) || attempt(() => ok(rmdirSync(at(this.fd, name))));
     }
-    [dispose]() { closeSync(this.fd); }
+    [dispose]() { release(this.fd); }
   }
 
   return {
     Dir,
     File,
-    ...batchedReads(rootFd, allowHardlinks),
-    root: () => new Dir(openSync(`/proc/self/fd/${rootFd}`, O_RDONLY | O_DIRECTORY)),
+    ...batchedReads(repoFd, allowHardlinks),
+    root: () => new Dir(openSync(`/proc/self/fd/${repoFd()}`, O_RDONLY | O_DIRECTORY)),
+    /** Closes the repository's descriptor and every one a resource still holds. */
+    close() {
+      for (const fd of held) release(fd);
+      if (rootFd !== undefined) closeSync(rootFd);
+      rootFd = undefined;
+    },
     /** Copies the permission bits of `from` onto `to` (logical paths), both opened one name
      * at a time without following a link; a target with other names is left alone. */
     copyMode(from, to) {
       if (readOnly) return false;
       try {
-        const mode = withRegularFile(rootFd, from, (fd) => fstatSync(fd).mode);
+        const mode = withRegularFile(repoFd(), from, (fd) => fstatSync(fd).mode);
         if (mode === null) return false;
-        return withRegularFile(rootFd, to, (fd) => {
+        return withRegularFile(repoFd(), to, (fd) => {
           if (fstatSync(fd).nlink !== 1) return false;
           fchmodSync(fd, mode & 0o7777);
           return true;
