@@ -9,9 +9,9 @@
 // Where `/proc/self/fd` does not answer for the repository's descriptor (another system, a
 // sandbox without procfs), `hostDirs` returns null and the component uses the WASI shim.
 
-import {
+import fs, {
   closeSync, constants, fchmodSync, fstatSync, fsyncSync, lstatSync, mkdirSync, openSync,
-  readdirSync, readlinkSync, readSync, renameSync, rmdirSync, statfsSync, unlinkSync, writeSync,
+  readdirSync, readlinkSync, readSync, renameSync, rmdirSync, unlinkSync, writeSync,
 } from 'node:fs';
 
 const { O_RDONLY, O_WRONLY, O_CREAT, O_EXCL, O_DIRECTORY, O_NOFOLLOW, O_NONBLOCK, O_NOCTTY } = constants;
@@ -210,7 +210,8 @@ export function hostDirs(repo, readOnly, allowHardlinks = false) {
   try {
     // A real procfs (an emulation whose `fd` entries are plain links would make every
     // operation here one by path), whose entry for the descriptor names the repository.
-    if (statfsSync('/proc').type !== PROC_MAGIC) throw new Error('no procfs');
+    // (`statfsSync` is missing before Node 18.15: the shim serves there.)
+    if (fs.statfsSync?.('/proc').type !== PROC_MAGIC) throw new Error('no procfs');
     rootFd = openSync(repo, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
     if (readlinkSync(`/proc/self/fd/${rootFd}`) !== repo) throw new Error('no procfs');
   } catch {
