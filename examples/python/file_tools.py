@@ -301,7 +301,14 @@ class FileTools:
             self.store, self.component.get_export_index("describe", tools)
         )
 
-    def __del__(self):
+    def close(self):
+        """Releases the component instance and the repository directories held for it;
+        later calls raise. Optional: the object releases them when collected, and
+        `with FileTools(...) as tools:` at the block's end."""
+        self._closed = True
+        # The instance and its store go too: the runtime's WASI holds the preopen open.
+        for held in ("_call", "_describe", "instance", "store"):
+            setattr(self, held, None)
         fd = getattr(self, "_root_fd", None)
         if fd is not None:
             self._root_fd = None
@@ -309,6 +316,15 @@ class FileTools:
                 os.close(fd)
             except Exception:  # at interpreter exit `os` may be gone already
                 pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *_exc):
+        self.close()
+
+    def __del__(self):
+        self.close()
 
     def _emit(self, _store, event):
         if self._on_audit is not None:
@@ -352,10 +368,16 @@ class FileTools:
         details = {d.key: d.value for d in (_field(result, "details") or [])}
         raise ToolError(code, _field(result, "message"), _field(result, "path"), details)
 
+    def _open(self):
+        if getattr(self, "_closed", False):
+            raise RuntimeError("this FileTools instance is closed")
+
     def describe(self):
         """Every tool offered under this policy: name, description, JSON Schema, annotations."""
+        self._open()
         return self._unwrap(self._describe(self.store))
 
     def call(self, tool, args=None):
         """Runs `tool` with JSON-able `args`; returns its result as a dict."""
+        self._open()
         return self._unwrap(self._call(self.store, tool, json.dumps(args or {})))

@@ -250,3 +250,15 @@ def test_copy_mode_under_a_name_flipping_to_a_link_changes_nothing_outside(repo,
         done.set()
         flipper.join()
     assert copied > 0, "no round found a plain file to copy the bits onto"
+
+
+def test_close_releases_the_held_directory_and_later_calls_raise(repo):
+    count = lambda: len(os.listdir("/proc/self/fd"))  # noqa: E731
+    before = count()
+    with FileTools(WASM, repo) as tools:
+        # Positive control: the open instance holds the repository and answers.
+        assert count() > before
+        assert tools.call("file_info", {"path": "src/lib.rs"})["path"] == "src/lib.rs"
+    assert count() == before
+    with pytest.raises(RuntimeError, match="closed"):
+        tools.call("file_info", {"path": "src/lib.rs"})
