@@ -19,6 +19,10 @@ import { openFileTools } from './file-tools.mjs';
 const MARK = 'SECRET-VALUE-93ab';
 const ROUNDS = 400;
 
+// The line of each second process's loop that tells its count of flips (`n`) every hundred,
+// in `dir/.flips`, written whole (by a rename) so that a reader never sees it half-written.
+const COUNT_FLIPS = "if (n % 100 === 0) { try { fs.writeFileSync(p.join(dir, '.flips.new'), String(n)); fs.renameSync(p.join(dir, '.flips.new'), p.join(dir, '.flips')); } catch {} }";
+
 // A second process: swaps `name` between a link to `a` and a link to `b`, atomically
 // (a new link renamed over the name), until killed.
 function flipper(dir, name, a, b) {
@@ -30,7 +34,7 @@ function flipper(dir, name, a, b) {
     for (;;) {
       flip = !flip;
       try { fs.rmSync(tmp, { force: true }); fs.symlinkSync(flip ? a : b, tmp); fs.renameSync(tmp, at); n++; } catch {}
-      if (n % 100 === 0) { try { fs.writeFileSync(p.join(dir, '.flips.new'), String(n)); fs.renameSync(p.join(dir, '.flips.new'), p.join(dir, '.flips')); } catch {} }
+      ${COUNT_FLIPS}
     }`;
   return spawn(process.execPath, ['-e', script, dir, name, a, b], { stdio: 'ignore' });
 }
@@ -57,7 +61,7 @@ function fileFlipper(dir, name, target) {
     for (;;) {
       try { fs.writeFileSync(file, 'harmless words\\n'); fs.renameSync(file, at); } catch {}
       try { fs.rmSync(link, { force: true }); fs.symlinkSync(target, link); fs.renameSync(link, at); n++; } catch {}
-      if (n % 100 === 0) { try { fs.writeFileSync(p.join(dir, '.flips.new'), String(n)); fs.renameSync(p.join(dir, '.flips.new'), p.join(dir, '.flips')); } catch {} }
+      ${COUNT_FLIPS}
     }`;
   return spawn(process.execPath, ['-e', script, dir, name, target], { stdio: 'ignore' });
 }
@@ -201,7 +205,7 @@ function dirSwapper(dir, name, link) {
     for (;;) {
       try { fs.renameSync(at, away); fs.symlinkSync(link, at); } catch {}
       try { fs.unlinkSync(at); fs.renameSync(away, at); n++; } catch {}
-      if (n % 100 === 0) { try { fs.writeFileSync(p.join(dir, '.flips.new'), String(n)); fs.renameSync(p.join(dir, '.flips.new'), p.join(dir, '.flips')); } catch {} }
+      ${COUNT_FLIPS}
     }`;
   return spawn(process.execPath, ['-e', script, dir, name, link], { stdio: 'ignore' });
 }

@@ -8,10 +8,11 @@
 //! 0-2: modification time, status change time and inode are known; bit 3: a sha256
 //! follows; bits 4-5: what is [`Shown`]), the size, modification time, status change time
 //! and inode (u64 each, 0 where unknown), the 32 bytes of the sha256 when flagged, the
-//! path's length (u32) and the path (a logical path: UTF-8 without control characters). Numbers are little-endian. Files are in path
-//! order (byte order of the path text), each once. (`ftsnap2`, the form before the memo,
-//! is read as one without a memo; the text form `ftsnap1` of earlier versions took a third
-//! of a `changes_since` call to parse on a large tree: its snapshots read as expired.)
+//! path's length (u32) and the path (a logical path: UTF-8 without control characters).
+//! Numbers are little-endian. Files are in path order (byte order of the path text), each
+//! once. (`ftsnap2`, the form before the memo, is read as one without a memo; the text
+//! form `ftsnap1` of earlier versions took a third of a `changes_since` call to parse on a
+//! large tree: its snapshots read as expired.)
 //!
 //! A stored snapshot is read in place ([`Snapshot::decode`] borrows each path from the
 //! bytes), since a call reads the earlier snapshot only to walk it once beside the new one.

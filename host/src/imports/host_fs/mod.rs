@@ -17,7 +17,6 @@ use cap_std::fs::Dir;
 use rustix::fs::{Mode, OFlags, ResolveFlags};
 
 use crate::bindings::agent::file_tools::host_fs::{DirEntry, DirEntryStat, Host};
-use crate::bindings::agent::file_tools::types::EntryType;
 use crate::imports::state::HostState;
 
 pub(crate) mod handles;
@@ -102,18 +101,9 @@ fn copy_mode(dir: &Dir, from: &str, to: &str) -> Result<(), String> {
 fn read_dir(dir: &Dir, path: &str, max: usize) -> Result<Vec<DirEntry>, String> {
     let mut out = Vec::new();
     each_entry(dir, path, max, |fd, name, ty| {
-        let kind = match ty {
-            rustix::fs::FileType::Unknown => {
-                rustix::fs::statat(fd, name, rustix::fs::AtFlags::SYMLINK_NOFOLLOW)
-                    .map_or(EntryType::Other, |s| {
-                        resources::kind(rustix::fs::FileType::from_raw_mode(s.st_mode))
-                    })
-            }
-            t => resources::kind(t),
-        };
         out.push(DirEntry {
             name: name.to_str().ok().map(str::to_string),
-            kind,
+            kind: resources::listed_kind(fd, name, ty),
         });
     })?;
     out.sort_unstable_by(|a, b| listing_order(&a.name, &b.name));
@@ -265,6 +255,7 @@ impl Host for HostState {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+    use crate::bindings::agent::file_tools::types::EntryType;
 
     fn repo() -> (tempfile::TempDir, Dir) {
         let t = tempfile::tempdir().unwrap();

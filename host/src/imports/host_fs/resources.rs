@@ -5,8 +5,9 @@
 //! device swapped in is refused at once instead of blocking the call. In a read-only
 //! session every change is refused.
 
+use std::ffi::CStr;
 use std::io::Write as _;
-use std::os::fd::OwnedFd;
+use std::os::fd::{AsFd, OwnedFd};
 use std::sync::Arc;
 
 use rustix::fs::{AtFlags, FileType, Mode, OFlags};
@@ -48,8 +49,19 @@ fn kind_of_mode(mode: u32) -> EntryType {
     kind(FileType::from_raw_mode(mode))
 }
 
+/// The entry type of the entry `name` of the directory `fd` that a listing gave `ty`: a
+/// listing that does not say (some file systems) is answered by a look at the entry,
+/// without following a link (`other` when it is gone).
+pub(crate) fn listed_kind(fd: impl AsFd, name: &CStr, ty: FileType) -> EntryType {
+    match ty {
+        FileType::Unknown => rustix::fs::statat(fd, name, AtFlags::SYMLINK_NOFOLLOW)
+            .map_or(EntryType::Other, |s| kind_of_mode(s.st_mode)),
+        t => kind(t),
+    }
+}
+
 /// A file type as the interface's entry type.
-pub(crate) fn kind(ty: FileType) -> EntryType {
+fn kind(ty: FileType) -> EntryType {
     match ty {
         FileType::RegularFile => EntryType::File,
         FileType::Directory => EntryType::Dir,
@@ -188,13 +200,7 @@ impl DirMethods for HostState {
                 continue;
             }
             let name = std::str::from_utf8(raw).ok().map(str::to_string);
-            let kind = match e.file_type() {
-                FileType::Unknown => {
-                    rustix::fs::statat(&*fd, e.file_name(), AtFlags::SYMLINK_NOFOLLOW)
-                        .map_or(EntryType::Other, |s| kind_of_mode(s.st_mode))
-                }
-                t => kind(t),
-            };
+            let kind = listed_kind(&*fd, e.file_name(), e.file_type());
             out.push(DirEntry { name, kind });
         }
         Ok(out)
