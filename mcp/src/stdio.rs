@@ -21,7 +21,7 @@ pub fn serve_stdio(server: McpServer) -> Result<(), String> {
         .map_err(|e| format!("cannot start the async runtime: {e}"))?;
     rt.block_on(async move {
         let running = server
-            .serve(rmcp::transport::stdio())
+            .serve(rmcp::transport::stdio_pipes())
             .await
             .map_err(|e| format!("MCP handshake failed: {e}"))?;
         let stopped = running.waiting().await;
