@@ -1,8 +1,8 @@
-//! Names this build of the rules: a digest of the text of `src/rules`, of the lock file
-//! (the versions of globset, unicode-normalization and the other crates the rules match
-//! and fold names with) and of the compiler's version (the standard library's Unicode
-//! tables), which a walk's memo is bound to, so that verdicts kept by one build are never
-//! reused by another.
+//! Names this build of the rules: a digest of the text of every file below `src/rules`,
+//! of the lock file (the versions of globset, unicode-normalization and the other crates
+//! the rules match and fold names with) and of the compiler's version (the standard
+//! library's Unicode tables), which a walk's memo is bound to, so that verdicts kept by one
+//! build are never reused by another.
 
 use std::path::{Path, PathBuf};
 
@@ -11,9 +11,8 @@ fn main() {
     let lock = Path::new("../Cargo.lock");
     println!("cargo:rerun-if-changed={}", rules.display());
     println!("cargo:rerun-if-changed={}", lock.display());
-    let mut files: Vec<PathBuf> = std::fs::read_dir(rules)
-        .map(|rd| rd.filter_map(|e| e.ok().map(|e| e.path())).collect())
-        .unwrap_or_default();
+    let mut files = Vec::new();
+    collect(rules, &mut files);
     files.sort();
     files.push(lock.to_path_buf());
     let rustc = std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into());
@@ -37,4 +36,19 @@ fn main() {
         feed(&std::fs::read(&f).unwrap_or_default());
     }
     println!("cargo:rustc-env=FILE_TOOLS_RULES_DIGEST={h:016x}");
+}
+
+/// Every file below `dir`, its subdirectories' included (a module split into a folder is
+/// still part of the rules).
+fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for path in entries.filter_map(|e| e.ok().map(|e| e.path())) {
+        if path.is_dir() {
+            collect(&path, out);
+        } else {
+            out.push(path);
+        }
+    }
 }
