@@ -22,6 +22,7 @@
 //! but a plain file no larger than an index under the policy's `max_index_bytes` can be:
 //! it is not even read.
 
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use super::{Identity, Index, Rec, What};
@@ -142,42 +143,64 @@ pub fn encode(ix: &Index, services: &dyn Services) -> Vec<u8> {
     out
 }
 
-/// Reads an index file front to back, feeding its body to the [`Checksum`] as it goes and
-/// refusing any length past the body's end, so that no more than one chunk of the file
-/// is held at a time besides what is decoded.
+/// Reads an index file front to back in blocks, feeding its body to the [`Checksum`] as
+/// each block comes in and refusing any length past the body's end, so that what is held
+/// at a time is one block (or one field, when a field is larger) and one checksum chunk.
 struct Reader<'a, R> {
     src: R,
-    /// Bytes of the body not read yet.
-    left: u64,
+    /// Bytes of the body not read from `src` yet.
+    unread: u64,
+    /// Bytes of the body read: `buf[pos..]` are not taken yet.
+    buf: Vec<u8>,
+    pos: usize,
+    /// How much to read at a time ([`BLOCK`] but in tests).
+    block: u64,
     sum: Checksum,
-    /// Scratch for the bytes of one field.
-    field: Vec<u8>,
     services: &'a dyn Services,
 }
 
-impl<'a, R: std::io::Read> Reader<'a, R> {
-    fn new(src: R, body_len: u64, services: &'a dyn Services) -> Self {
+/// How much of the body a [`Reader`] reads at a time.
+const BLOCK: u64 = 1 << 20;
+
+impl<'a, R: Read> Reader<'a, R> {
+    fn new(src: R, body_len: u64, block: u64, services: &'a dyn Services) -> Self {
         Reader {
             src,
-            left: body_len,
+            unread: body_len,
+            buf: Vec::new(),
+            pos: 0,
+            block,
             sum: Checksum::default(),
-            field: Vec::new(),
             services,
         }
     }
 
     /// The next `n` bytes of the body.
     fn take(&mut self, n: usize) -> Option<&[u8]> {
-        if n as u64 > self.left {
-            return None;
+        let have = self.buf.len() - self.pos;
+        if have < n {
+            let missing = (n - have) as u64;
+            if missing > self.unread {
+                return None;
+            }
+            // What is left moves to the front; then a block, or what the field lacks.
+            self.buf.drain(..self.pos);
+            self.pos = 0;
+            let want = missing.max(self.block).min(self.unread);
+            let start = self.buf.len();
+            self.buf
+                .try_reserve_exact(usize::try_from(want).ok()?)
+                .ok()?;
+            let got = self.src.by_ref().take(want).read_to_end(&mut self.buf);
+            if got.ok()? as u64 != want {
+                return None;
+            }
+            self.unread -= want;
+            self.sum.feed(&self.buf[start..], self.services);
         }
-        self.field.clear();
-        self.field.try_reserve_exact(n).ok()?;
-        self.field.resize(n, 0);
-        self.src.read_exact(&mut self.field).ok()?;
-        self.left -= n as u64;
-        self.sum.feed(&self.field, self.services);
-        Some(&self.field)
+        let field = self.buf.get(self.pos..self.pos + n)?;
+        self.pos += n;
+        Some(field)
     }
 
     fn u8(&mut self) -> Option<u8> {
@@ -192,9 +215,14 @@ impl<'a, R: std::io::Read> Reader<'a, R> {
         Some(u64::from_le_bytes(self.take(8)?.try_into().ok()?))
     }
 
+    /// Records no file can hold: each takes at least a length, four numbers and a tag.
+    fn most_records(&self) -> u64 {
+        (self.unread + (self.buf.len() - self.pos) as u64) / (4 + 5 * 8 + 1)
+    }
+
     /// Whether the body was read to its end and the checksum after it is its own.
     fn whole(mut self) -> Option<bool> {
-        if self.left != 0 {
+        if self.unread != 0 || self.pos != self.buf.len() {
             return Some(false);
         }
         let mut sum = [0u8; 32];
@@ -207,11 +235,23 @@ fn known(v: u64) -> Option<u64> {
     (v != u64::MAX).then_some(v)
 }
 
-/// The index `data` holds, when it is whole, bound as `binding` and of this format.
+/// The index `data` holds, when it is whole, bound as `binding` and of this format; read
+/// `block` bytes at a time.
+#[cfg(test)]
+pub fn decode_in_blocks(
+    data: &[u8],
+    binding: &str,
+    services: &dyn Services,
+    block: u64,
+) -> Option<Index> {
+    let body_len = data.len().checked_sub(32)? as u64;
+    decode_from(data, body_len, binding, services, block)
+}
+
+/// [`decode_in_blocks`] as the index is read from its file.
 #[cfg(test)]
 pub fn decode(data: &[u8], binding: &str, services: &dyn Services) -> Option<Index> {
-    let body_len = data.len().checked_sub(32)? as u64;
-    decode_from(data, body_len, binding, services)
+    decode_in_blocks(data, binding, services, BLOCK)
 }
 
 /// The index `src` holds (a body of `body_len` bytes, then its checksum), when it is
@@ -220,12 +260,13 @@ pub fn decode(data: &[u8], binding: &str, services: &dyn Services) -> Option<Ind
 /// altered file is never used (each length was checked against what was left, which
 /// bounds what a forged one can make this allocate).
 fn decode_from(
-    src: impl std::io::Read,
+    src: impl Read,
     body_len: u64,
     binding: &str,
     services: &dyn Services,
+    block: u64,
 ) -> Option<Index> {
-    let mut r = Reader::new(src, body_len, services);
+    let mut r = Reader::new(src, body_len, block, services);
     if r.take(MAGIC.len())? != MAGIC || r.u8()? != FORMAT {
         return None;
     }
@@ -234,9 +275,13 @@ fn decode_from(
     }
     let count = r.u64()?;
     let mut ix = Index::new(binding.to_string());
+    ix.files
+        .reserve(usize::try_from(count.min(r.most_records())).ok()?);
+    let mut path = String::new();
     for _ in 0..count {
         let len = r.u32()? as usize;
-        let path = std::str::from_utf8(r.take(len)?).ok()?.to_string();
+        path.clear();
+        path.push_str(std::str::from_utf8(r.take(len)?).ok()?);
         let id = Identity {
             size: r.u64()?,
             mtime: known(r.u64()?),
@@ -265,7 +310,7 @@ fn decode_from(
             what,
             generation: 0,
         };
-        ix.record(&path, rec, u64::MAX);
+        ix.record_loaded(&path, rec);
     }
     if !r.whole()? {
         return None;
@@ -289,7 +334,6 @@ pub fn load(
     services: &dyn Services,
     max_weight: u64,
 ) -> Option<Index> {
-    use std::io::Read as _;
     let path = path_in(index_dir, binding);
     let max_len = max_weight.saturating_add(OVERHEAD);
     let meta = std::fs::symlink_metadata(&path).ok()?;
@@ -302,8 +346,14 @@ pub fn load(
     if len > max_len {
         return None;
     }
-    let src = std::io::BufReader::with_capacity(1 << 16, file.take(len));
-    decode_from(src, len.checked_sub(32)?, binding, services).filter(|ix| ix.weight() <= max_weight)
+    decode_from(
+        file.take(len),
+        len.checked_sub(32)?,
+        binding,
+        services,
+        BLOCK,
+    )
+    .filter(|ix| ix.weight() <= max_weight)
 }
 
 /// Stores `ix` in `index_dir`, replacing the one there; best effort (the index is only

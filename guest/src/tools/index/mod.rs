@@ -200,6 +200,14 @@ impl Index {
         Some(self.files.insert(path, rec).0)
     }
 
+    /// Records `path` as an index file gives it: no bound (the file as a whole was bounded)
+    /// and no look-up first (a path given twice keeps its later record).
+    fn record_loaded(&mut self, path: &str, rec: Rec) {
+        let add = rec.weight(path);
+        let (_, old) = self.files.insert(path, rec);
+        self.weight = self.weight + add - old.map_or(0, |o| o.weight(path));
+    }
+
     /// A new walk generation.
     pub fn next_generation(&mut self) -> u64 {
         self.generation += 1;

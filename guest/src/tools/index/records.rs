@@ -2,6 +2,7 @@
 //! can hold a [`Ticket`] to each file's record and find it again without hashing the path
 //! (on a large tree, the hash lookups were most of a search that reads nothing).
 
+use std::collections::hash_map::Entry;
 use std::collections::HashMap;
 
 use super::Rec;
@@ -70,34 +71,43 @@ impl Records {
         s.rec.as_ref()
     }
 
+    /// Room for `n` more records without growing.
+    pub fn reserve(&mut self, n: usize) {
+        self.slot_of.reserve(n);
+        self.slots.reserve(n);
+    }
+
     /// Puts `rec` as the record of `path`, replacing any (whose tickets then find
-    /// nothing); returns the new record's ticket and the old record.
+    /// nothing); returns the new record's ticket and the old record. One hash of the path.
     pub fn insert(&mut self, path: &str, rec: Rec) -> (Ticket, Option<Rec>) {
         self.serial += 1;
         let serial = self.serial;
-        if let Some(&slot) = self.slot_of.get(path) {
-            let s = &mut self.slots[slot as usize];
-            s.serial = serial;
-            return (Ticket { slot, serial }, s.rec.replace(rec));
-        }
-        let slot = match self.free.pop() {
-            Some(slot) => {
-                self.slots[slot as usize] = Slot {
+        match self.slot_of.entry(path.into()) {
+            Entry::Occupied(e) => {
+                let slot = *e.get();
+                let s = &mut self.slots[slot as usize];
+                s.serial = serial;
+                (Ticket { slot, serial }, s.rec.replace(rec))
+            }
+            Entry::Vacant(e) => {
+                let filled = Slot {
                     serial,
                     rec: Some(rec),
                 };
-                slot
+                let slot = match self.free.pop() {
+                    Some(slot) => {
+                        self.slots[slot as usize] = filled;
+                        slot
+                    }
+                    None => {
+                        self.slots.push(filled);
+                        (self.slots.len() - 1) as u32
+                    }
+                };
+                e.insert(slot);
+                (Ticket { slot, serial }, None)
             }
-            None => {
-                self.slots.push(Slot {
-                    serial,
-                    rec: Some(rec),
-                });
-                (self.slots.len() - 1) as u32
-            }
-        };
-        self.slot_of.insert(path.into(), slot);
-        (Ticket { slot, serial }, None)
+        }
     }
 
     /// Takes out the record of `path`; its slot is freed for another.

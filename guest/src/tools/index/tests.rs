@@ -115,22 +115,63 @@ fn sample() -> Index {
     ix
 }
 
+/// Every record of `ix`, by path.
+fn sorted(ix: &Index) -> Vec<(String, Rec)> {
+    let mut v: Vec<(String, Rec)> = ix
+        .records()
+        .map(|(p, r)| (p.to_string(), r.clone()))
+        .collect();
+    v.sort_by(|a, b| a.0.cmp(&b.0));
+    v
+}
+
+/// Block sizes that cut the sample's fields everywhere: inside every length, number and
+/// name, and at their edges.
+const SMALL_BLOCKS: [u64; 7] = [1, 2, 3, 5, 8, 13, 64];
+
 #[test]
 fn an_index_comes_back_from_its_bytes_whole() {
     let ix = sample();
     let bytes = file::encode(&ix, &NoServices);
     let back = file::decode(&bytes, ix.bound_to(), &NoServices).unwrap();
-    let sorted = |ix: &Index| {
-        let mut v: Vec<(String, Rec)> = ix
-            .records()
-            .map(|(p, r)| (p.to_string(), r.clone()))
-            .collect();
-        v.sort_by(|a, b| a.0.cmp(&b.0));
-        v
-    };
     assert_eq!(sorted(&back), sorted(&ix));
     assert_eq!(back.len(), 5);
     assert_eq!(back.weight(), ix.weight());
+    // Read in blocks that end inside fields, the same index.
+    for block in SMALL_BLOCKS {
+        let back = file::decode_in_blocks(&bytes, ix.bound_to(), &NoServices, block).unwrap();
+        assert_eq!(sorted(&back), sorted(&ix), "block {block}");
+        assert_eq!(back.weight(), ix.weight(), "block {block}");
+    }
+}
+
+#[test]
+fn a_path_given_twice_keeps_its_later_record_and_the_weight_stays_true() {
+    // Not what `encode` writes (each path once), but a file's checksum does not prove
+    // who wrote it: the decoder must stay consistent, not count a record twice.
+    let mut body = file::encode(&sample(), &NoServices);
+    body.truncate(body.len() - 32);
+    let start = body.windows(5).position(|w| w == b"b.bin").unwrap() - 4;
+    let end = body.windows(3).position(|w| w == b"big").unwrap() - 4;
+    let again = body[start..end].to_vec();
+    let count_at = 7 + 1 + 64;
+    body[count_at..count_at + 8].copy_from_slice(&6u64.to_le_bytes());
+    body.extend_from_slice(&again);
+    let pos = body.len() - again.len() + 4 + 5;
+    body[pos..pos + 8].copy_from_slice(&99u64.to_le_bytes());
+    let mut parts = Vec::new();
+    for chunk in body.chunks(32 << 20) {
+        parts.extend_from_slice(crate::fs::hash::sha256_hex(chunk).as_bytes());
+    }
+    body.extend_from_slice(&crate::fs::hash::sha256(&parts));
+    let ix = sample();
+    for block in SMALL_BLOCKS {
+        let back = file::decode_in_blocks(&body, ix.bound_to(), &NoServices, block).unwrap();
+        assert_eq!(back.len(), 5, "block {block}");
+        assert_eq!(back.weight(), ix.weight(), "block {block}");
+        let b = back.records().find(|(p, _)| *p == "b.bin").unwrap().1;
+        assert_eq!(b.id.size, 99, "block {block}");
+    }
 }
 
 #[test]
@@ -138,16 +179,23 @@ fn a_damaged_foreign_or_truncated_index_is_refused() {
     let ix = sample();
     let bytes = file::encode(&ix, &NoServices);
     assert!(file::decode(&bytes, &"e".repeat(64), &NoServices).is_none());
-    for cut in [0, 1, 40, bytes.len() / 2, bytes.len() - 1] {
-        assert!(file::decode(&bytes[..cut], ix.bound_to(), &NoServices).is_none());
-    }
-    for at in [0, 8, 80, bytes.len() / 2, bytes.len() - 40, bytes.len() - 1] {
-        let mut bad = bytes.clone();
-        bad[at] ^= 0x40;
-        assert!(
-            file::decode(&bad, ix.bound_to(), &NoServices).is_none(),
-            "a flipped byte at {at} was not noticed"
-        );
+    for block in SMALL_BLOCKS.into_iter().chain([1 << 20]) {
+        let decode = |b: &[u8]| file::decode_in_blocks(b, ix.bound_to(), &NoServices, block);
+        assert!(decode(&bytes).is_some(), "the control, block {block}");
+        for cut in 0..bytes.len() {
+            assert!(
+                decode(&bytes[..cut]).is_none(),
+                "cut at {cut}, block {block}"
+            );
+        }
+        for at in 0..bytes.len() {
+            let mut bad = bytes.clone();
+            bad[at] ^= 0x40;
+            assert!(
+                decode(&bad).is_none(),
+                "a flipped byte at {at} was not noticed, block {block}"
+            );
+        }
     }
 }
 
