@@ -77,7 +77,7 @@ impl Filter {
         let mut filter = Filter {
             words: vec![0; words],
         };
-        let bits = (words * 64) as u64;
+        let bits = words as u64 * 64;
         for &t in &scratch.found {
             scratch.seen[(t >> 6) as usize] = 0;
             for p in probes(t, bits) {
@@ -99,7 +99,7 @@ impl Filter {
 
     /// False when the text certainly does not hold `t`.
     pub fn may_hold(&self, t: Trigram) -> bool {
-        let bits = (self.words.len() * 64) as u64;
+        let bits = self.words.len() as u64 * 64;
         if bits == 0 {
             return false;
         }

@@ -275,8 +275,12 @@ fn decode_from(
     }
     let count = r.u64()?;
     let mut ix = Index::new(binding.to_string());
-    ix.files
-        .reserve(usize::try_from(count.min(r.most_records())).ok()?);
+    // A count the body cannot hold is damage; room for the others is asked for, not
+    // taken: a count altered within the body's bound must not abort the component.
+    if count > r.most_records() {
+        return None;
+    }
+    ix.files.try_reserve(usize::try_from(count).ok()?)?;
     let mut path = String::new();
     for _ in 0..count {
         let len = r.u32()? as usize;

@@ -71,10 +71,10 @@ impl Records {
         s.rec.as_ref()
     }
 
-    /// Room for `n` more records without growing.
-    pub fn reserve(&mut self, n: usize) {
-        self.slot_of.reserve(n);
-        self.slots.reserve(n);
+    /// Room for `n` more records without growing; `None` when the memory is not there.
+    pub fn try_reserve(&mut self, n: usize) -> Option<()> {
+        self.slot_of.try_reserve(n).ok()?;
+        self.slots.try_reserve(n).ok()
     }
 
     /// Puts `rec` as the record of `path`, replacing any (whose tickets then find

@@ -145,32 +145,77 @@ fn an_index_comes_back_from_its_bytes_whole() {
     }
 }
 
-#[test]
-fn a_path_given_twice_keeps_its_later_record_and_the_weight_stays_true() {
-    // Not what `encode` writes (each path once), but a file's checksum does not prove
-    // who wrote it: the decoder must stay consistent, not count a record twice.
-    let mut body = file::encode(&sample(), &NoServices);
-    body.truncate(body.len() - 32);
-    let start = body.windows(5).position(|w| w == b"b.bin").unwrap() - 4;
-    let end = body.windows(3).position(|w| w == b"big").unwrap() - 4;
-    let again = body[start..end].to_vec();
-    let count_at = 7 + 1 + 64;
-    body[count_at..count_at + 8].copy_from_slice(&6u64.to_le_bytes());
-    body.extend_from_slice(&again);
-    let pos = body.len() - again.len() + 4 + 5;
-    body[pos..pos + 8].copy_from_slice(&99u64.to_le_bytes());
+/// `body` (an index file without its checksum) with the checksum the format gives it: what
+/// a writer of another version, or anyone who can write the state directory, could leave.
+fn sealed(mut body: Vec<u8>) -> Vec<u8> {
     let mut parts = Vec::new();
     for chunk in body.chunks(32 << 20) {
         parts.extend_from_slice(crate::fs::hash::sha256_hex(chunk).as_bytes());
     }
     body.extend_from_slice(&crate::fs::hash::sha256(&parts));
-    let ix = sample();
-    for block in SMALL_BLOCKS {
-        let back = file::decode_in_blocks(&body, ix.bound_to(), &NoServices, block).unwrap();
+    body
+}
+
+/// The sample's file without its checksum, and where its record count lies.
+fn sample_body() -> (Vec<u8>, std::ops::Range<usize>) {
+    let mut body = file::encode(&sample(), &NoServices);
+    body.truncate(body.len() - 32);
+    let at = 7 + 1 + 64;
+    (body, at..at + 8)
+}
+
+#[test]
+fn a_path_given_twice_keeps_its_later_record_and_the_weight_stays_true() {
+    // Not what `encode` writes (each path once): the decoder must stay consistent, not
+    // count a record twice. The later record of `b.bin` is text with three words, so its
+    // weight differs from the first's.
+    let (mut body, count) = sample_body();
+    body[count].copy_from_slice(&6u64.to_le_bytes());
+    body.extend_from_slice(&5u32.to_le_bytes());
+    body.extend_from_slice(b"b.bin");
+    for v in [99u64, 1, 2, 3, 4] {
+        body.extend_from_slice(&v.to_le_bytes());
+    }
+    body.push(0);
+    body.extend_from_slice(&3u32.to_le_bytes());
+    for w in [7u64, 8, 9] {
+        body.extend_from_slice(&w.to_le_bytes());
+    }
+    let bytes = sealed(body);
+    let mut want = sample();
+    want.record("b.bin", rec(99, 1, 4, text(&[7, 8, 9])), u64::MAX);
+    let want_b = want
+        .records()
+        .find(|(p, _)| *p == "b.bin")
+        .unwrap()
+        .1
+        .clone();
+    for block in SMALL_BLOCKS.into_iter().chain([1 << 20]) {
+        let back = file::decode_in_blocks(&bytes, want.bound_to(), &NoServices, block).unwrap();
         assert_eq!(back.len(), 5, "block {block}");
-        assert_eq!(back.weight(), ix.weight(), "block {block}");
+        assert_eq!(back.weight(), want.weight(), "block {block}");
+        assert_ne!(back.weight(), sample().weight(), "block {block}");
         let b = back.records().find(|(p, _)| *p == "b.bin").unwrap().1;
-        assert_eq!(b.id.size, 99, "block {block}");
+        assert_eq!((b.id.size, &b.what), (99, &want_b.what), "block {block}");
+    }
+}
+
+#[test]
+fn a_count_that_disagrees_with_the_records_is_refused_under_a_good_checksum() {
+    let binding = sample().bound_to().to_string();
+    let (body, count) = sample_body();
+    let with_count = |n: u64| {
+        let mut b = body.clone();
+        b[count.clone()].copy_from_slice(&n.to_le_bytes());
+        sealed(b)
+    };
+    let decode = |bytes: &[u8]| file::decode(bytes, &binding, &NoServices);
+    assert!(decode(&with_count(5)).is_some(), "the control");
+    // Fewer records than the body holds: bytes left over. More: the body ends first, or
+    // the count is more than any body of this length could hold (refused before room is
+    // made for them), up to the largest count there is.
+    for n in [0, 4, 6, 1 << 20, u64::from(u32::MAX) + 1, u64::MAX] {
+        assert!(decode(&with_count(n)).is_none(), "count {n}");
     }
 }
 
@@ -205,16 +250,10 @@ fn lengths_past_the_end_are_refused_even_under_a_good_checksum() {
     // what a writer of another version, or an attacker who can write the state
     // directory, could leave. Decoding must say no, not panic or allocate without bound.
     let ix = sample();
-    let mut body = file::encode(&ix, &NoServices);
-    body.truncate(body.len() - 32);
+    let (mut body, _) = sample_body();
     let pos = body.windows(8).position(|w| w == b"src/a.rs").unwrap() + 8 + 40 + 1;
     body[pos..pos + 4].copy_from_slice(&u32::MAX.to_le_bytes());
-    let mut parts = Vec::new();
-    for chunk in body.chunks(32 << 20) {
-        parts.extend_from_slice(crate::fs::hash::sha256_hex(chunk).as_bytes());
-    }
-    body.extend_from_slice(&crate::fs::hash::sha256(&parts));
-    assert!(file::decode(&body, ix.bound_to(), &NoServices).is_none());
+    assert!(file::decode(&sealed(body), ix.bound_to(), &NoServices).is_none());
 }
 
 #[test]
