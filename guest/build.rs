@@ -1,20 +1,26 @@
-//! Names this build of the rules: a digest of the text of every file below `src/rules`,
-//! of the lock file (the versions of globset, unicode-normalization and the other crates
-//! the rules match and fold names with) and of the compiler's version (the standard
-//! library's Unicode tables), which a walk's memo is bound to, so that verdicts kept by one
-//! build are never reused by another.
+//! Names this build of the rules: a digest of the text of every file below `src/rules`
+//! and of the contract crate's source (the state directory's name, which a walk passes
+//! over), of this crate's manifest (the features it asks of the crates below) and the lock
+//! file (the versions of globset, unicode-normalization and the other crates the rules
+//! match and fold names with), and of the compiler's version (the standard library's
+//! Unicode tables), which a walk's memo is bound to, so that verdicts kept by one build
+//! are never reused by another.
 
 use std::path::{Path, PathBuf};
 
 fn main() {
-    let rules = Path::new("src/rules");
-    let lock = Path::new("../Cargo.lock");
-    println!("cargo:rerun-if-changed={}", rules.display());
-    println!("cargo:rerun-if-changed={}", lock.display());
+    let trees = [Path::new("src/rules"), Path::new("../contract/src")];
+    let single = [Path::new("Cargo.toml"), Path::new("../Cargo.lock")];
     let mut files = Vec::new();
-    collect(rules, &mut files);
+    for tree in trees {
+        println!("cargo:rerun-if-changed={}", tree.display());
+        collect(tree, &mut files);
+    }
     files.sort();
-    files.push(lock.to_path_buf());
+    for file in single {
+        println!("cargo:rerun-if-changed={}", file.display());
+        files.push(file.to_path_buf());
+    }
     let rustc = std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into());
     let version = std::process::Command::new(rustc)
         .arg("--version")
@@ -39,16 +45,16 @@ fn main() {
 }
 
 /// Every file below `dir`, its subdirectories' included (a module split into a folder is
-/// still part of the rules).
+/// still part of the rules); links are not followed.
 fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
     };
-    for path in entries.filter_map(|e| e.ok().map(|e| e.path())) {
-        if path.is_dir() {
-            collect(&path, out);
-        } else {
-            out.push(path);
+    for entry in entries.filter_map(Result::ok) {
+        match entry.file_type() {
+            Ok(t) if t.is_dir() => collect(&entry.path(), out),
+            Ok(t) if t.is_file() => out.push(entry.path()),
+            _ => {}
         }
     }
 }

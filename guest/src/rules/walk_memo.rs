@@ -36,7 +36,8 @@ use crate::text::bytes::Reader;
 const MAGIC: &[u8; 8] = b"ftwalkm1";
 
 /// A build of these rules: a memo made by another one is not used. (Set by the build
-/// script from the text of `src/rules`, the lock file and the compiler's version.)
+/// script from the text of `src/rules` and of the contract, the manifest, the lock file
+/// and the compiler's version.)
 const RULES_BUILD: &str = env!("FILE_TOOLS_RULES_DIGEST");
 
 /// The digest of a directory's ignore rules when no rules apply.
