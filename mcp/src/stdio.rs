@@ -20,10 +20,14 @@ pub fn serve_stdio(server: McpServer) -> Result<(), String> {
         .build()
         .map_err(|e| format!("cannot start the async runtime: {e}"))?;
     rt.block_on(async move {
-        let running = server
-            .serve(rmcp::transport::stdio_pipes())
-            .await
-            .map_err(|e| format!("MCP handshake failed: {e}"))?;
+        let running = if both_pipes() {
+            // Read and written on the runtime's reactor, not handed to a blocking thread
+            // each time (rmcp reopens the two pipes for that, on descriptors of its own).
+            server.serve(rmcp::transport::stdio_pipes()).await
+        } else {
+            server.serve(rmcp::transport::stdio()).await
+        }
+        .map_err(|e| format!("MCP handshake failed: {e}"))?;
         let stopped = running.waiting().await;
         // Clones of the server may outlive the connection: its watch must not.
         if let Some(s) = subscriptions {
@@ -32,4 +36,25 @@ pub fn serve_stdio(server: McpServer) -> Result<(), String> {
         stopped.map_err(|e| format!("MCP server stopped: {e}"))?;
         Ok(())
     })
+}
+
+/// Whether stdin and stdout are both pipes, as MCP clients start a server. Anything else
+/// (a terminal, a socket, a file) is served through blocking handles and never reopened:
+/// reopening a terminal could make it the process's controlling one.
+#[cfg(unix)]
+fn both_pipes() -> bool {
+    use std::os::fd::{AsFd, BorrowedFd};
+    use std::os::unix::fs::FileTypeExt;
+    let is_pipe = |fd: BorrowedFd<'_>| {
+        fd.try_clone_to_owned()
+            .map(std::fs::File::from)
+            .and_then(|f| f.metadata())
+            .is_ok_and(|m| m.file_type().is_fifo())
+    };
+    is_pipe(std::io::stdin().as_fd()) && is_pipe(std::io::stdout().as_fd())
+}
+
+#[cfg(not(unix))]
+fn both_pipes() -> bool {
+    false
 }

@@ -23,6 +23,7 @@ mod index_watch;
 mod limits;
 mod list;
 mod long_calls;
+mod mcp_stdio;
 mod media;
 mod metrics;
 mod mutate;
