@@ -154,16 +154,15 @@ impl Policy {
         }
     }
 
+    /// The answer of an earlier lookup kept under `key` in this call, if any.
+    fn remembered(&self, key: &str) -> Option<bool> {
+        self.seen.lock().ok().and_then(|m| m.get(key).copied())
+    }
+
     fn has_file(&self, p: &LogicalPath) -> bool {
         let Some(fs) = &self.fs else { return true };
         let key = p.to_string();
-        if let Some(&v) = self
-            .seen
-            .lock()
-            .ok()
-            .and_then(|m| m.get(&key).copied())
-            .as_ref()
-        {
+        if let Some(v) = self.remembered(&key) {
             return v;
         }
         let v = fs.stat_nofollow(p).is_some_and(|m| m.is_file());

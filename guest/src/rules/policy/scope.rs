@@ -95,13 +95,7 @@ impl Policy {
             return [false; 4];
         };
         let key = format!("\0{dir}");
-        if let Some(&v) = self
-            .seen
-            .lock()
-            .ok()
-            .and_then(|m| m.get(&key).copied())
-            .as_ref()
-        {
+        if let Some(v) = self.remembered(&key) {
             if !v && !full {
                 return [false; 4];
             }
