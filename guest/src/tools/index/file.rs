@@ -215,7 +215,8 @@ impl<'a, R: Read> Reader<'a, R> {
         Some(u64::from_le_bytes(self.take(8)?.try_into().ok()?))
     }
 
-    /// Records no file can hold: each takes at least a length, four numbers and a tag.
+    /// The most records the rest of the body can hold: each takes at least a length, five
+    /// numbers and a tag.
     fn most_records(&self) -> u64 {
         (self.unread + (self.buf.len() - self.pos) as u64) / (4 + 5 * 8 + 1)
     }
