@@ -76,9 +76,10 @@ const flips = (dir) => {
 };
 
 // Makes the call `read` ROUNDS times while `child` runs, once it has flipped a hundred
-// times, and on until it has flipped at least a hundred more (up to 20 s); counts harmless
-// answers, refusals and answers that hold the secret marker.
-async function measure(read, child, dir) {
+// times, and on until it has flipped at least a hundred more and `wanted()` holds (up to
+// 20 s: a positive control that needs a lucky interleaving gets more tries); counts
+// harmless answers, refusals and answers that hold the secret marker.
+async function measure(read, child, dir, wanted = () => true) {
   let ok = 0, refused = 0, leaked = 0;
   for (let waited = 0; dir && flips(dir) === 0; waited++) {
     assert.ok(waited < 1000, 'the second process never started flipping');
@@ -86,7 +87,7 @@ async function measure(read, child, dir) {
   }
   const before = dir ? flips(dir) : 0;
   const until = Date.now() + 20_000;
-  const more = () => dir && flips(dir) <= before && Date.now() < until;
+  const more = () => Date.now() < until && ((dir && flips(dir) <= before) || !wanted());
   let i = 0;
   try {
     for (; i < ROUNDS || more(); i++) {
@@ -160,7 +161,7 @@ async function searchUnderFlips(repo, child, query, expected) {
     const r = tools.call('search_text', { query, regex: true });
     if (JSON.stringify(r).includes(`"${expected}"`)) found++;
     return r;
-  }, child, repo);
+  }, child, repo, () => found > 0);
   return { ...m, found };
 }
 
