@@ -109,7 +109,6 @@ fn serve(input: Stream, output: Stream) -> String {
         s.write_all(REQUESTS.as_bytes()).unwrap();
     }
     // Our ends are dropped (closed) above: the server's input has ended.
-    let mut text = String::new();
     let reader = std::thread::spawn({
         let stdout = child.stdout.take();
         move || {
@@ -124,12 +123,12 @@ fn serve(input: Stream, output: Stream) -> String {
         }
     });
     let status = ends(&mut child);
-    text.push_str(&reader.join().unwrap());
-    if matches!(output, Stream::File) {
-        text = std::fs::read_to_string(&out_file).unwrap();
-    }
+    let streamed = reader.join().unwrap();
     assert!(status.success(), "{input:?} -> {output:?}: {status}");
-    text
+    match output {
+        Stream::File => std::fs::read_to_string(&out_file).unwrap(),
+        Stream::Pipe | Stream::Socket => streamed,
+    }
 }
 
 #[test]

@@ -239,7 +239,8 @@ impl SessionBuilder {
         self
     }
 
-    /// The component's policy, as the JSON object documented in `guest/src/rules/policy/config.rs`.
+    /// The component's policy, as the JSON object documented in
+    /// `guest/src/rules/policy/config.rs`.
     pub fn policy(mut self, policy: Value) -> Self {
         self.policy = policy;
         self

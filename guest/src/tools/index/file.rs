@@ -315,13 +315,10 @@ fn decode_from(
             what,
             generation: 0,
         };
-        ix.record_loaded(&path, rec);
+        ix.put(&path, rec);
     }
-    if !r.whole()? {
-        return None;
-    }
-    ix.dirty = 0;
-    Some(ix)
+    // Records put as the file gave them count as no change (the index is as saved).
+    r.whole()?.then_some(ix)
 }
 
 /// Bytes of the file beyond its records' weights: the header and the checksum (a record

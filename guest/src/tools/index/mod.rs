@@ -195,17 +195,18 @@ impl Index {
             self.remove(path);
             return None;
         }
-        self.weight = self.weight - old + add;
         self.dirty += 1;
-        Some(self.files.insert(path, rec).0)
+        Some(self.put(path, rec))
     }
 
-    /// Records `path` as an index file gives it: no bound (the file as a whole was bounded)
-    /// and no look-up first (a path given twice keeps its later record).
-    fn record_loaded(&mut self, path: &str, rec: Rec) {
+    /// Puts `rec` as the record of `path` (replacing any) and keeps the weight true; no
+    /// bound (an index file's records are bounded by the file's size) and no count of the
+    /// change. The record's ticket.
+    fn put(&mut self, path: &str, rec: Rec) -> Ticket {
         let add = rec.weight(path);
-        let (_, old) = self.files.insert(path, rec);
+        let (ticket, old) = self.files.insert(path, rec);
         self.weight = self.weight + add - old.map_or(0, |o| o.weight(path));
+        ticket
     }
 
     /// A new walk generation.
