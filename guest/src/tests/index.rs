@@ -570,3 +570,57 @@ fn listings_with_metadata_answer_as_looks_through_the_port() {
         "a plain listing"
     );
 }
+
+/// A search of the whole tree forgets the records of files its walk no longer shows, and
+/// only those: not the files a glob leaves unsearched, and nothing when it walks only a
+/// subdirectory or replays an unchanged walk.
+#[test]
+fn a_whole_walk_forgets_deleted_files_and_keeps_every_file_it_showed() {
+    let repo = tempfile::tempdir().unwrap();
+    let state = tempfile::tempdir().unwrap();
+    let root = repo.path();
+    for (p, body) in [
+        ("src/a.rs", "fn alpha() {}\n"),
+        ("src/b.rs", "fn beta() {}\n"),
+        ("docs/c.md", "fn in prose\n"),
+        ("d.txt", "fn at the top\n"),
+    ] {
+        fs::create_dir_all(root.join(p).parent().unwrap()).unwrap();
+        fs::write(root.join(p), body).unwrap();
+    }
+    settle();
+    let s = session(root, state.path(), ON);
+    let indexed = || {
+        let ix = s.index.lock().unwrap();
+        let mut paths: Vec<String> = ix
+            .as_ref()
+            .unwrap()
+            .records()
+            .map(|(p, _)| p.to_string())
+            .collect();
+        paths.sort();
+        paths
+    };
+    let query = |q: &str, path: Option<&str>, include: &[&str]| SearchTextArgs {
+        query: q.into(),
+        path: path.map(str::to_string),
+        include: include.iter().map(|g| g.to_string()).collect(),
+        ..Default::default()
+    };
+    let all = ["d.txt", "docs/c.md", "src/a.rs", "src/b.rs"];
+    let (r, _) = search(&s, query("fn ", None, &[]));
+    assert_eq!(r[0].total_matches, 4);
+    assert_eq!(indexed(), all);
+    // Nothing moved: a second search keeps every record (the ones it answered from too).
+    search(&s, query("alpha", None, &[]));
+    assert_eq!(indexed(), all);
+    // A glob narrows what is searched, not what the walk shows: nothing is forgotten.
+    fs::remove_file(root.join("src/b.rs")).unwrap();
+    fs::remove_file(root.join("docs/c.md")).unwrap();
+    let (r, _) = search(&s, query("fn ", Some("src"), &[]));
+    assert_eq!(r[0].total_matches, 1);
+    assert_eq!(indexed(), all, "a walk of a subdirectory forgot a record");
+    let (r, _) = search(&s, query("fn ", None, &["*.rs"]));
+    assert_eq!(r[0].total_matches, 1);
+    assert_eq!(indexed(), ["d.txt", "src/a.rs"]);
+}

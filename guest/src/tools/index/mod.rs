@@ -146,6 +146,9 @@ pub struct Index {
     trees: Vec<tree::Tree>,
     /// The newest walk generation handed out.
     generation: u64,
+    /// While a walk of the whole tree marks the records of the files it shows
+    /// ([`Index::start_marking`]): its mark. 0 otherwise.
+    marking: u64,
 }
 
 impl Index {
@@ -171,6 +174,7 @@ impl Index {
             dirty: 0,
             trees: Vec::new(),
             generation: 0,
+            marking: 0,
         }
     }
 
@@ -184,6 +188,24 @@ impl Index {
             .get(path)
             .filter(|r| r.answers_for(id))
             .map(|r| &r.what)
+    }
+
+    /// [`Index::lookup`], and when `generation` is given, [`Index::confirm`] of the record
+    /// found, with one look-up of the path: what the record tells, and its ticket.
+    pub fn lookup_confirm(
+        &mut self,
+        path: &str,
+        id: &Identity,
+        generation: Option<u64>,
+    ) -> Option<(&What, Ticket)> {
+        let (r, ticket) = self.files.get_mut(path)?;
+        if !r.answers_for(id) {
+            return None;
+        }
+        if let Some(g) = generation {
+            r.generation = g;
+        }
+        Some((&r.what, ticket))
     }
 
     /// Records `path`, unless that would take the index over `max_weight` bytes; the
@@ -206,6 +228,9 @@ impl Index {
         let add = rec.weight(path);
         let (ticket, old) = self.files.insert(path, rec);
         self.weight = self.weight + add - old.map_or(0, |o| o.weight(path));
+        if self.marking != 0 {
+            self.files.mark_by_ticket(ticket, self.marking);
+        }
         ticket
     }
 
@@ -247,17 +272,39 @@ impl Index {
         }
     }
 
-    /// Forgets every file `keep` refuses (files gone from a walk that saw the whole tree).
-    pub fn retain(&mut self, keep: impl Fn(&str) -> bool) {
-        let gone: Vec<String> = self
-            .files
-            .iter()
-            .filter(|(p, _)| !keep(p))
-            .map(|(p, _)| p.to_string())
-            .collect();
-        for p in gone {
-            self.remove(&p);
+    /// Begins marking the records of the files a walk of the whole tree shows
+    /// ([`Index::mark_seen`]; a record put meanwhile is marked too), so that
+    /// [`Index::forget_unmarked`] can forget the files it did not show.
+    pub fn start_marking(&mut self) {
+        self.marking = self.next_generation();
+    }
+
+    /// Ends marking without forgetting anything (the walk did not see the whole tree).
+    pub fn stop_marking(&mut self) {
+        self.marking = 0;
+    }
+
+    /// Notes that the walk being marked showed `path`.
+    pub fn mark_seen(&mut self, path: &str) {
+        if self.marking != 0 {
+            self.files.mark(path, self.marking);
         }
+    }
+
+    /// Forgets every file the walk being marked did not show (gone from the tree), and
+    /// ends the marking.
+    pub fn forget_unmarked(&mut self) {
+        if self.marking == 0 {
+            return;
+        }
+        let (mut weight, mut dirty) = (0, 0);
+        self.files.retain_marked(self.marking, |path, rec| {
+            weight += rec.weight(path);
+            dirty += 1;
+        });
+        self.weight -= weight;
+        self.dirty += dirty;
+        self.marking = 0;
     }
 
     /// Takes out the last whole walk with this choice of hidden entries.

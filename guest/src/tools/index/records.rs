@@ -28,6 +28,8 @@ impl Ticket {
 struct Slot {
     /// 0 while the slot is free.
     serial: u64,
+    /// The last mark put on the record ([`Records::mark`]); 0 for none.
+    mark: u64,
     rec: Option<Rec>,
 }
 
@@ -92,6 +94,7 @@ impl Records {
             Entry::Vacant(e) => {
                 let filled = Slot {
                     serial,
+                    mark: 0,
                     rec: Some(rec),
                 };
                 let slot = match self.free.pop() {
@@ -117,6 +120,39 @@ impl Records {
         s.serial = 0;
         self.free.push(slot);
         s.rec.take()
+    }
+
+    /// Puts `mark` on the record of `path`, if there is one.
+    pub fn mark(&mut self, path: &str, mark: u64) {
+        if let Some(&slot) = self.slot_of.get(path) {
+            self.slots[slot as usize].mark = mark;
+        }
+    }
+
+    /// Puts `mark` on the record `ticket` holds, while it is still the one put there.
+    pub fn mark_by_ticket(&mut self, ticket: Ticket, mark: u64) {
+        if let Some(s) = self.slots.get_mut(ticket.slot as usize) {
+            if s.serial == ticket.serial && ticket.serial != 0 {
+                s.mark = mark;
+            }
+        }
+    }
+
+    /// Takes out every record that does not bear `mark`, handing each to `gone`.
+    pub fn retain_marked(&mut self, mark: u64, mut gone: impl FnMut(&str, Rec)) {
+        let (slots, free) = (&mut self.slots, &mut self.free);
+        self.slot_of.retain(|path, &mut slot| {
+            let s = &mut slots[slot as usize];
+            if s.mark == mark {
+                return true;
+            }
+            s.serial = 0;
+            free.push(slot);
+            if let Some(rec) = s.rec.take() {
+                gone(path, rec);
+            }
+            false
+        });
     }
 
     /// Every path with its record, in no particular order.

@@ -61,9 +61,47 @@ fn the_index_stays_under_its_bound() {
     // Replacing a record frees what the old one took.
     ix.record("a", rec(1, 0, 0, text(&[0; 10])), w);
     assert!(ix.weight() < w);
-    ix.retain(|p| p != "a");
+    // A whole walk that does not show "a" forgets it.
+    ix.start_marking();
+    ix.forget_unmarked();
     assert!(ix.is_empty());
     assert_eq!(ix.weight(), 0);
+}
+
+#[test]
+fn a_whole_walk_forgets_only_the_files_it_did_not_show() {
+    let mut ix = Index::new("m".into());
+    for p in ["kept", "gone", "stopped"] {
+        ix.record(p, rec(1, 0, 0, What::Binary), u64::MAX);
+    }
+    ix.start_marking();
+    ix.mark_seen("kept");
+    ix.mark_seen("never recorded");
+    // Put while the walk runs: shown by it, so kept (a new record, and one replaced).
+    ix.record("new", rec(2, 0, 0, What::Binary), u64::MAX);
+    ix.record("stopped", rec(3, 0, 0, What::Binary), u64::MAX);
+    ix.forget_unmarked();
+    let mut left: Vec<&str> = ix.records().map(|(p, _)| p).collect();
+    left.sort_unstable();
+    assert_eq!(left, ["kept", "new", "stopped"]);
+    // The marks of one walk do not count for the next.
+    ix.start_marking();
+    ix.mark_seen("new");
+    ix.forget_unmarked();
+    assert_eq!(ix.records().map(|(p, _)| p).collect::<Vec<_>>(), ["new"]);
+    // A walk that ends without seeing the whole tree forgets nothing, and a later record
+    // is not marked for a walk that has ended.
+    ix.start_marking();
+    ix.stop_marking();
+    ix.record("after", rec(4, 0, 0, What::Binary), u64::MAX);
+    ix.forget_unmarked();
+    assert_eq!(ix.len(), 2);
+    let before = ix.weight();
+    ix.start_marking();
+    ix.mark_seen("after");
+    ix.forget_unmarked();
+    assert_eq!(ix.len(), 1);
+    assert!(ix.weight() < before);
 }
 
 #[test]
@@ -316,9 +354,17 @@ fn every_ticket_ever_handed_out_finds_only_the_current_record_of_its_own_path() 
                     model.remove(&path);
                 }
                 5 => {
+                    // A whole walk that shows every path but one.
                     let cut = next(12);
                     let keep = |p: &str| p != format!("d/p{cut}");
-                    ix.retain(keep);
+                    ix.start_marking();
+                    for i in 0..12 {
+                        let p = format!("d/p{i}");
+                        if keep(&p) {
+                            ix.mark_seen(&p);
+                        }
+                    }
+                    ix.forget_unmarked();
                     model.retain(|p, _| keep(p));
                 }
                 6 | 7 => {

@@ -8,7 +8,7 @@
 //! A search of the whole tree also replays the last whole walk when its directories are
 //! unchanged ([`crate::tools::index::tree`]), and records the walk when it walks.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use crate::fs::port::{Dir, Stat};
@@ -52,8 +52,9 @@ pub(super) struct Indexed {
     dirs: HashMap<String, Listing>,
     scratch: Option<Box<Scratch>>,
     max_weight: u64,
-    /// Every file the walk showed, when it walks the whole tree (to forget the rest).
-    seen: Option<HashSet<String>>,
+    /// Whether the walk marks the files it shows in the index, to forget the rest: it
+    /// walks the whole tree ([`Index::start_marking`]).
+    marking: bool,
     /// The walk being recorded for replay, when this search walks the whole tree.
     recording: Option<Recording>,
     /// The generation that records this search confirms get.
@@ -109,7 +110,7 @@ impl Indexed {
         }
         let binding = Index::binding(root, &s.policy.search_fingerprint());
         let kept = s.index.lock().ok()?.take();
-        let index = match kept {
+        let mut index = match kept {
             Some(ix) if ix.bound_to() == binding => ix,
             _ => {
                 let index_dir = s.index_dir();
@@ -124,13 +125,16 @@ impl Indexed {
                 }
             }
         };
+        if whole_tree {
+            index.start_marking();
+        }
         Some(Indexed {
             index,
             need,
             dirs: HashMap::new(),
             scratch: None,
             max_weight,
-            seen: whole_tree.then(HashSet::new),
+            marking: whole_tree,
             recording: None,
             confirming: None,
             tickets: Vec::new(),
@@ -194,7 +198,7 @@ impl Indexed {
         if changes.is_some() && changes == tree.changes {
             // Nothing below the repository changed since the walk: no look at all.
             self.trusted = Some(tree.generation);
-            self.seen = None;
+            self.stop_marking();
             return Some(tree);
         }
         // Looked at directory by directory: the records this replay confirms get a new
@@ -221,7 +225,7 @@ impl Indexed {
         }
         if ok {
             // Nothing moved: the files are the last walk's, so none is to be forgotten.
-            self.seen = None;
+            self.stop_marking();
         }
         ok.then_some(tree)
     }
@@ -344,9 +348,15 @@ impl Indexed {
 
     /// Notes that the walk showed `path` (whatever then becomes of it).
     pub(super) fn saw(&mut self, path: &LogicalPath) {
-        if let Some(seen) = &mut self.seen {
-            seen.insert(path.to_string());
+        if self.marking {
+            self.index.mark_seen(path.as_str());
         }
+    }
+
+    /// Ends the marking of the files the walk shows, forgetting nothing.
+    fn stop_marking(&mut self) {
+        self.marking = false;
+        self.index.stop_marking();
     }
 
     /// Looks at `path` (through `held`, its parent, when the host lists no metadata).
@@ -383,30 +393,18 @@ impl Indexed {
         })
     }
 
-    /// How a record ends its file for this query, if it does.
-    fn end(&self, what: &What) -> Option<Answer> {
-        match what {
-            What::Binary => Some(Answer::Binary),
-            What::TooLarge => Some(Answer::TooLarge),
-            What::Secret => Some(Answer::NoMatch),
-            What::Text(f) => {
-                (!self.need.is_empty() && !f.may_hold_all(&self.need)).then_some(Answer::NoMatch)
-            }
-        }
-    }
-
     /// When nothing changed since the replayed walk and it confirmed the record of
     /// `path`: `Some` of how the record ends the file (`None`: it is to be read). `None`
     /// when the file is to be looked at.
     pub(super) fn trusted(&self, path: &LogicalPath) -> Option<Option<Answer>> {
         let what = self.index.confirmed(path.as_str(), self.trusted?)?;
-        Some(self.end(what))
+        Some(end(&self.need, what))
     }
 
     /// [`Indexed::trusted`] for the file whose record the replayed walk holds `ticket` to.
     pub(super) fn trusted_by(&self, ticket: Ticket) -> Option<Option<Answer>> {
         let what = self.index.confirmed_by(ticket, self.trusted?)?;
-        Some(self.end(what))
+        Some(end(&self.need, what))
     }
 
     /// How the index ends the file `path` that looks like `look`, if it can.
@@ -419,11 +417,13 @@ impl Indexed {
         if !s.policy.links_allowed(look.nlink) {
             return None;
         }
-        let answer = self.end(self.index.lookup(path.as_str(), &look.id)?);
-        if let Some(g) = self.confirming {
-            if let Some(t) = self.index.confirm(path.as_str(), g) {
-                self.keep_ticket(t);
-            }
+        let confirming = self.confirming;
+        let (what, ticket) = self
+            .index
+            .lookup_confirm(path.as_str(), &look.id, confirming)?;
+        let answer = end(&self.need, what);
+        if confirming.is_some() {
+            self.keep_ticket(ticket);
         }
         answer
     }
@@ -442,10 +442,11 @@ impl Indexed {
             return;
         }
         let generation = self.confirming.unwrap_or(0);
-        if self.index.lookup(path.as_str(), &look.id).is_some() {
-            if let Some(t) = self.index.confirm(path.as_str(), generation) {
-                self.keep_ticket(t);
-            }
+        let found = self
+            .index
+            .lookup_confirm(path.as_str(), &look.id, Some(generation));
+        if let Some((_, t)) = found {
+            self.keep_ticket(t);
             return;
         }
         // Read whole as it was looked at, or cut at the policy's limit of a file that was
@@ -492,8 +493,10 @@ impl Indexed {
     /// Puts the index back into the session, forgetting files a whole walk did not show
     /// when `complete`, and saves it when enough changed.
     pub(super) fn close(mut self, s: &Session, complete: bool) {
-        if let (true, Some(seen)) = (complete, &self.seen) {
-            self.index.retain(|p| seen.contains(p));
+        if complete && self.marking {
+            self.index.forget_unmarked();
+        } else {
+            self.index.stop_marking();
         }
         if let Some(dir) = s.index_dir() {
             if self.index.worth_saving() {
@@ -503,6 +506,16 @@ impl Indexed {
         if let Ok(mut slot) = s.index.lock() {
             *slot = Some(self.index);
         }
+    }
+}
+
+/// How a record ends its file for a query needing the trigrams `need`, if it does.
+fn end(need: &[Trigram], what: &What) -> Option<Answer> {
+    match what {
+        What::Binary => Some(Answer::Binary),
+        What::TooLarge => Some(Answer::TooLarge),
+        What::Secret => Some(Answer::NoMatch),
+        What::Text(f) => (!need.is_empty() && !f.may_hold_all(need)).then_some(Answer::NoMatch),
     }
 }
 
