@@ -624,3 +624,55 @@ fn a_whole_walk_forgets_deleted_files_and_keeps_every_file_it_showed() {
     assert_eq!(r[0].total_matches, 1);
     assert_eq!(indexed(), ["d.txt", "src/a.rs"]);
 }
+
+/// An index build saves every record it made, however few it added since its last save:
+/// a new session then reads none of those files again (with the sixteenth-of-the-records
+/// rule of other searches, the last files a checkpointed build recorded were left unsaved
+/// and read again by every later process).
+#[test]
+fn an_index_build_saves_even_its_last_few_records() {
+    let repo = tempfile::tempdir().unwrap();
+    let state = tempfile::tempdir().unwrap();
+    let mut r = Rng(7);
+    // Text with many distinct trigrams, so that the index is past the size below which
+    // any change is saved.
+    let noise = |r: &mut Rng| -> String {
+        (0..4000)
+            .map(|i| {
+                if i % 60 == 59 {
+                    '\n'
+                } else {
+                    (b'a' + r.below(26) as u8) as char
+                }
+            })
+            .collect()
+    };
+    for f in 0..600 {
+        fs::write(repo.path().join(format!("f{f}.txt")), noise(&mut r)).unwrap();
+    }
+    settle();
+    let probe = || SearchTextArgs {
+        query: "no_file_holds_this_probe".into(),
+        ..Default::default()
+    };
+    let mut builder = session(repo.path(), state.path(), ON);
+    builder.index_builder = true;
+    let (_, full) = search(&builder, probe());
+    let weight = builder.index.lock().unwrap().as_ref().unwrap().weight();
+    assert!(weight > 1 << 20, "the index weighs only {weight} bytes");
+    // A few new files, fewer than any other search would save for.
+    for f in 0..5 {
+        fs::write(repo.path().join(format!("new{f}.txt")), noise(&mut r)).unwrap();
+    }
+    settle();
+    let (_, added) = search(&builder, probe());
+    assert!(added > 0 && added * 50 < full, "{added} of {full}");
+    let (_, later) = search(&session(repo.path(), state.path(), ON), probe());
+    assert_eq!(later, 0, "a new session read files the build had recorded");
+    // The rule for other searches stands: their last few records are not saved.
+    fs::write(repo.path().join("newest.txt"), noise(&mut r)).unwrap();
+    settle();
+    let (_, once) = search(&session(repo.path(), state.path(), ON), probe());
+    let (_, again) = search(&session(repo.path(), state.path(), ON), probe());
+    assert!(once > 0 && again == once, "{once} then {again}");
+}

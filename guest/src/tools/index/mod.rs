@@ -352,8 +352,10 @@ impl Index {
 
     /// Whether enough changed since the last save for a save to be worth its cost: a
     /// sixteenth of the records and at least 32, or anything when the index is under
-    /// 1 MiB (cheap to write).
-    pub fn worth_saving(&self) -> bool {
-        self.dirty > 0 && (self.dirty >= 32.max(self.files.len() / 16) || self.weight < 1 << 20)
+    /// 1 MiB (cheap to write), or anything at all for a `builder` (an index build keeps
+    /// every record it made: what it leaves unsaved, every later session reads again).
+    pub fn worth_saving(&self, builder: bool) -> bool {
+        self.dirty > 0
+            && (builder || self.dirty >= 32.max(self.files.len() / 16) || self.weight < 1 << 20)
     }
 }

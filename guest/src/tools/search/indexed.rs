@@ -499,7 +499,7 @@ impl Indexed {
             self.index.stop_marking();
         }
         if let Some(dir) = s.index_dir() {
-            if self.index.worth_saving() {
+            if self.index.worth_saving(s.index_builder) {
                 file::save(&mut self.index, &dir, s.fs.services());
             }
         }
