@@ -26,7 +26,7 @@
 //! Integers are little-endian. A verdict is a [`Kind`] visited (its index), a reason
 //! counted (`0x80 | reason`), or [`SILENT`] (passed over without a count).
 
-use std::collections::HashMap;
+use crate::text::keyhash::KeyMap;
 
 use crate::fs::port::EntryType;
 use crate::rules::classify::Kind;
@@ -127,7 +127,7 @@ struct Earlier<'a> {
 /// The memo of an earlier walk, read in place, and the one this walk writes.
 #[derive(Default)]
 pub struct WalkMemo<'a> {
-    earlier: HashMap<&'a str, Earlier<'a>>,
+    earlier: KeyMap<&'a str, Earlier<'a>>,
     out: Vec<u8>,
     /// Where the open directory's `body_len` is written, when one is open.
     open: Option<usize>,
@@ -231,13 +231,13 @@ impl Lookup<'_> {
 }
 
 /// The directories of the memo `bytes`, when it is bound as `binding` and reads whole.
-fn read<'a>(bytes: &'a [u8], binding: &[u8]) -> Option<HashMap<&'a str, Earlier<'a>>> {
+fn read<'a>(bytes: &'a [u8], binding: &[u8]) -> Option<KeyMap<&'a str, Earlier<'a>>> {
     let mut r = Reader(bytes.strip_prefix(MAGIC)?);
     let blen = usize::try_from(r.u32()?).ok()?;
     if r.take(blen)? != binding {
         return None;
     }
-    let mut dirs = HashMap::new();
+    let mut dirs = KeyMap::default();
     while !r.0.is_empty() {
         let plen = usize::try_from(r.u32()?).ok()?;
         let path = std::str::from_utf8(r.take(plen)?).ok()?;

@@ -7,6 +7,7 @@ pub(crate) mod base64;
 pub(crate) mod bytes;
 pub(crate) mod diff;
 pub(crate) mod encoding;
+pub(crate) mod keyhash;
 pub(crate) mod literal;
 pub(crate) mod prefixes;
 pub(crate) mod simd;

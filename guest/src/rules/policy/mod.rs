@@ -23,7 +23,7 @@ pub struct Policy {
     /// The tree classification looks into for build files; name-only when absent.
     fs: Option<crate::rules::fsx::Fs>,
     /// Answers of `root` lookups, by logical path.
-    seen: std::sync::Arc<std::sync::Mutex<std::collections::HashMap<String, bool>>>,
+    seen: std::sync::Arc<std::sync::Mutex<crate::text::keyhash::KeyMap<String, bool>>>,
     read_allow: Globs,
     read_block: Globs,
     write_allow: Globs,

@@ -3,9 +3,9 @@
 //! (on a large tree, the hash lookups were most of a search that reads nothing).
 
 use std::collections::hash_map::Entry;
-use std::collections::HashMap;
 
 use super::Rec;
+use crate::text::keyhash::KeyMap;
 
 /// Where a record was put: its slot and the serial number it got there. A ticket finds
 /// its record only while that very record is in the slot: a record replaced or removed
@@ -36,7 +36,7 @@ struct Slot {
 /// Records by path, and by ticket.
 #[derive(Debug, Default)]
 pub struct Records {
-    slot_of: HashMap<Box<str>, u32>,
+    slot_of: KeyMap<Box<str>, u32>,
     slots: Vec<Slot>,
     free: Vec<u32>,
     /// The last serial handed out (the first is 1).

@@ -8,12 +8,12 @@
 //! A search of the whole tree also replays the last whole walk when its directories are
 //! unchanged ([`crate::tools::index::tree`]), and records the walk when it walks.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use crate::fs::port::{Dir, Stat};
 use crate::rules::path::LogicalPath;
 use crate::rules::walk::{Tape, WalkEntry};
+use crate::text::keyhash::KeyMap;
 use crate::text::trigram::{Filter, Scratch, Trigram};
 use crate::tools::changes::scan::now_ns;
 use crate::tools::index::tree::{DirCheck, Shown, Tree, IGNORE_FILES};
@@ -41,7 +41,7 @@ pub(super) struct Look {
 /// Metadata of one directory's entries, and when it was read.
 struct Listing {
     taken: u64,
-    stats: Option<HashMap<String, Stat>>,
+    stats: Option<KeyMap<String, Stat>>,
 }
 
 /// The index as one search uses it.
@@ -49,7 +49,7 @@ pub(super) struct Indexed {
     index: Index,
     /// Trigrams every match holds; empty when the query offers none.
     need: Vec<Trigram>,
-    dirs: HashMap<String, Listing>,
+    dirs: KeyMap<String, Listing>,
     scratch: Option<Box<Scratch>>,
     max_weight: u64,
     /// Whether the walk marks the files it shows in the index, to forget the rest: it
@@ -131,7 +131,7 @@ impl Indexed {
         Some(Indexed {
             index,
             need,
-            dirs: HashMap::new(),
+            dirs: KeyMap::default(),
             scratch: None,
             max_weight,
             marking: whole_tree,
