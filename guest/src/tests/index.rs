@@ -572,10 +572,17 @@ fn listings_with_metadata_answer_as_looks_through_the_port() {
 }
 
 /// A search of the whole tree forgets the records of files its walk no longer shows, and
-/// only those: not the files a glob leaves unsearched, and nothing when it walks only a
-/// subdirectory or replays an unchanged walk.
+/// only those: not the files a glob leaves unsearched, nor a record it replaced, and
+/// nothing when it walks only a subdirectory or replays an unchanged walk (with the
+/// host's listings, which let a search record its walk and replay it).
 #[test]
 fn a_whole_walk_forgets_deleted_files_and_keeps_every_file_it_showed() {
+    for listings in [false, true] {
+        forgets_what_the_walk_did_not_show(listings);
+    }
+}
+
+fn forgets_what_the_walk_did_not_show(listings: bool) {
     let repo = tempfile::tempdir().unwrap();
     let state = tempfile::tempdir().unwrap();
     let root = repo.path();
@@ -589,7 +596,12 @@ fn a_whole_walk_forgets_deleted_files_and_keeps_every_file_it_showed() {
         fs::write(root.join(p), body).unwrap();
     }
     settle();
-    let s = session(root, state.path(), ON);
+    let (s, counted) = if listings {
+        let (s, l) = listing_session(root, state.path(), ON);
+        (s, Some(l))
+    } else {
+        (session(root, state.path(), ON), None)
+    };
     let indexed = || {
         let ix = s.index.lock().unwrap();
         let mut paths: Vec<String> = ix
@@ -611,18 +623,27 @@ fn a_whole_walk_forgets_deleted_files_and_keeps_every_file_it_showed() {
     let (r, _) = search(&s, query("fn ", None, &[]));
     assert_eq!(r[0].total_matches, 4);
     assert_eq!(indexed(), all);
-    // Nothing moved: a second search keeps every record (the ones it answered from too).
+    // Nothing moved: a second search keeps every record (replayed, with the listings: it
+    // lists no directory plainly).
+    let plain = || counted.as_ref().map(|l| l.plain.load(std::sync::atomic::Ordering::SeqCst));
+    let before = plain();
     search(&s, query("alpha", None, &[]));
     assert_eq!(indexed(), all);
-    // A glob narrows what is searched, not what the walk shows: nothing is forgotten.
+    assert_eq!(plain(), before, "the unchanged walk was not replayed");
+    // A walk of a subdirectory forgets nothing.
     fs::remove_file(root.join("src/b.rs")).unwrap();
     fs::remove_file(root.join("docs/c.md")).unwrap();
     let (r, _) = search(&s, query("fn ", Some("src"), &[]));
     assert_eq!(r[0].total_matches, 1);
     assert_eq!(indexed(), all, "a walk of a subdirectory forgot a record");
+    // A glob narrows what is searched, not what the walk shows; a record replaced during
+    // the walk is kept too.
+    fs::write(root.join("src/a.rs"), "fn alpha() { changed }\n").unwrap();
     let (r, _) = search(&s, query("fn ", None, &["*.rs"]));
     assert_eq!(r[0].total_matches, 1);
     assert_eq!(indexed(), ["d.txt", "src/a.rs"]);
+    let (r, _) = search(&s, query("changed", None, &[]));
+    assert_eq!(r[0].total_matches, 1);
 }
 
 /// An index build saves every record it made, however few it added since its last save:

@@ -5,16 +5,19 @@
 //!
 //! The keys come from the repository, which is hostile: with known seeds, an attacker
 //! could name files whose hashes collide and make every look-up a scan of the whole map.
-//! So both of foldhash's seeds are drawn from the standard library's random keys (the
-//! system's randomness: WASI's `random` in the component), never from addresses or the
-//! clock, which a WebAssembly instance makes predictable.
+//! So both of foldhash's seeds are drawn from the system's secure randomness
+//! ([`crate::fs::random`]), never from addresses or the clock, which a WebAssembly
+//! instance makes predictable. (No map's order reaches an output: one that did could tell
+//! an observer something of its seed.)
 
 use std::collections::HashMap;
-use std::hash::{BuildHasher, RandomState};
+use std::hash::BuildHasher;
 use std::sync::OnceLock;
 
 use foldhash::fast::SeedableRandomState;
 use foldhash::SharedSeed;
+
+use crate::fs::random::random_u64;
 
 /// A map whose keys come from the repository.
 pub type KeyMap<K, V> = HashMap<K, V, KeyHash>;
@@ -22,12 +25,6 @@ pub type KeyMap<K, V> = HashMap<K, V, KeyHash>;
 /// Builds the hashers of [`KeyMap`]: foldhash with random seeds.
 #[derive(Clone, Debug)]
 pub struct KeyHash(SeedableRandomState);
-
-/// A random 64-bit number from the standard library's randomly keyed hasher (each
-/// `RandomState` has keys of its own).
-fn random_u64() -> u64 {
-    RandomState::new().hash_one(0u64)
-}
 
 /// The seed every [`KeyHash`] of this instance shares, made once (foldhash keeps it by
 /// reference; making it is dearer than a map).

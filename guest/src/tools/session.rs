@@ -52,15 +52,11 @@ pub struct Readable {
     pub kind: Kind,
 }
 
-/// A key no one outside this process can predict: the standard library seeds its hash
-/// keys from the system's randomness (WASI's `random` in the component).
+/// A key no one outside this instance can predict ([`crate::fs::random`]).
 fn random_key() -> crate::tools::cursor::CursorKey {
-    use std::hash::{BuildHasher, Hasher};
     let mut k = [0u8; 32];
-    for (i, chunk) in k.chunks_mut(8).enumerate() {
-        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-        h.write_usize(i);
-        chunk.copy_from_slice(&h.finish().to_le_bytes());
+    for chunk in k.chunks_mut(8) {
+        chunk.copy_from_slice(&crate::fs::random::random_u64().to_le_bytes());
     }
     crate::tools::cursor::CursorKey::new(k)
 }

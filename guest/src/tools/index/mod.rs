@@ -182,7 +182,9 @@ impl Index {
         &self.binding
     }
 
-    /// The record of `path`, if it answers for a file that now looks like `id`.
+    /// The record of `path`, if it answers for a file that now looks like `id` (the tests'
+    /// reference for [`Index::lookup_confirm`]).
+    #[cfg(test)]
     pub fn lookup(&self, path: &str, id: &Identity) -> Option<&What> {
         self.files
             .get(path)
@@ -240,7 +242,9 @@ impl Index {
         self.generation
     }
 
-    /// Marks the record of `path` as confirmed by walk `generation`; its ticket.
+    /// Marks the record of `path` as confirmed by walk `generation`; its ticket (the
+    /// tests' reference for [`Index::lookup_confirm`]).
+    #[cfg(test)]
     pub fn confirm(&mut self, path: &str, generation: u64) -> Option<Ticket> {
         let (r, ticket) = self.files.get_mut(path)?;
         r.generation = generation;
