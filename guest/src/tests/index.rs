@@ -625,7 +625,11 @@ fn forgets_what_the_walk_did_not_show(listings: bool) {
     assert_eq!(indexed(), all);
     // Nothing moved: a second search keeps every record (replayed, with the listings: it
     // lists no directory plainly).
-    let plain = || counted.as_ref().map(|l| l.plain.load(std::sync::atomic::Ordering::SeqCst));
+    let plain = || {
+        counted
+            .as_ref()
+            .map(|l| l.plain.load(std::sync::atomic::Ordering::SeqCst))
+    };
     let before = plain();
     search(&s, query("alpha", None, &[]));
     assert_eq!(indexed(), all);
