@@ -26,12 +26,11 @@
 //! Integers are little-endian. A verdict is a [`Kind`] visited (its index), a reason
 //! counted (`0x80 | reason`), or [`SILENT`] (passed over without a count).
 
-use crate::text::keyhash::KeyMap;
-
 use crate::fs::port::EntryType;
 use crate::rules::classify::Kind;
 use crate::rules::policy::{DirScope, Policy};
 use crate::text::bytes::Reader;
+use crate::text::keyhash::KeyMap;
 
 const MAGIC: &[u8; 8] = b"ftwalkm1";
 
