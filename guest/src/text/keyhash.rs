@@ -5,13 +5,14 @@
 //!
 //! The keys come from the repository, which is hostile: with known seeds, an attacker
 //! could name files whose hashes collide and make every look-up a scan of the whole map.
-//! So both of foldhash's seeds are drawn from the system's secure randomness
-//! ([`crate::fs::random`]), never from addresses or the clock, which a WebAssembly
-//! instance makes predictable. (No map's order reaches an output: one that did could tell
-//! an observer something of its seed.)
+//! So the seed foldhash's compression depends on, which every map of an instance shares,
+//! is drawn from the system's secure randomness ([`crate::fs::random`]), never from
+//! addresses or the clock, which a WebAssembly instance makes predictable. (No map's order
+//! reaches an output: one that did could tell an observer something of that seed.)
 
 use std::collections::HashMap;
 use std::hash::BuildHasher;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
 
 use foldhash::fast::SeedableRandomState;
@@ -26,16 +27,21 @@ pub type KeyMap<K, V> = HashMap<K, V, KeyHash>;
 #[derive(Clone, Debug)]
 pub struct KeyHash(SeedableRandomState);
 
-/// The seed every [`KeyHash`] of this instance shares, made once (foldhash keeps it by
-/// reference; making it is dearer than a map).
+/// The seed every [`KeyHash`] of this instance shares, drawn once: the secret the hashes
+/// depend on (foldhash keeps it by reference).
 fn shared_seed() -> &'static SharedSeed {
     static SHARED: OnceLock<SharedSeed> = OnceLock::new();
     SHARED.get_or_init(|| SharedSeed::from_u64(random_u64()))
 }
 
 impl Default for KeyHash {
+    /// A hasher whose own seed is a count of the maps made: it only has to differ from
+    /// the other maps' (the secret is the shared seed), and counting spares a call to the
+    /// host for each map (a search makes one per directory it lists).
     fn default() -> Self {
-        KeyHash(SeedableRandomState::with_seed(random_u64(), shared_seed()))
+        static MAPS: AtomicU64 = AtomicU64::new(0);
+        let per_map = MAPS.fetch_add(1, Ordering::Relaxed);
+        KeyHash(SeedableRandomState::with_seed(per_map, shared_seed()))
     }
 }
 
@@ -57,7 +63,7 @@ mod tests {
         let path = "src/rules/walk.rs";
         assert_eq!(a.hash_one(path), a.hash_one(String::from(path)));
         assert_ne!(a.hash_one(path), a.hash_one("src/rules/walk.rt"));
-        // Two maps hash alike only by chance (one in 2^64): their seeds are drawn anew.
+        // Two maps hash alike only by chance: their own seeds differ.
         assert_ne!(a.hash_one(path), b.hash_one(path));
         let mut m: KeyMap<String, u32> = KeyMap::default();
         for i in 0..1000 {
