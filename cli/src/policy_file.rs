@@ -1,6 +1,7 @@
 //! The policy file given to the CLI with `--policy FILE`: TOML (or JSON for a `.json`
-//! file). Its top-level keys are the component's policy (see `guest/src/rules/policy/config.rs`), plus a
-//! `[sandbox]` table for the host's own limits, which never reaches the component:
+//! file). Its top-level keys are the component's policy (see
+//! `guest/src/rules/policy/config.rs`), plus a `[sandbox]` table for the host's own limits,
+//! which never reaches the component:
 //!
 //! ```toml
 //! read_only = false

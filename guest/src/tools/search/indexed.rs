@@ -52,9 +52,6 @@ pub(super) struct Indexed {
     dirs: KeyMap<String, Listing>,
     scratch: Option<Box<Scratch>>,
     max_weight: u64,
-    /// Whether the walk marks the files it shows in the index, to forget the rest: it
-    /// walks the whole tree ([`Index::start_marking`]).
-    marking: bool,
     /// The walk being recorded for replay, when this search walks the whole tree.
     recording: Option<Recording>,
     /// The generation that records this search confirms get.
@@ -134,7 +131,6 @@ impl Indexed {
             dirs: KeyMap::default(),
             scratch: None,
             max_weight,
-            marking: whole_tree,
             recording: None,
             confirming: None,
             tickets: Vec::new(),
@@ -198,7 +194,7 @@ impl Indexed {
         if changes.is_some() && changes == tree.changes {
             // Nothing below the repository changed since the walk: no look at all.
             self.trusted = Some(tree.generation);
-            self.stop_marking();
+            self.index.stop_marking();
             return Some(tree);
         }
         // Looked at directory by directory: the records this replay confirms get a new
@@ -225,7 +221,7 @@ impl Indexed {
         }
         if ok {
             // Nothing moved: the files are the last walk's, so none is to be forgotten.
-            self.stop_marking();
+            self.index.stop_marking();
         }
         ok.then_some(tree)
     }
@@ -346,17 +342,10 @@ impl Indexed {
         self.index.put_tree(rec.tree);
     }
 
-    /// Notes that the walk showed `path` (whatever then becomes of it).
+    /// Notes that the walk showed `path` (whatever then becomes of it): in a search of the
+    /// whole tree, its record is marked ([`Index::mark_seen`]).
     pub(super) fn saw(&mut self, path: &LogicalPath) {
-        if self.marking {
-            self.index.mark_seen(path.as_str());
-        }
-    }
-
-    /// Ends the marking of the files the walk shows, forgetting nothing.
-    fn stop_marking(&mut self) {
-        self.marking = false;
-        self.index.stop_marking();
+        self.index.mark_seen(path.as_str());
     }
 
     /// Looks at `path` (through `held`, its parent, when the host lists no metadata).
@@ -493,7 +482,7 @@ impl Indexed {
     /// Puts the index back into the session, forgetting files a whole walk did not show
     /// when `complete`, and saves it when enough changed.
     pub(super) fn close(mut self, s: &Session, complete: bool) {
-        if complete && self.marking {
+        if complete {
             self.index.forget_unmarked();
         } else {
             self.index.stop_marking();
