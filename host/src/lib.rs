@@ -27,6 +27,8 @@ mod case_probe;
 pub mod error;
 mod imports;
 pub mod index_build;
+#[cfg(all(feature = "watch", target_os = "linux"))]
+mod listing_cache;
 pub mod observe;
 mod private_dir;
 pub mod runtime;

@@ -11,9 +11,17 @@
 //! events of one instance in order, so every change completed before the cookie was made
 //! has been counted by then (Watchman's cookie files, kept out of the repository here).
 //!
+//! The watch also says *where* things changed, for the host's listing cache
+//! ([`crate::listing_cache`]): each directory whose listing an event may have changed
+//! (its entries, their metadata, or, for an entry made, removed or renamed, the
+//! directory's own times in its parent's listing) is stamped with the batch of events
+//! that said so; a directory made or moved in is stamped whole. What cannot be placed (a
+//! directory moved away, whose old paths no event names; a file with other names made or
+//! moved in, whose other names' link counts and times moved unseen) stamps everything.
+//!
 //! When the queue overflows, a watch cannot be added (the system's limit), or the thread
 //! ends, the count is no longer exact and [`TreeWatch::count`] answers `None` from then on:
-//! the index then looks at every file, as without a watch.
+//! the index then looks at every file, as without a watch, and no listing is trusted.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -27,13 +35,45 @@ const COOKIE_WAIT: Duration = Duration::from_secs(2);
 
 #[derive(Debug, Default)]
 struct Count {
-    changes: u64,
+    /// The batches of events seen; a caller sees the count `start + seq`.
+    seq: u64,
+    /// Where the count a caller sees starts (random).
+    start: u64,
     /// The newest cookie the thread has seen.
     cookie: u64,
     /// The count is no longer exact.
     broken: bool,
     /// The watch was dropped: the thread ends at its next wake.
     stop: bool,
+    /// For each directory (relative to the repository) whose listing an event may have
+    /// changed, the `seq` of the last batch that said so.
+    touched: HashMap<PathBuf, u64>,
+    /// The last batch that may have changed any listing (see the module's comment).
+    all_since: u64,
+}
+
+/// What one batch of events tells.
+#[derive(Debug, Default)]
+struct Batch {
+    /// An event below the repository (the count moves).
+    moved: bool,
+    broken: bool,
+    newest_cookie: Option<u64>,
+    /// Directories whose listings may have changed.
+    touched: Vec<PathBuf>,
+    /// Any listing may have changed.
+    all: bool,
+}
+
+/// The state of a repository when a caller synchronised with the watch
+/// ([`TreeWatch::sync`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Synced {
+    /// The count of changes, as [`TreeWatch::count`] answers it.
+    pub(crate) count: u64,
+    /// The batches seen: a listing made after this synchronisation holds until a later
+    /// batch touches its directory ([`TreeWatch::unchanged_since`]).
+    pub(crate) seq: u64,
 }
 
 /// The watch; dropping it ends the thread (its inotify descriptor closes with it).
@@ -44,6 +84,8 @@ pub(crate) struct TreeWatch {
     /// The start of this watch's cookie names (see [`cookie_prefix`]).
     prefix: String,
     next_cookie: Mutex<u64>,
+    /// The listings the host keeps while this watch runs.
+    pub(crate) listings: crate::listing_cache::ListingCache,
 }
 
 /// The names of one watch's cookies start with the process and the watch's address, so
@@ -74,7 +116,8 @@ fn repo_mask() -> WatchMask {
 }
 
 /// Watches the directory `rel` below `base` and every directory below it (not through
-/// symlinks), recording each watch's directory relative to `base`.
+/// symlinks), recording each watch's directory relative to `base` and putting each in
+/// `added`.
 ///
 /// `base` is `/proc/self/fd/N` of the repository directory the session holds: a path
 /// through it reaches that very directory however it, or a directory above it, was
@@ -85,6 +128,7 @@ fn watch_tree(
     dirs: &mut HashMap<WatchDescriptor, PathBuf>,
     base: &Path,
     rel: &Path,
+    added: &mut Vec<PathBuf>,
 ) -> std::io::Result<()> {
     let mut stack = vec![rel.to_path_buf()];
     while let Some(d) = stack.pop() {
@@ -98,6 +142,7 @@ fn watch_tree(
         match watches.add(&full, mask) {
             Ok(wd) => {
                 dirs.insert(wd, d.clone());
+                added.push(d.clone());
             }
             // Gone or replaced by a non-directory since it was seen: its parent's event
             // covers it.
@@ -114,6 +159,109 @@ fn watch_tree(
         }
     }
     Ok(())
+}
+
+/// What the watch's thread holds besides the inotify descriptor.
+struct Thread {
+    watches: Watches,
+    /// Each watch's directory, relative to the repository.
+    dirs: HashMap<WatchDescriptor, PathBuf>,
+    /// The repository, as `/proc/self/fd/N` of the descriptor the thread holds.
+    base: PathBuf,
+    cookie_wd: WatchDescriptor,
+    prefix: String,
+    cookies: PathBuf,
+}
+
+impl Thread {
+    /// Reads one batch of events: watches the directories made or moved in, and tells what
+    /// the batch changed.
+    fn batch<'a>(
+        &mut self,
+        events: impl Iterator<Item = inotify::Event<&'a std::ffi::OsStr>>,
+    ) -> Batch {
+        let mut b = Batch::default();
+        for ev in events {
+            if ev.mask.contains(EventMask::Q_OVERFLOW) {
+                b.broken = true;
+                continue;
+            }
+            if ev.wd == self.cookie_wd {
+                let name = ev.name.and_then(|n| n.to_str());
+                let n = name
+                    .and_then(|n| n.strip_prefix(self.prefix.as_str()))
+                    .and_then(|n| n.parse::<u64>().ok());
+                if let (Some(n), Some(name)) = (n, name) {
+                    // Cookies may be made out of order by concurrent reads.
+                    b.newest_cookie = Some(b.newest_cookie.unwrap_or(0).max(n));
+                    let _ = std::fs::remove_file(self.cookies.join(name));
+                }
+                continue;
+            }
+            b.moved = true;
+            if ev.mask.contains(EventMask::IGNORED) {
+                // The watch is gone with its directory (removed).
+                match self.dirs.remove(&ev.wd) {
+                    Some(dir) => b.touched.push(dir),
+                    None => b.all = true,
+                }
+                continue;
+            }
+            let Some(dir) = self.dirs.get(&ev.wd).cloned() else {
+                b.all = true;
+                continue;
+            };
+            let Some(name) = ev.name else {
+                // The directory itself: its metadata moved, or it went away (its parent's
+                // event tells where it went).
+                b.touched.push(dir);
+                continue;
+            };
+            let is_dir = ev.mask.contains(EventMask::ISDIR);
+            let came = ev.mask.intersects(EventMask::CREATE | EventMask::MOVED_TO);
+            let went = ev
+                .mask
+                .intersects(EventMask::DELETE | EventMask::MOVED_FROM);
+            if came || went {
+                // The directory's own times and size, in its parent's listing.
+                if let Some(parent) = dir.parent() {
+                    b.touched.push(parent.to_path_buf());
+                }
+            }
+            let path = dir.join(name);
+            b.touched.push(dir);
+            if is_dir {
+                // A subtree moved away: its old paths must not answer listings, and no
+                // event names them. (One removed was emptied first, each directory with
+                // events of its own; one moved in is stamped whole as it is watched.)
+                b.all |= ev.mask.contains(EventMask::MOVED_FROM);
+                if came
+                    && watch_tree(
+                        &mut self.watches,
+                        &mut self.dirs,
+                        &self.base,
+                        &path,
+                        &mut b.touched,
+                    )
+                    .is_err()
+                {
+                    b.broken = true;
+                }
+            } else if came {
+                // A file with other names: their link counts and times moved where no
+                // event tells (a name gone before this look, too).
+                let full = self.base.join(&path);
+                let single = rustix::fs::statat(
+                    rustix::fs::CWD,
+                    &full,
+                    rustix::fs::AtFlags::SYMLINK_NOFOLLOW,
+                )
+                .is_ok_and(|st| st.st_nlink <= 1);
+                b.all |= !single;
+            }
+        }
+        b
+    }
 }
 
 impl TreeWatch {
@@ -141,7 +289,13 @@ impl TreeWatch {
         let mut watches = inotify.watches();
         let cookie_wd = watches.add(&cookies, WatchMask::CREATE | WatchMask::ONLYDIR)?;
         let mut dirs = HashMap::new();
-        watch_tree(&mut watches, &mut dirs, &base, Path::new(""))?;
+        watch_tree(
+            &mut watches,
+            &mut dirs,
+            &base,
+            Path::new(""),
+            &mut Vec::new(),
+        )?;
         // The count starts at a random value, so that counts of two watches (two sessions,
         // two processes sharing a cursor key) are never taken for one another.
         let start = {
@@ -152,69 +306,48 @@ impl TreeWatch {
         };
         let shared = Arc::new((
             Mutex::new(Count {
-                changes: start,
+                start,
                 ..Count::default()
             }),
             Condvar::new(),
         ));
-        let prefix = cookie_prefix(&shared);
-        let thread_prefix = prefix.clone();
+        let mut thread = Thread {
+            watches: inotify.watches(),
+            dirs,
+            base,
+            cookie_wd,
+            prefix: cookie_prefix(&shared),
+            cookies: cookies.clone(),
+        };
+        let prefix = thread.prefix.clone();
         let thread_shared = shared.clone();
-        let mut thread_watches = inotify.watches();
-        let thread_cookies = cookies.clone();
         std::thread::Builder::new()
             .name("file-tools-tree-watch".into())
             .spawn(move || {
                 let _root = root;
                 let mut buf = vec![0u8; 64 * 1024];
                 loop {
-                    let events = match inotify.read_events_blocking(&mut buf) {
-                        Ok(ev) => ev,
+                    let batch = match inotify.read_events_blocking(&mut buf) {
+                        Ok(events) => thread.batch(events),
                         Err(_) => break,
                     };
-                    let mut moved = false;
-                    let mut broken = false;
-                    let mut newest_cookie = None;
-                    for ev in events {
-                        if ev.mask.contains(EventMask::Q_OVERFLOW) {
-                            broken = true;
-                            continue;
-                        }
-                        if ev.wd == cookie_wd {
-                            let name = ev.name.and_then(|n| n.to_str());
-                            let n = name
-                                .and_then(|n| n.strip_prefix(thread_prefix.as_str()))
-                                .and_then(|n| n.parse::<u64>().ok());
-                            if let (Some(n), Some(name)) = (n, name) {
-                                // Cookies may be made out of order by concurrent reads.
-                                newest_cookie = Some(newest_cookie.unwrap_or(0).max(n));
-                                let _ = std::fs::remove_file(thread_cookies.join(name));
-                            }
-                            continue;
-                        }
-                        moved = true;
-                        if ev.mask.contains(EventMask::IGNORED) {
-                            dirs.remove(&ev.wd);
-                            continue;
-                        }
-                        let is_new_dir = ev.mask.contains(EventMask::ISDIR)
-                            && (ev.mask.contains(EventMask::CREATE)
-                                || ev.mask.contains(EventMask::MOVED_TO));
-                        if is_new_dir {
-                            let path = dirs.get(&ev.wd).zip(ev.name).map(|(d, n)| d.join(n));
-                            if let Some(p) = path {
-                                if watch_tree(&mut thread_watches, &mut dirs, &base, &p).is_err() {
-                                    broken = true;
-                                }
-                            }
-                        }
-                    }
                     let (lock, cvar) = &*thread_shared;
                     let Ok(mut c) = lock.lock() else { break };
                     // The count moves after the new directories are watched.
-                    c.changes = c.changes.wrapping_add(u64::from(moved));
-                    c.broken |= broken;
-                    if let Some(n) = newest_cookie {
+                    if batch.moved {
+                        c.seq += 1;
+                        let seq = c.seq;
+                        if batch.all {
+                            c.all_since = seq;
+                            c.touched.clear();
+                        } else {
+                            for d in batch.touched {
+                                c.touched.insert(d, seq);
+                            }
+                        }
+                    }
+                    c.broken |= batch.broken;
+                    if let Some(n) = batch.newest_cookie {
                         c.cookie = c.cookie.max(n);
                     }
                     cvar.notify_all();
@@ -235,12 +368,20 @@ impl TreeWatch {
             cookies,
             prefix,
             next_cookie: Mutex::new(0),
+            listings: Default::default(),
         })
     }
 
     /// The count of changes seen below the repository (from a random start), counting
     /// every change completed before this call; `None` when the count is not exact.
+    #[cfg(test)]
     pub(crate) fn count(&self) -> Option<u64> {
+        self.sync().map(|s| s.count)
+    }
+
+    /// Waits until the watch has seen every change completed before this call; `None`
+    /// when the count is not exact.
+    pub(crate) fn sync(&self) -> Option<Synced> {
         let n = {
             let mut next = self.next_cookie.lock().ok()?;
             *next += 1;
@@ -255,7 +396,20 @@ impl TreeWatch {
         if timeout.timed_out() || c.broken {
             return None;
         }
-        Some(c.changes)
+        Some(Synced {
+            count: c.start.wrapping_add(c.seq),
+            seq: c.seq,
+        })
+    }
+
+    /// Whether no batch after `seq` (of a [`Synced`]) may have changed the listing of the
+    /// directory `dir` (relative to the repository, `""` for the root), while the count
+    /// stays exact. What the caller learns is only as new as its last [`TreeWatch::sync`].
+    pub(crate) fn unchanged_since(&self, dir: &str, seq: u64) -> bool {
+        let Ok(c) = self.shared.0.lock() else {
+            return false;
+        };
+        !c.broken && c.all_since <= seq && c.touched.get(Path::new(dir)).is_none_or(|t| *t <= seq)
     }
 }
 
@@ -384,6 +538,58 @@ mod tests {
             std::thread::sleep(Duration::from_millis(20));
         }
         assert_eq!(watch_threads(), before, "the watch's thread outlived it");
+    }
+
+    /// Where a change lands: an edit stamps its directory only, an entry made or removed
+    /// its parent too (the directory's own times are in the parent's listing), a subtree
+    /// moved in is stamped whole, a directory moved away stamps everything (its old paths
+    /// must not answer), a second name for a file too. Each beside a directory left alone.
+    #[test]
+    fn a_change_stamps_the_listings_it_may_have_changed() {
+        let (_one, _tmp, repo, state) = fresh();
+        for d in ["a/b/c", "z/y"] {
+            std::fs::create_dir_all(repo.join(d)).unwrap();
+        }
+        std::fs::write(repo.join("a/b/c/f"), b"one").unwrap();
+        let w = TreeWatch::start(&std::fs::File::open(&repo).unwrap(), &state).unwrap();
+        let changed = |before: Synced| -> Vec<&str> {
+            ["", "a", "a/b", "a/b/c", "z", "z/y", "n", "n/m"]
+                .into_iter()
+                .filter(|d| !w.unchanged_since(d, before.seq))
+                .collect()
+        };
+        let s = w.sync().unwrap();
+        assert!(
+            changed(s).is_empty(),
+            "nothing changed yet: {:?}",
+            changed(s)
+        );
+        std::fs::write(repo.join("a/b/c/f"), b"two").unwrap();
+        w.sync().unwrap();
+        assert_eq!(changed(s), ["a/b/c"], "an edit");
+        let s = w.sync().unwrap();
+        std::fs::write(repo.join("a/b/c/g"), b"new").unwrap();
+        w.sync().unwrap();
+        assert_eq!(changed(s), ["a/b", "a/b/c"], "a file made");
+        let s = w.sync().unwrap();
+        let outside = _tmp.path().join("n");
+        std::fs::create_dir_all(outside.join("m")).unwrap();
+        std::fs::rename(&outside, repo.join("n")).unwrap();
+        w.sync().unwrap();
+        assert_eq!(changed(s), ["", "n", "n/m"], "a subtree moved in");
+        let s = w.sync().unwrap();
+        std::fs::hard_link(repo.join("a/b/c/f"), repo.join("z/f2")).unwrap();
+        w.sync().unwrap();
+        assert_eq!(changed(s).len(), 8, "a second name: {:?}", changed(s));
+        let s = w.sync().unwrap();
+        std::fs::rename(repo.join("a/b"), repo.join("z/b")).unwrap();
+        w.sync().unwrap();
+        assert_eq!(
+            changed(s).len(),
+            8,
+            "a directory moved away: {:?}",
+            changed(s)
+        );
     }
 
     #[test]

@@ -87,11 +87,26 @@ fn ino(p: &Path) -> u64 {
 /// reached at least once.
 #[test]
 fn a_link_flipped_between_a_harmless_file_and_env_never_leaks_the_secret() {
+    link_flipped_between_a_harmless_file_and_env(false);
+}
+
+/// The same with the host's watch: listings kept between calls never show the flipped
+/// name as it was (a listing of the harmless file answered after the flip).
+#[test]
+fn with_a_watch_a_link_flipped_between_a_harmless_file_and_env_never_leaks_the_secret() {
+    link_flipped_between_a_harmless_file_and_env(true);
+}
+
+fn link_flipped_between_a_harmless_file_and_env(watched: bool) {
     let fx = Fixture::new();
     fx.write("harmless.txt", b"harmless words\n");
     fx.symlink("harmless.txt", "link.txt");
     fx.write("plain.txt", b"harmless words\n");
-    let mut s = fx.session();
+    let mut s = if watched {
+        fx.watched_session(json!({}))
+    } else {
+        fx.session()
+    };
     // Warm-up before the changer starts.
     assert!(call(&mut s, "read_file", json!({"path": "link.txt"})).is_ok());
     let (link, plain) = (fx.repo.join("link.txt"), fx.repo.join("plain.txt"));
@@ -424,6 +439,16 @@ fn diff_workspace_never_shows_content_through_a_hard_link_swapped_in() {
 /// the harmless changes are reported (the positive control).
 #[test]
 fn changes_since_under_flipping_names_tells_nothing_policy_hides() {
+    changes_since_under_flipping_names(false);
+}
+
+/// The same with the host's watch, whose listings of unchanged directories are kept.
+#[test]
+fn with_a_watch_changes_since_under_flipping_names_tells_nothing_policy_hides() {
+    changes_since_under_flipping_names(true);
+}
+
+fn changes_since_under_flipping_names(watched: bool) {
     let fx = Fixture::new();
     let secret_text = format!("token = \"AKIAIOSFODNN7EXAMPLE\" {SECRET_MARK}\n");
     fx.write("harmless.txt", b"harmless words\n");
@@ -433,11 +458,16 @@ fn changes_since_under_flipping_names_tells_nothing_policy_hides() {
     fx.write("private/p.txt", b"blocked\n");
     fx.write("sub/.gitignore", b"*.log\n");
     fx.write("sub/keep.log", b"log\n");
-    let mut s = file_tools_host::Session::builder(runtime())
-        .repo(&fx.repo)
-        .policy(json!({"read": {"block": ["private/**"]}}))
-        .build()
-        .unwrap();
+    let policy = json!({"read": {"block": ["private/**"]}});
+    let mut s = if watched {
+        fx.watched_session(policy)
+    } else {
+        file_tools_host::Session::builder(runtime())
+            .repo(&fx.repo)
+            .policy(policy)
+            .build()
+            .unwrap()
+    };
     let secret_sha = sha256(secret_text.as_bytes());
     let mut token = call(&mut s, "changes_since", json!({})).unwrap()["token"]
         .as_str()

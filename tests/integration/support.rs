@@ -84,6 +84,19 @@ impl Fixture {
         self.session_with(json!({}), true, Limits::default())
     }
 
+    /// A session with the search index on and the host's watch running (the MCP server's
+    /// kind): listings of directories in which nothing changed come from the host's cache.
+    pub fn watched_session(&self, policy: Value) -> Session {
+        let mut policy = policy;
+        policy["limits"]["max_index_bytes"] = json!(1 << 26);
+        Session::builder(runtime())
+            .repo(&self.repo)
+            .policy(policy)
+            .watch_tree(true)
+            .build()
+            .expect("session")
+    }
+
     pub fn session_with(&self, policy: Value, writable: bool, limits: Limits) -> Session {
         let events = self.events.clone();
         Session::builder(runtime())

@@ -56,6 +56,10 @@ pub(crate) struct CallState {
     pub(crate) approvals: Vec<String>,
     /// The directories this call listed, and those read ahead for it.
     pub(crate) listings: crate::imports::host_fs::read_ahead::Walks,
+    /// The watch as this call first synchronised with it (`Some(None)`: the count was not
+    /// exact), before any listing of the call: the listings it keeps date from then.
+    #[cfg(all(feature = "watch", target_os = "linux"))]
+    pub(crate) synced: Option<Option<crate::tree_watch::Synced>>,
 }
 
 impl CallState {

@@ -102,7 +102,10 @@ impl SessionBuilder {
     /// Runs a watch on the repository (inotify, Linux, with the `watch` feature) whose
     /// count of changes lets the component's search index, when the policy turns it on
     /// (`limits.max_index_bytes`), answer a search without looking at any file while
-    /// nothing changed. Costs one inotify watch per directory of the repository; where
+    /// nothing changed, and whose record of where things changed lets the host answer a
+    /// listing of a directory in which nothing changed from the one it made before, so
+    /// that a walk lists again only what changed. Costs one inotify watch per directory
+    /// of the repository, and the memory of the listings kept; where
     /// they cannot be had, or without the feature or Linux, searches look at every file's
     /// metadata instead. Off by default; the MCP server turns it on.
     pub fn watch_tree(mut self, yes: bool) -> Self {

@@ -387,6 +387,8 @@ impl Session {
             cancelled: false,
             approvals: Vec::new(),
             listings: Walks::new(store.data().read_ahead.clone()),
+            #[cfg(all(feature = "watch", target_os = "linux"))]
+            synced: None,
         };
         let outcome = match armed {
             Ok(()) => f(&bindings, &mut store),
@@ -543,6 +545,15 @@ impl Session {
         });
         self.listing = false;
         parse_answer(&text?)
+    }
+
+    /// Listings the host answered from its watch's cache so far.
+    #[cfg(all(test, feature = "watch", target_os = "linux"))]
+    pub(crate) fn listings_answered(&self) -> u64 {
+        self.config
+            .tree_watch
+            .as_ref()
+            .map_or(0, |w| w.listings.hits())
     }
 
     /// Calls a tool by name with JSON arguments and returns its JSON result.

@@ -20,6 +20,8 @@ use crate::bindings::agent::file_tools::host_fs::{DirEntry, DirEntryStat, Host};
 use crate::imports::state::HostState;
 
 pub(crate) mod handles;
+#[cfg(all(feature = "watch", target_os = "linux"))]
+mod kept;
 pub(crate) mod read_ahead;
 mod resources;
 
@@ -216,21 +218,46 @@ impl Host for HostState {
     }
 
     fn read_dir(&mut self, path: String) -> Option<Result<Vec<DirEntry>, String>> {
-        let dir = self.repo_dir.as_ref()?;
-        Some(self.call.listings.plain.list(dir, &path, read_dir))
+        let dir = self.repo_dir.clone()?;
+        #[cfg(all(feature = "watch", target_os = "linux"))]
+        let cache = self.cache();
+        #[cfg(all(feature = "watch", target_os = "linux"))]
+        if let Some(hit) = cache.as_ref().and_then(|(w, _)| w.listings.plain(w, &path)) {
+            return Some(Ok(hit));
+        }
+        let listing = self.call.listings.plain.list(&dir, &path, read_dir);
+        #[cfg(all(feature = "watch", target_os = "linux"))]
+        if let (Some((w, seq)), Ok(l)) = (&cache, &listing) {
+            w.listings.keep_plain(&path, *seq, l);
+        }
+        Some(listing)
     }
 
     fn tree_changes(&mut self) -> Option<u64> {
         #[cfg(all(feature = "watch", target_os = "linux"))]
-        if let Some(w) = &self.tree_watch {
-            return w.count();
-        }
+        return self.sync_watch();
+        #[cfg(not(all(feature = "watch", target_os = "linux")))]
         None
     }
 
     fn read_dir_stat(&mut self, path: String) -> Option<Result<Vec<DirEntryStat>, String>> {
-        let dir = self.repo_dir.as_ref()?;
-        Some(self.call.listings.with_stat.list(dir, &path, read_dir_stat))
+        let dir = self.repo_dir.clone()?;
+        #[cfg(all(feature = "watch", target_os = "linux"))]
+        let cache = self.cache();
+        #[cfg(all(feature = "watch", target_os = "linux"))]
+        if let Some(hit) = cache.as_ref().and_then(|(w, _)| w.listings.stat(w, &path)) {
+            return Some(Ok(hit));
+        }
+        let listing = self
+            .call
+            .listings
+            .with_stat
+            .list(&dir, &path, read_dir_stat);
+        #[cfg(all(feature = "watch", target_os = "linux"))]
+        if let (Some((w, seq)), Ok(l)) = (&cache, &listing) {
+            w.listings.keep_stat(&path, *seq, l);
+        }
+        Some(listing)
     }
 
     fn sha256(&mut self, data: Vec<u8>) -> Option<Vec<u8>> {
