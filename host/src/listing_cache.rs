@@ -1,13 +1,14 @@
 //! Directory listings kept from one call to the next while the host's watch runs, so that
-//! a walk after a few changes lists only the directories they touched: `changes_since`,
-//! a search confirming its index, `find_files` and `list_dir` then cost what changed, not
-//! the whole tree.
+//! a walk after a few changes (`changes_since`, a search confirming its index,
+//! `find_files`, `list_dir`) lists again only the directories they touched. The component
+//! still goes over every entry; what is spared is the system calls (a `stat` per entry).
 //!
 //! A listing is kept with the watch's batch count of the call's first synchronisation
 //! ([`crate::tree_watch::TreeWatch::sync`], made before the call's first listing, so every
 //! listing of the call, the read-ahead's too, was made after it). It is answered again
-//! only while the watch says that no batch since then touched its directory
-//! ([`crate::tree_watch::TreeWatch::unchanged_since`]), and only in a call that has
+//! only for a directory the watch watches by that path, while the watch says that no
+//! batch since then touched it ([`crate::tree_watch::TreeWatch::unchanged_since`]), and
+//! only in a call that has
 //! synchronised itself: every change completed before that call has been seen by then. So
 //! a kept listing is the listing the directory would give now, but for what inotify does
 //! not report (SECURITY.md, claim 26: the same limits as the watch's count).
@@ -15,7 +16,7 @@
 //! Not kept: a listing that holds a file with several names (a change through another name
 //! moves its link count and times with no event in this directory), and anything while the
 //! call changes files (it must see its own changes before the watch has). Bounded: about
-//! [`MAX_ENTRIES`] entries in all; past that the cache starts again empty.
+//! [`MAX_BYTES`] in all; past that the cache starts again empty.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -24,8 +25,9 @@ use crate::bindings::agent::file_tools::host_fs::{DirEntry, DirEntryStat};
 use crate::bindings::agent::file_tools::types::EntryType;
 use crate::tree_watch::TreeWatch;
 
-/// Entries kept in all listings, at most (about 100 bytes each).
-const MAX_ENTRIES: usize = 1 << 20;
+/// The memory the kept listings take, at most (about: each entry's name and record, each
+/// directory's path).
+const MAX_BYTES: usize = 128 << 20;
 
 /// A directory's listings, as of a batch count of the watch.
 #[derive(Debug)]
@@ -38,7 +40,8 @@ struct Kept {
 #[derive(Debug, Default)]
 struct Inner {
     dirs: HashMap<String, Kept>,
-    entries: usize,
+    /// What they take, as [`weight`] counts it.
+    bytes: usize,
     /// Listings answered from the cache, for tests and measurements.
     hits: u64,
 }
@@ -70,7 +73,7 @@ impl ListingCache {
         let kept = inner.dirs.get(dir)?;
         if !watch.unchanged_since(dir, kept.seq) {
             if let Some(gone) = inner.dirs.remove(dir) {
-                inner.entries -= count(&gone);
+                inner.bytes -= weight(dir, &gone);
             }
             return None;
         }
@@ -107,44 +110,49 @@ impl ListingCache {
             .iter()
             .any(|e| e.stat.kind != EntryType::Dir && e.stat.link_count > 1);
         if !linked {
-            self.keep(dir, seq, listing.len(), |k| k.stat = Some(listing.to_vec()));
+            self.keep(dir, seq, |k| k.stat = Some(listing.to_vec()));
         }
     }
 
     /// Keeps the listing of `dir` (names and types), made after the synchronisation at
     /// `seq`. (A file's other names do not change its type: no entry is refused.)
     pub(crate) fn keep_plain(&self, dir: &str, seq: u64, listing: &[DirEntry]) {
-        self.keep(dir, seq, listing.len(), |k| {
-            k.plain = Some(listing.to_vec())
-        });
+        self.keep(dir, seq, |k| k.plain = Some(listing.to_vec()));
     }
 
-    fn keep(&self, dir: &str, seq: u64, len: usize, put: impl FnOnce(&mut Kept)) {
+    fn keep(&self, dir: &str, seq: u64, put: impl FnOnce(&mut Kept)) {
         if !canonical(dir) {
             return;
         }
         let mut guard = self.lock();
         let inner = &mut *guard;
-        if inner.entries + len > MAX_ENTRIES {
-            inner.dirs.clear();
-            inner.entries = 0;
-            if len > MAX_ENTRIES {
-                return;
-            }
-        }
         let empty = || Kept {
             seq,
             stat: None,
             plain: None,
         };
-        let kept = inner.dirs.entry(dir.to_string()).or_insert_with(empty);
+        let mut kept = match inner.dirs.remove(dir) {
+            Some(k) => {
+                inner.bytes -= weight(dir, &k);
+                k
+            }
+            None => empty(),
+        };
         // What was kept under another count goes, in both its forms.
         if kept.seq != seq {
-            inner.entries -= count(&std::mem::replace(kept, empty()));
+            kept = empty();
         }
-        let before = count(kept);
-        put(kept);
-        inner.entries = inner.entries + count(kept) - before;
+        put(&mut kept);
+        let w = weight(dir, &kept);
+        if inner.bytes + w > MAX_BYTES {
+            inner.dirs.clear();
+            inner.bytes = 0;
+            if w > MAX_BYTES {
+                return;
+            }
+        }
+        inner.bytes += w;
+        inner.dirs.insert(dir.to_string(), kept);
     }
 
     /// Listings answered from the cache so far.
@@ -163,9 +171,20 @@ fn canonical(dir: &str) -> bool {
             .all(|c| !c.is_empty() && c != "." && c != "..")
 }
 
-/// The entries a kept directory holds in both its forms.
-fn count(k: &Kept) -> usize {
-    k.stat.as_ref().map_or(0, Vec::len) + k.plain.as_ref().map_or(0, Vec::len)
+/// About the memory the listings of `dir` take: its path, each entry's name and record.
+fn weight(dir: &str, k: &Kept) -> usize {
+    let names = |n: &Option<String>| n.as_ref().map_or(0, String::len);
+    let stat = k.stat.as_ref().map_or(0, |l| {
+        l.iter()
+            .map(|e| names(&e.name) + std::mem::size_of::<DirEntryStat>())
+            .sum()
+    });
+    let plain = k.plain.as_ref().map_or(0, |l| {
+        l.iter()
+            .map(|e| names(&e.name) + std::mem::size_of::<DirEntry>())
+            .sum()
+    });
+    dir.len() + std::mem::size_of::<Kept>() + 64 + stat + plain
 }
 
 #[cfg(test)]

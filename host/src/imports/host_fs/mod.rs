@@ -10,7 +10,7 @@
 
 use std::ffi::CStr;
 use std::io::Read;
-use std::os::fd::{BorrowedFd, OwnedFd};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::path::{Component, Path};
 
 use cap_std::fs::Dir;
@@ -47,7 +47,11 @@ fn open_error(e: &std::io::Error, path: &str, wanted: &str) -> String {
 }
 
 /// Opens `rel` beneath `dir` without following a symlink anywhere on the way.
-fn open_beneath(dir: &Dir, rel: &Path, flags: OFlags) -> std::io::Result<OwnedFd> {
+pub(crate) fn open_beneath<D: AsFd>(
+    dir: &D,
+    rel: &Path,
+    flags: OFlags,
+) -> std::io::Result<OwnedFd> {
     let flags = flags | OFlags::CLOEXEC | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::NOCTTY;
     let resolve = ResolveFlags::BENEATH | ResolveFlags::NO_SYMLINKS | ResolveFlags::NO_MAGICLINKS;
     match rustix::fs::openat2(dir, rel, flags, Mode::empty(), resolve) {
