@@ -1,0 +1,274 @@
+//! The watch's thread: reads each batch of inotify events, watches the directories made or
+//! moved in, and tells what the batch changed (see the parent module).
+
+use std::collections::HashMap;
+use std::os::fd::{AsRawFd as _, OwnedFd};
+use std::os::unix::ffi::OsStrExt as _;
+use std::path::{Path, PathBuf};
+
+use inotify::{EventMask, WatchDescriptor, WatchMask, Watches};
+use rustix::fs::{AtFlags, FileType, OFlags};
+
+use crate::imports::host_fs::open_beneath;
+
+/// What one batch of events tells.
+#[derive(Debug, Default)]
+pub(super) struct Batch {
+    /// An event below the repository (the count moves).
+    pub(super) moved: bool,
+    pub(super) broken: bool,
+    pub(super) newest_cookie: Option<u64>,
+    /// Directories whose listings may have changed.
+    pub(super) touched: Vec<PathBuf>,
+    /// Any listing may have changed.
+    pub(super) all: bool,
+    /// Directories watched from now on, and no longer (by path).
+    pub(super) watched: Vec<PathBuf>,
+    pub(super) unwatched: Vec<PathBuf>,
+}
+
+/// What a watch on a directory of the repository reports.
+fn repo_mask() -> WatchMask {
+    WatchMask::CREATE
+        | WatchMask::DELETE
+        | WatchMask::MODIFY
+        | WatchMask::ATTRIB
+        | WatchMask::CLOSE_WRITE
+        | WatchMask::MOVED_FROM
+        | WatchMask::MOVED_TO
+        | WatchMask::DELETE_SELF
+        | WatchMask::MOVE_SELF
+        | WatchMask::ONLYDIR
+}
+
+/// Opens the directory `rel` of the repository `root` without following a symlink
+/// anywhere on the way (`""` is the repository itself).
+fn open_dir(root: &std::fs::File, rel: &Path) -> std::io::Result<OwnedFd> {
+    let rel = if rel.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        rel
+    };
+    open_beneath(root, rel, OFlags::RDONLY | OFlags::DIRECTORY)
+}
+
+/// Watches the directory `rel` of the repository `root` and every directory below it.
+/// Each is opened beneath `root` without following a symlink anywhere on the way and
+/// watched through its descriptor, so that a watch's recorded path is always that of the
+/// directory it watches; each is recorded in `dirs` and in `b`. A directory already
+/// watched under another path (one moved) stamps everything.
+pub(super) fn watch_tree(
+    watches: &mut Watches,
+    dirs: &mut HashMap<WatchDescriptor, PathBuf>,
+    root: &std::fs::File,
+    rel: &Path,
+    b: &mut Batch,
+) -> std::io::Result<()> {
+    let mut stack = vec![rel.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let fd = match open_dir(root, &d) {
+            Ok(fd) => fd,
+            // Gone, or replaced by a link or a non-directory since it was seen: its
+            // parent's event covers it.
+            Err(e) if matches!(e.raw_os_error(), Some(2 | 20 | 40 | 18)) => continue,
+            Err(e) => return Err(e),
+        };
+        let wd = watches.add(format!("/proc/self/fd/{}", fd.as_raw_fd()), repo_mask())?;
+        if let Some(old) = dirs.insert(wd, d.clone()) {
+            if old != d {
+                b.all = true;
+                b.unwatched.push(old);
+            }
+        }
+        b.watched.push(d.clone());
+        let mut listing = rustix::fs::Dir::new(fd)?;
+        while let Some(entry) = listing.read() {
+            let Ok(entry) = entry else { break };
+            let name = entry.file_name();
+            if name == c"." || name == c".." {
+                continue;
+            }
+            let is_dir = match entry.file_type() {
+                FileType::Directory => true,
+                FileType::Unknown => listing.fd().is_ok_and(|fd| {
+                    rustix::fs::statat(fd, name, AtFlags::SYMLINK_NOFOLLOW)
+                        .is_ok_and(|st| FileType::from_raw_mode(st.st_mode) == FileType::Directory)
+                }),
+                _ => false,
+            };
+            if is_dir {
+                stack.push(d.join(std::ffi::OsStr::from_bytes(name.to_bytes())));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Names judged to have one link, at most, before they are confirmed (past that, the
+/// watch stamps everything and starts again).
+const MAX_JUDGED: usize = 65_536;
+/// Directories stamped, at most (past that, everything is stamped and the map emptied).
+pub(super) const MAX_TOUCHED: usize = 65_536;
+
+/// What the watch's thread holds besides the inotify descriptor.
+pub(super) struct Thread {
+    pub(super) watches: Watches,
+    /// Each watch's directory, relative to the repository.
+    pub(super) dirs: HashMap<WatchDescriptor, PathBuf>,
+    /// The repository (the session's descriptor of it, held by the thread).
+    pub(super) root: std::fs::File,
+    pub(super) cookie_wd: WatchDescriptor,
+    pub(super) prefix: String,
+    pub(super) cookies: PathBuf,
+    /// The files made or moved in that a look found with one link, each with the number
+    /// of the thread's own cookie, made after that look, which confirms it (see
+    /// [`Thread::came`]).
+    pub(super) judged: HashMap<PathBuf, u64>,
+    /// The number of the thread's next own cookie.
+    pub(super) next_check: u64,
+}
+
+impl Thread {
+    /// Reads one batch of events: watches the directories made or moved in, and tells what
+    /// the batch changed.
+    pub(super) fn batch<'a>(
+        &mut self,
+        events: impl Iterator<Item = inotify::Event<&'a std::ffi::OsStr>>,
+    ) -> Batch {
+        let mut b = Batch::default();
+        // Files moved away from a judged name, by the move's cookie, until the move's
+        // other half is seen.
+        let mut moving = Vec::new();
+        let mut judged_now = false;
+        for ev in events {
+            if ev.mask.contains(EventMask::Q_OVERFLOW) {
+                b.broken = true;
+                continue;
+            }
+            if ev.wd == self.cookie_wd {
+                self.cookie(ev.name, &mut b);
+                continue;
+            }
+            b.moved = true;
+            if ev.mask.contains(EventMask::IGNORED) {
+                // The watch is gone with its directory (removed).
+                match self.dirs.remove(&ev.wd) {
+                    Some(dir) => {
+                        b.touched.push(dir.clone());
+                        b.unwatched.push(dir);
+                    }
+                    None => b.all = true,
+                }
+                continue;
+            }
+            let Some(dir) = self.dirs.get(&ev.wd).cloned() else {
+                b.all = true;
+                continue;
+            };
+            let Some(name) = ev.name else {
+                // The directory itself: its metadata moved, or it went away (its parent's
+                // event tells where it went).
+                b.touched.push(dir);
+                continue;
+            };
+            let is_dir = ev.mask.contains(EventMask::ISDIR);
+            let came = ev.mask.intersects(EventMask::CREATE | EventMask::MOVED_TO);
+            let went = ev
+                .mask
+                .intersects(EventMask::DELETE | EventMask::MOVED_FROM);
+            if came || went {
+                // The directory's own times and size, in its parent's listing.
+                if let Some(parent) = dir.parent() {
+                    b.touched.push(parent.to_path_buf());
+                }
+            }
+            let path = dir.join(name);
+            b.touched.push(dir.clone());
+            if is_dir {
+                // A subtree moved away: its old paths must not answer listings, and no
+                // event names them. One made or moved in: what happened in it before its
+                // watch was added is unseen (a second name made there for a file
+                // elsewhere, and removed again, moved that file's link count and times).
+                // (One removed was emptied first, each directory with events of its own.)
+                b.all |= ev.mask.contains(EventMask::MOVED_FROM) || came;
+                if came
+                    && watch_tree(&mut self.watches, &mut self.dirs, &self.root, &path, &mut b)
+                        .is_err()
+                {
+                    b.broken = true;
+                }
+            } else if came {
+                if ev.mask.contains(EventMask::MOVED_TO) {
+                    moving.retain(|c| *c != ev.cookie);
+                }
+                judged_now |= self.came(&dir, name, path, &mut b);
+            } else if went && self.judged.remove(&path).is_some() {
+                // The look at this name may have found what replaced the file made there:
+                // a removed one is lost, a moved one is looked at where it lands.
+                if ev.mask.contains(EventMask::MOVED_FROM) {
+                    moving.push(ev.cookie);
+                } else {
+                    b.all = true;
+                }
+            }
+        }
+        // Moved out of the repository, or the move's other half is in a later batch.
+        b.all |= !moving.is_empty();
+        if b.all || self.judged.len() > MAX_JUDGED {
+            b.all = true;
+            self.judged.clear();
+        } else if judged_now {
+            // Made after every look of this batch: once the thread sees it, no event before
+            // those looks is still to come.
+            let name = format!("{}v{}", self.prefix, self.next_check);
+            if std::fs::File::create(self.cookies.join(name)).is_ok() {
+                self.next_check += 1;
+            }
+        }
+        b
+    }
+
+    /// A file (or link, FIFO, ...) `name` made or moved into `dir` (at `path`). Its other
+    /// names' link counts and times move where no event tells, so a file with more than
+    /// one link (or one that cannot be looked at) stamps everything. The look comes after
+    /// the event: the name may by then hold something else, the file first made there
+    /// having been removed or moved away again. Such a change of the name comes as an
+    /// event before the thread's next own cookie, so the name stays judged until then:
+    /// its removal then stamps everything (see [`Thread::batch`]), as does a file made or
+    /// moved onto a name still judged. Returns whether the name was judged.
+    fn came(&mut self, dir: &Path, name: &std::ffi::OsStr, path: PathBuf, b: &mut Batch) -> bool {
+        if self.judged.remove(&path).is_some() {
+            b.all = true;
+        }
+        let single = open_dir(&self.root, dir).is_ok_and(|fd| {
+            rustix::fs::statat(&fd, name, AtFlags::SYMLINK_NOFOLLOW)
+                .is_ok_and(|st| st.st_nlink <= 1)
+        });
+        if !single {
+            b.all = true;
+            return false;
+        }
+        self.judged.insert(path, self.next_check);
+        true
+    }
+
+    /// A cookie's event: a caller's (its number: every change before it has been seen), or
+    /// the thread's own (every name judged before it is confirmed).
+    fn cookie(&mut self, name: Option<&std::ffi::OsStr>, b: &mut Batch) {
+        let Some(name) = name.and_then(|n| n.to_str()) else {
+            return;
+        };
+        let Some(rest) = name.strip_prefix(self.prefix.as_str()) else {
+            return;
+        };
+        if let Some(n) = rest.strip_prefix('v').and_then(|n| n.parse::<u64>().ok()) {
+            self.judged.retain(|_, check| *check > n);
+        } else if let Ok(n) = rest.parse::<u64>() {
+            // Cookies may be made out of order by concurrent reads.
+            b.newest_cookie = Some(b.newest_cookie.unwrap_or(0).max(n));
+        } else {
+            return;
+        }
+        let _ = std::fs::remove_file(self.cookies.join(name));
+    }
+}
