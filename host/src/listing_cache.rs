@@ -87,21 +87,11 @@ impl ListingCache {
         self.fresh(watch, dir, |k| k.stat.clone())
     }
 
-    /// The kept listing of `dir` (names and types; from the one with metadata when only
-    /// that is kept), when nothing in it changed since.
+    /// The kept listing of `dir` (names and types), when nothing in it changed since. (Not
+    /// made from the one with metadata: that one leaves out an entry it could not look at,
+    /// in a directory that may be read but not searched.)
     pub(crate) fn plain(&self, watch: &TreeWatch, dir: &str) -> Option<Vec<DirEntry>> {
-        self.fresh(watch, dir, |k| {
-            k.plain.clone().or_else(|| {
-                k.stat.as_ref().map(|l| {
-                    l.iter()
-                        .map(|e| DirEntry {
-                            name: e.name.clone(),
-                            kind: e.stat.kind,
-                        })
-                        .collect()
-                })
-            })
-        })
+        self.fresh(watch, dir, |k| k.plain.clone())
     }
 
     /// Keeps the listing of `dir` with metadata, made after the synchronisation at `seq`.

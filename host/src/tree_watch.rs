@@ -148,6 +148,9 @@ impl TreeWatch {
             cookies: cookies.clone(),
             judged: HashMap::new(),
             next_check: 0,
+            gone: HashSet::new(),
+            lost: false,
+            fences: 0,
         };
         let prefix = thread.prefix.clone();
         let thread_shared = shared.clone();

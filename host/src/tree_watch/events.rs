@@ -1,7 +1,7 @@
 //! The watch's thread: reads each batch of inotify events, watches the directories made or
 //! moved in, and tells what the batch changed (see the parent module).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::os::fd::{AsRawFd as _, OwnedFd};
 use std::os::unix::ffi::OsStrExt as _;
 use std::path::{Path, PathBuf};
@@ -81,19 +81,24 @@ pub(super) fn watch_tree(
             }
         }
         b.watched.push(d.clone());
+        // A directory below that cannot be read or looked at would go unwatched: the watch
+        // is then no longer exact (an error), rather than silently partial.
         let mut listing = rustix::fs::Dir::new(fd)?;
         while let Some(entry) = listing.read() {
-            let Ok(entry) = entry else { break };
+            let entry = entry?;
             let name = entry.file_name();
             if name == c"." || name == c".." {
                 continue;
             }
             let is_dir = match entry.file_type() {
                 FileType::Directory => true,
-                FileType::Unknown => listing.fd().is_ok_and(|fd| {
-                    rustix::fs::statat(fd, name, AtFlags::SYMLINK_NOFOLLOW)
-                        .is_ok_and(|st| FileType::from_raw_mode(st.st_mode) == FileType::Directory)
-                }),
+                FileType::Unknown => {
+                    match rustix::fs::statat(listing.fd()?, name, AtFlags::SYMLINK_NOFOLLOW) {
+                        Ok(st) => FileType::from_raw_mode(st.st_mode) == FileType::Directory,
+                        Err(rustix::io::Errno::NOENT) => false,
+                        Err(e) => return Err(e.into()),
+                    }
+                }
                 _ => false,
             };
             if is_dir {
@@ -107,6 +112,16 @@ pub(super) fn watch_tree(
 /// Names judged to have one link, at most, before they are confirmed (past that, the
 /// watch stamps everything and starts again).
 const MAX_JUDGED: usize = 65_536;
+/// Names removed or taken by another file that are remembered, at most.
+const MAX_GONE: usize = 65_536;
+
+/// Whether `name` is the one Linux gives a file opened without a name (`O_TMPFILE`):
+/// `#` and its inode number.
+fn anonymous(name: &std::ffi::OsStr) -> bool {
+    let b = name.as_bytes();
+    b.len() > 1 && b[0] == b'#' && b[1..].iter().all(u8::is_ascii_digit)
+}
+
 /// Directories stamped, at most (past that, everything is stamped and the map emptied).
 pub(super) const MAX_TOUCHED: usize = 65_536;
 
@@ -126,6 +141,12 @@ pub(super) struct Thread {
     pub(super) judged: HashMap<PathBuf, u64>,
     /// The number of the thread's next own cookie.
     pub(super) next_check: u64,
+    /// The names removed or taken by another file (see [`Thread::gone`]); `lost` once
+    /// there were too many to remember.
+    pub(super) gone: HashSet<PathBuf>,
+    pub(super) lost: bool,
+    /// Fence names used so far (each look up is of a name never used before).
+    pub(super) fences: u64,
 }
 
 impl Thread {
@@ -139,7 +160,8 @@ impl Thread {
         // Files moved away from a judged name, by the move's cookie, until the move's
         // other half is seen.
         let mut moving = Vec::new();
-        let mut judged_now = false;
+        // The directories in which a name was judged.
+        let mut looked: Vec<PathBuf> = Vec::new();
         for ev in events {
             if ev.mask.contains(EventMask::Q_OVERFLOW) {
                 b.broken = true;
@@ -200,16 +222,30 @@ impl Thread {
             } else if came {
                 if ev.mask.contains(EventMask::MOVED_TO) {
                     moving.retain(|c| *c != ev.cookie);
+                    // It may have taken the place of a file still open elsewhere.
+                    self.gone(path.clone(), &mut b);
                 }
-                judged_now |= self.came(&dir, name, path, &mut b);
-            } else if went && self.judged.remove(&path).is_some() {
-                // The look at this name may have found what replaced the file made there:
-                // a removed one is lost, a moved one is looked at where it lands.
-                if ev.mask.contains(EventMask::MOVED_FROM) {
-                    moving.push(ev.cookie);
-                } else {
-                    b.all = true;
+                if self.came(&dir, name, path, &mut b) {
+                    looked.push(dir);
                 }
+            } else if went {
+                if ev.mask.contains(EventMask::DELETE) {
+                    self.gone(path.clone(), &mut b);
+                }
+                if self.judged.remove(&path).is_some() {
+                    // The look at this name may have found what replaced the file made
+                    // there: a removed one is lost, a moved one is looked at where it lands.
+                    if ev.mask.contains(EventMask::MOVED_FROM) {
+                        moving.push(ev.cookie);
+                    } else {
+                        b.all = true;
+                    }
+                }
+            } else if self.lost || self.gone.contains(&path) || anonymous(name) {
+                // A write or a change of metadata through a descriptor whose name was
+                // removed or taken since (or of a file made without a name): the file may
+                // have another name, in a directory this event does not name.
+                b.all = true;
             }
         }
         // Moved out of the repository, or the move's other half is in a later batch.
@@ -217,9 +253,20 @@ impl Thread {
         if b.all || self.judged.len() > MAX_JUDGED {
             b.all = true;
             self.judged.clear();
-        } else if judged_now {
+        } else if !looked.is_empty() {
             // Made after every look of this batch: once the thread sees it, no event before
-            // those looks is still to come.
+            // those looks is still to come. A change of a name that the look already saw
+            // may have its event queued a moment later, while its directory stays locked:
+            // a look up of a name never used before in each such directory waits for that.
+            looked.sort();
+            looked.dedup();
+            for dir in &looked {
+                self.fences += 1;
+                let fence = format!(".file-tools-fence-{}-{}", std::process::id(), self.fences);
+                if let Ok(fd) = open_dir(&self.root, dir) {
+                    let _ = rustix::fs::statat(&fd, fence.as_str(), AtFlags::SYMLINK_NOFOLLOW);
+                }
+            }
             let name = format!("{}v{}", self.prefix, self.next_check);
             if std::fs::File::create(self.cookies.join(name)).is_ok() {
                 self.next_check += 1;
@@ -250,6 +297,23 @@ impl Thread {
         }
         self.judged.insert(path, self.next_check);
         true
+    }
+
+    /// Notes that the name `path` was removed or taken by another file: a descriptor still
+    /// open on the file it named may change it (see [`Thread::batch`]). Past
+    /// [`MAX_GONE`] names, every change of a file through an open descriptor stamps
+    /// everything.
+    fn gone(&mut self, path: PathBuf, b: &mut Batch) {
+        if self.lost {
+            return;
+        }
+        if self.gone.len() >= MAX_GONE {
+            self.lost = true;
+            self.gone.clear();
+            b.all = true;
+            return;
+        }
+        self.gone.insert(path);
     }
 
     /// A cookie's event: a caller's (its number: every change before it has been seen), or

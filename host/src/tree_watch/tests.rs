@@ -2,6 +2,7 @@
 
 use super::events::{watch_tree, Batch};
 use super::*;
+use rustix::fs::{AtFlags, OFlags};
 
 /// A tree of `n` directories of ten subdirectories each below `at` (made elsewhere,
 /// then moved in whole: the watch must walk it before the count moves).
@@ -245,4 +246,69 @@ fn a_change_before_the_read_is_counted() {
 #[test]
 fn another_watchs_cookie_in_the_same_state_directory_does_not_cut_the_wait_short() {
     moves_in_and_counts(true);
+}
+
+/// A write through a descriptor whose name was removed since (the file keeps another
+/// name elsewhere), and through a file opened without a name and then linked in: the
+/// event names a directory the file is not listed in, so it stamps everything.
+#[test]
+fn a_write_through_a_name_gone_or_never_given_stamps_everything() {
+    use std::io::Write as _;
+    let (_one, _tmp, repo, state) = fresh();
+    for d in ["a", "b"] {
+        std::fs::create_dir_all(repo.join(d)).unwrap();
+    }
+    std::fs::write(repo.join("a/f"), b"first").unwrap();
+    std::fs::hard_link(repo.join("a/f"), repo.join("b/n")).unwrap();
+    let w = TreeWatch::start(&std::fs::File::open(&repo).unwrap(), &state).unwrap();
+    let mut held = std::fs::File::options()
+        .append(true)
+        .open(repo.join("b/n"))
+        .unwrap();
+    std::fs::remove_file(repo.join("b/n")).unwrap();
+    let s = w.sync().unwrap();
+    held.write_all(b" more").unwrap();
+    w.sync().unwrap();
+    assert!(
+        !w.unchanged_since("a", s.seq),
+        "a write through a removed name"
+    );
+    // Made without a name in `b`, linked in as `a/g`, then written through its descriptor.
+    let fd = rustix::fs::openat(
+        rustix::fs::CWD,
+        repo.join("b"),
+        OFlags::WRONLY | OFlags::TMPFILE,
+        rustix::fs::Mode::from_raw_mode(0o644),
+    )
+    .unwrap();
+    rustix::fs::linkat(
+        rustix::fs::CWD,
+        format!("/proc/self/fd/{}", std::os::fd::AsRawFd::as_raw_fd(&fd)),
+        rustix::fs::CWD,
+        repo.join("a/g"),
+        AtFlags::SYMLINK_FOLLOW,
+    )
+    .unwrap();
+    // The thread's own cookie has confirmed `a/g` once a second read of the count is done.
+    w.sync().unwrap();
+    w.sync().unwrap();
+    let s = w.sync().unwrap();
+    rustix::io::write(&fd, b"unnamed").unwrap();
+    w.sync().unwrap();
+    assert!(
+        !w.unchanged_since("a", s.seq),
+        "a write through a file made without a name"
+    );
+    // Positive control: a write through a name that is still there stamps its directory only.
+    let s = w.sync().unwrap();
+    std::fs::write(repo.join("b/plain"), b"x").unwrap();
+    let s2 = w.sync().unwrap();
+    std::fs::OpenOptions::new()
+        .append(true)
+        .open(repo.join("b/plain"))
+        .unwrap()
+        .write_all(b"y")
+        .unwrap();
+    w.sync().unwrap();
+    assert!(w.unchanged_since("a", s.seq) && !w.unchanged_since("b", s2.seq));
 }
