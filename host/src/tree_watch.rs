@@ -148,8 +148,6 @@ impl TreeWatch {
             cookies: cookies.clone(),
             judged: HashMap::new(),
             next_check: 0,
-            gone: HashSet::new(),
-            lost: false,
             fences: 0,
         };
         let prefix = thread.prefix.clone();

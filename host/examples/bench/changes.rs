@@ -146,8 +146,10 @@ fn restore(copy: &Path, chosen: &[String]) {
 /// `changes_since` in a session with the host's watch (the MCP server's kind): unchanged,
 /// its count answers; after 100 files modified, the next call lists again only the
 /// directories the changes touched (the host keeps the others' listings). That call is
-/// timed alone, three times (a second call would find every listing kept); `git status`
-/// best of 5 on the same modified tree.
+/// timed alone, three times (a second call would find every listing kept), each after a
+/// line more is appended to the same 100 files (put back by `git checkout` only at the
+/// end: a file removed and made again stamps its name for good, see the host's
+/// `tree_watch`); `git status` best of 5 on the same modified tree.
 fn watched_rows(rt: &Runtime, copy: &Path) {
     let mut p = super::policy();
     p["limits"]["max_index_bytes"] = serde_json::json!(1u64 << 30);
@@ -174,8 +176,9 @@ fn watched_rows(rt: &Runtime, copy: &Path) {
     );
     let mut times = Vec::new();
     let (mut theirs, mut found, mut rehashed) = (Duration::MAX, 0, 0);
+    let mut chosen = Vec::new();
     for _ in 0..3 {
-        let chosen = modify_100(copy);
+        chosen = modify_100(copy);
         let t = Instant::now();
         let r = w
             .changes_since(&args(Some(first.token.clone())))
@@ -183,8 +186,8 @@ fn watched_rows(rt: &Runtime, copy: &Path) {
         times.push(t.elapsed());
         (found, rehashed) = (r.changes.len(), r.rehashed);
         theirs = theirs.min(best(5, || git(copy, &["status", "--porcelain"])).0);
-        restore(copy, &chosen);
     }
+    restore(copy, &chosen);
     times.sort();
     let ours = times[1];
     println!(

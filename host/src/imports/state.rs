@@ -60,6 +60,9 @@ pub(crate) struct CallState {
     /// exact), before any listing of the call: the listings it keeps date from then.
     #[cfg(all(feature = "watch", target_os = "linux"))]
     pub(crate) synced: Option<Option<crate::tree_watch::Synced>>,
+    /// This call's listings the cache held, and those it did not.
+    #[cfg(all(feature = "watch", target_os = "linux"))]
+    pub(crate) kept: (u32, u32),
 }
 
 impl CallState {

@@ -389,6 +389,8 @@ impl Session {
             listings: Walks::new(store.data().read_ahead.clone()),
             #[cfg(all(feature = "watch", target_os = "linux"))]
             synced: None,
+            #[cfg(all(feature = "watch", target_os = "linux"))]
+            kept: (0, 0),
         };
         let outcome = match armed {
             Ok(()) => f(&bindings, &mut store),

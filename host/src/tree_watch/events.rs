@@ -1,7 +1,7 @@
 //! The watch's thread: reads each batch of inotify events, watches the directories made or
 //! moved in, and tells what the batch changed (see the parent module).
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::os::fd::{AsRawFd as _, OwnedFd};
 use std::os::unix::ffi::OsStrExt as _;
 use std::path::{Path, PathBuf};
@@ -112,9 +112,6 @@ pub(super) fn watch_tree(
 /// Names judged to have one link, at most, before they are confirmed (past that, the
 /// watch stamps everything and starts again).
 const MAX_JUDGED: usize = 65_536;
-/// Names removed or taken by another file that are remembered, at most.
-const MAX_GONE: usize = 65_536;
-
 /// Whether `name` is the one Linux gives a file opened without a name (`O_TMPFILE`):
 /// `#` and its inode number.
 fn anonymous(name: &std::ffi::OsStr) -> bool {
@@ -141,10 +138,6 @@ pub(super) struct Thread {
     pub(super) judged: HashMap<PathBuf, u64>,
     /// The number of the thread's next own cookie.
     pub(super) next_check: u64,
-    /// The names removed or taken by another file (see [`Thread::gone`]); `lost` once
-    /// there were too many to remember.
-    pub(super) gone: HashSet<PathBuf>,
-    pub(super) lost: bool,
     /// Fence names used so far (each look up is of a name never used before).
     pub(super) fences: u64,
 }
@@ -222,29 +215,21 @@ impl Thread {
             } else if came {
                 if ev.mask.contains(EventMask::MOVED_TO) {
                     moving.retain(|c| *c != ev.cookie);
-                    // It may have taken the place of a file still open elsewhere.
-                    self.gone(path.clone(), &mut b);
                 }
                 if self.came(&dir, name, path, &mut b) {
                     looked.push(dir);
                 }
-            } else if went {
-                if ev.mask.contains(EventMask::DELETE) {
-                    self.gone(path.clone(), &mut b);
+            } else if went && self.judged.remove(&path).is_some() {
+                // The look at this name may have found what replaced the file made there:
+                // a removed one is lost, a moved one is looked at where it lands.
+                if ev.mask.contains(EventMask::MOVED_FROM) {
+                    moving.push(ev.cookie);
+                } else {
+                    b.all = true;
                 }
-                if self.judged.remove(&path).is_some() {
-                    // The look at this name may have found what replaced the file made
-                    // there: a removed one is lost, a moved one is looked at where it lands.
-                    if ev.mask.contains(EventMask::MOVED_FROM) {
-                        moving.push(ev.cookie);
-                    } else {
-                        b.all = true;
-                    }
-                }
-            } else if self.lost || self.gone.contains(&path) || anonymous(name) {
-                // A write or a change of metadata through a descriptor whose name was
-                // removed or taken since (or of a file made without a name): the file may
-                // have another name, in a directory this event does not name.
+            } else if anonymous(name) {
+                // A write or a change of metadata of a file made without a name: it may
+                // have been given one since, in a directory this event does not name.
                 b.all = true;
             }
         }
@@ -297,23 +282,6 @@ impl Thread {
         }
         self.judged.insert(path, self.next_check);
         true
-    }
-
-    /// Notes that the name `path` was removed or taken by another file: a descriptor still
-    /// open on the file it named may change it (see [`Thread::batch`]). Past
-    /// [`MAX_GONE`] names, every change of a file through an open descriptor stamps
-    /// everything.
-    fn gone(&mut self, path: PathBuf, b: &mut Batch) {
-        if self.lost {
-            return;
-        }
-        if self.gone.len() >= MAX_GONE {
-            self.lost = true;
-            self.gone.clear();
-            b.all = true;
-            return;
-        }
-        self.gone.insert(path);
     }
 
     /// A cookie's event: a caller's (its number: every change before it has been seen), or

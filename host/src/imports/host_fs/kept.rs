@@ -31,4 +31,14 @@ impl HostState {
         let seq = self.call.synced??.seq;
         Some((self.tree_watch.clone()?, seq))
     }
+
+    /// Whether a listing this call's cache does not hold is made at once rather than
+    /// through the read-ahead (and counts it as not held): while the cache holds most of
+    /// the call's listings, the read-ahead would list ahead below each one it does not
+    /// hold what the cache holds anyway, and the walk would help it there.
+    pub(super) fn list_at_once(&mut self) -> bool {
+        let (held, not) = self.call.kept;
+        self.call.kept.1 += 1;
+        held > not
+    }
 }

@@ -227,7 +227,16 @@ impl Host for HostState {
         let cache = self.cache();
         #[cfg(all(feature = "watch", target_os = "linux"))]
         if let Some(hit) = cache.as_ref().and_then(|(w, _)| w.listings.plain(w, &path)) {
+            self.call.kept.0 += 1;
             return Some(Ok(hit));
+        }
+        #[cfg(all(feature = "watch", target_os = "linux"))]
+        if cache.is_some() && self.list_at_once() {
+            let listing = read_dir(&dir, &path, usize::MAX);
+            if let (Some((w, seq)), Ok(l)) = (&cache, &listing) {
+                w.listings.keep_plain(&path, *seq, l);
+            }
+            return Some(listing);
         }
         let listing = self.call.listings.plain.list(&dir, &path, read_dir);
         #[cfg(all(feature = "watch", target_os = "linux"))]
@@ -250,7 +259,16 @@ impl Host for HostState {
         let cache = self.cache();
         #[cfg(all(feature = "watch", target_os = "linux"))]
         if let Some(hit) = cache.as_ref().and_then(|(w, _)| w.listings.stat(w, &path)) {
+            self.call.kept.0 += 1;
             return Some(Ok(hit));
+        }
+        #[cfg(all(feature = "watch", target_os = "linux"))]
+        if cache.is_some() && self.list_at_once() {
+            let listing = read_dir_stat(&dir, &path, usize::MAX);
+            if let (Some((w, seq)), Ok(l)) = (&cache, &listing) {
+                w.listings.keep_stat(&path, *seq, l);
+            }
+            return Some(listing);
         }
         let listing = self
             .call
