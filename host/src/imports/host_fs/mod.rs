@@ -224,26 +224,9 @@ impl Host for HostState {
     fn read_dir(&mut self, path: String) -> Option<Result<Vec<DirEntry>, String>> {
         let dir = self.repo_dir.clone()?;
         #[cfg(all(feature = "watch", target_os = "linux"))]
-        let cache = self.cache();
-        #[cfg(all(feature = "watch", target_os = "linux"))]
-        if let Some(hit) = cache.as_ref().and_then(|(w, _)| w.listings.plain(w, &path)) {
-            self.call.kept.0 += 1;
-            return Some(Ok(hit));
-        }
-        #[cfg(all(feature = "watch", target_os = "linux"))]
-        if cache.is_some() && self.list_at_once() {
-            let listing = read_dir(&dir, &path, usize::MAX);
-            if let (Some((w, seq)), Ok(l)) = (&cache, &listing) {
-                w.listings.keep_plain(&path, *seq, l);
-            }
-            return Some(listing);
-        }
-        let listing = self.call.listings.plain.list(&dir, &path, read_dir);
-        #[cfg(all(feature = "watch", target_os = "linux"))]
-        if let (Some((w, seq)), Ok(l)) = (&cache, &listing) {
-            w.listings.keep_plain(&path, *seq, l);
-        }
-        Some(listing)
+        return Some(self.listing(&dir, &path, kept::PLAIN));
+        #[cfg(not(all(feature = "watch", target_os = "linux")))]
+        Some(self.call.listings.plain.list(&dir, &path, read_dir))
     }
 
     fn tree_changes(&mut self) -> Option<u64> {
@@ -256,30 +239,14 @@ impl Host for HostState {
     fn read_dir_stat(&mut self, path: String) -> Option<Result<Vec<DirEntryStat>, String>> {
         let dir = self.repo_dir.clone()?;
         #[cfg(all(feature = "watch", target_os = "linux"))]
-        let cache = self.cache();
-        #[cfg(all(feature = "watch", target_os = "linux"))]
-        if let Some(hit) = cache.as_ref().and_then(|(w, _)| w.listings.stat(w, &path)) {
-            self.call.kept.0 += 1;
-            return Some(Ok(hit));
-        }
-        #[cfg(all(feature = "watch", target_os = "linux"))]
-        if cache.is_some() && self.list_at_once() {
-            let listing = read_dir_stat(&dir, &path, usize::MAX);
-            if let (Some((w, seq)), Ok(l)) = (&cache, &listing) {
-                w.listings.keep_stat(&path, *seq, l);
-            }
-            return Some(listing);
-        }
-        let listing = self
-            .call
-            .listings
-            .with_stat
-            .list(&dir, &path, read_dir_stat);
-        #[cfg(all(feature = "watch", target_os = "linux"))]
-        if let (Some((w, seq)), Ok(l)) = (&cache, &listing) {
-            w.listings.keep_stat(&path, *seq, l);
-        }
-        Some(listing)
+        return Some(self.listing(&dir, &path, kept::WITH_STAT));
+        #[cfg(not(all(feature = "watch", target_os = "linux")))]
+        Some(
+            self.call
+                .listings
+                .with_stat
+                .list(&dir, &path, read_dir_stat),
+        )
     }
 
     fn sha256(&mut self, data: Vec<u8>) -> Option<Vec<u8>> {
