@@ -8,10 +8,9 @@
 //! listing of the call, the read-ahead's too, was made after it). It is answered again
 //! only for a directory the watch watches by that path, while the watch says that no
 //! batch since then touched it ([`crate::tree_watch::TreeWatch::unchanged_since`]), and
-//! only in a call that has
-//! synchronised itself: every change completed before that call has been seen by then. So
-//! a kept listing is the listing the directory would give now, but for what inotify does
-//! not report (SECURITY.md, claim 26: the same limits as the watch's count).
+//! only in a call that has synchronised itself: every change completed before that call
+//! has been seen by then. So a kept listing is the listing the directory would give now,
+//! but for what inotify does not report (SECURITY.md, claim 26).
 //!
 //! Not kept: a listing that holds a file with several names (a change through another name
 //! moves its link count and times with no event in this directory), and anything while the

@@ -139,18 +139,13 @@ impl TreeWatch {
             }),
             Condvar::new(),
         ));
-        let mut thread = Thread {
-            watches: inotify.watches(),
+        let prefix = cookie_prefix(&shared);
+        let mut thread = Thread::new(
+            inotify.watches(),
             dirs,
             root,
-            cookie_wd,
-            prefix: cookie_prefix(&shared),
-            cookies: cookies.clone(),
-            judged: HashMap::new(),
-            next_check: 0,
-            fences: 0,
-        };
-        let prefix = thread.prefix.clone();
+            (cookie_wd, cookies.clone(), prefix.clone()),
+        );
         let thread_shared = shared.clone();
         std::thread::Builder::new()
             .name("file-tools-tree-watch".into())

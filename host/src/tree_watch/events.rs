@@ -52,6 +52,15 @@ fn open_dir(root: &std::fs::File, rel: &Path) -> std::io::Result<OwnedFd> {
     open_beneath(root, rel, OFlags::RDONLY | OFlags::DIRECTORY)
 }
 
+/// What opening a directory answers when it is gone or is no longer a directory beneath
+/// the repository reached without a symlink.
+const GONE: [rustix::io::Errno; 4] = [
+    rustix::io::Errno::NOENT,
+    rustix::io::Errno::NOTDIR,
+    rustix::io::Errno::LOOP,
+    rustix::io::Errno::XDEV,
+];
+
 /// Watches the directory `rel` of the repository `root` and every directory below it.
 /// Each is opened beneath `root` without following a symlink anywhere on the way and
 /// watched through its descriptor, so that a watch's recorded path is always that of the
@@ -70,7 +79,13 @@ pub(super) fn watch_tree(
             Ok(fd) => fd,
             // Gone, or replaced by a link or a non-directory since it was seen: its
             // parent's event covers it.
-            Err(e) if matches!(e.raw_os_error(), Some(2 | 20 | 40 | 18)) => continue,
+            Err(e)
+                if GONE
+                    .iter()
+                    .any(|g| e.raw_os_error() == Some(g.raw_os_error())) =>
+            {
+                continue
+            }
             Err(e) => return Err(e),
         };
         let wd = watches.add(format!("/proc/self/fd/{}", fd.as_raw_fd()), repo_mask())?;
@@ -112,6 +127,7 @@ pub(super) fn watch_tree(
 /// Names judged to have one link, at most, before they are confirmed (past that, the
 /// watch stamps everything and starts again).
 const MAX_JUDGED: usize = 65_536;
+
 /// Whether `name` is the one Linux gives a file opened without a name (`O_TMPFILE`):
 /// `#` and its inode number.
 fn anonymous(name: &std::ffi::OsStr) -> bool {
@@ -124,25 +140,47 @@ pub(super) const MAX_TOUCHED: usize = 65_536;
 
 /// What the watch's thread holds besides the inotify descriptor.
 pub(super) struct Thread {
-    pub(super) watches: Watches,
+    watches: Watches,
     /// Each watch's directory, relative to the repository.
-    pub(super) dirs: HashMap<WatchDescriptor, PathBuf>,
+    dirs: HashMap<WatchDescriptor, PathBuf>,
     /// The repository (the session's descriptor of it, held by the thread).
-    pub(super) root: std::fs::File,
-    pub(super) cookie_wd: WatchDescriptor,
-    pub(super) prefix: String,
-    pub(super) cookies: PathBuf,
+    root: std::fs::File,
+    cookie_wd: WatchDescriptor,
+    prefix: String,
+    cookies: PathBuf,
     /// The files made or moved in that a look found with one link, each with the number
     /// of the thread's own cookie, made after that look, which confirms it (see
     /// [`Thread::came`]).
-    pub(super) judged: HashMap<PathBuf, u64>,
+    judged: HashMap<PathBuf, u64>,
     /// The number of the thread's next own cookie.
-    pub(super) next_check: u64,
+    next_check: u64,
     /// Fence names used so far (each look up is of a name never used before).
-    pub(super) fences: u64,
+    fences: u64,
 }
 
 impl Thread {
+    /// The thread's state over the watches made so far (`dirs`, each watch's directory) of
+    /// the repository `root`, with its cookies: the cookie directory's watch, the
+    /// directory, and the start of this watch's cookie names.
+    pub(super) fn new(
+        watches: Watches,
+        dirs: HashMap<WatchDescriptor, PathBuf>,
+        root: std::fs::File,
+        (cookie_wd, cookies, prefix): (WatchDescriptor, PathBuf, String),
+    ) -> Thread {
+        Thread {
+            watches,
+            dirs,
+            root,
+            cookie_wd,
+            prefix,
+            cookies,
+            judged: HashMap::new(),
+            next_check: 0,
+            fences: 0,
+        }
+    }
+
     /// Reads one batch of events: watches the directories made or moved in, and tells what
     /// the batch changed.
     pub(super) fn batch<'a>(
