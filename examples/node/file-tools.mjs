@@ -174,6 +174,7 @@ export async function openFileTools({ repo, readOnly = false, policy = {}, onAud
     // resource classes exist only because the interface names them.
     'agent:file-tools/host-fs': { copyMode: () => false, readDir: () => undefined,
       readDirStat: () => undefined, readFile: () => undefined, treeChanges: () => undefined,
+      treeChangedDirs: () => undefined,
       sha256: (data) => new Uint8Array(createHash('sha256').update(data).digest()),
       root: () => undefined, Dir: class Dir {}, File: class File {}, ...(held ?? {}) },
     // Progress reports of long calls: this host shows none.

@@ -41,8 +41,9 @@ struct Inner {
     dirs: HashMap<String, Kept>,
     /// What they take, as [`weight`] counts it.
     bytes: usize,
-    /// Listings answered from the cache, for tests and measurements.
+    /// Listings answered from the cache, and asked of it, for tests and measurements.
     hits: u64,
+    asked: u64,
 }
 
 /// The listings kept for one watch.
@@ -69,6 +70,7 @@ impl ListingCache {
         }
         let mut guard = self.lock();
         let inner = &mut *guard;
+        inner.asked += 1;
         let kept = inner.dirs.get(dir)?;
         if !watch.unchanged_since(dir, kept.seq) {
             if let Some(gone) = inner.dirs.remove(dir) {
@@ -148,6 +150,12 @@ impl ListingCache {
     #[cfg(test)]
     pub(crate) fn hits(&self) -> u64 {
         self.lock().hits
+    }
+
+    /// Listings asked of the cache so far (answered or not).
+    #[cfg(test)]
+    pub(crate) fn asked(&self) -> u64 {
+        self.lock().asked
     }
 }
 

@@ -244,6 +244,26 @@ impl TreeWatch {
             && c.watched.contains(dir)
             && c.touched.get(dir).is_none_or(|t| *t <= seq)
     }
+
+    /// The directories (relative to the repository, `""` for the root) that a batch after
+    /// the count `since` (one of [`Synced::count`]) may have changed, as far as the watch
+    /// has seen; `None` when the count is not exact, when `since` is not one of this
+    /// watch's counts, or when a batch since then could not say where it landed. What the
+    /// caller learns is only as new as its last [`TreeWatch::sync`].
+    pub(crate) fn changed_dirs(&self, since: u64) -> Option<Vec<PathBuf>> {
+        let c = self.shared.0.lock().ok()?;
+        let seq = since.wrapping_sub(c.start);
+        if c.broken || seq > c.seq || c.all_since > seq {
+            return None;
+        }
+        Some(
+            c.touched
+                .iter()
+                .filter(|(_, t)| **t > seq)
+                .map(|(d, _)| d.clone())
+                .collect(),
+        )
+    }
 }
 
 impl Drop for TreeWatch {

@@ -98,6 +98,10 @@ impl Services for HostServices {
         agent::file_tools::host_fs::tree_changes()
     }
 
+    fn tree_changed_dirs(&self, since: u64) -> Option<Vec<String>> {
+        agent::file_tools::host_fs::tree_changed_dirs(since)
+    }
+
     fn read_dir_stat(
         &self,
         dir: &LogicalPath,

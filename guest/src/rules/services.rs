@@ -56,6 +56,13 @@ pub trait Services: std::fmt::Debug + Send + Sync {
         None
     }
 
+    /// The directories (logical paths, `""` for the root) whose listing may have changed
+    /// since the watch's count was `since`, counting every change completed before the
+    /// call; `None` when no watch runs, its count is not exact, or it cannot say.
+    fn tree_changed_dirs(&self, _since: u64) -> Option<Vec<String>> {
+        None
+    }
+
     /// Up to `max` bytes of the regular file `path` in one call, refusing any symlink on
     /// the way; `None` when not offered.
     fn read_file(&self, _path: &LogicalPath, _max: u64) -> Option<io::Result<Vec<u8>>> {

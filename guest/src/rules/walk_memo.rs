@@ -132,6 +132,8 @@ pub struct WalkMemo<'a> {
     open: Option<usize>,
     /// Verdicts reused and made, for tests and measurements.
     pub reused: u64,
+    /// Directories entered without an earlier record under the same scope and rules.
+    pub fresh: u64,
 }
 
 impl<'a> WalkMemo<'a> {
@@ -148,6 +150,7 @@ impl<'a> WalkMemo<'a> {
             out,
             open: None,
             reused: 0,
+            fresh: 0,
         }
     }
 
@@ -165,6 +168,7 @@ impl<'a> WalkMemo<'a> {
         let scope_key = scope.key();
         let (Ok(plen), Ok(slen)) = (u32::try_from(dir.len()), u16::try_from(scope_key.len()))
         else {
+            self.fresh += 1;
             return None;
         };
         self.out.extend_from_slice(&plen.to_le_bytes());
@@ -174,9 +178,13 @@ impl<'a> WalkMemo<'a> {
         self.out.extend_from_slice(chain);
         self.open = Some(self.out.len());
         self.out.extend_from_slice(&0u32.to_le_bytes());
-        let e = self.earlier.get(dir)?;
-        (e.scope == scope_key.as_slice() && e.chain == chain.as_slice())
-            .then_some(Lookup(Reader(e.body)))
+        let found = self
+            .earlier
+            .get(dir)
+            .filter(|e| e.scope == scope_key.as_slice() && e.chain == chain.as_slice())
+            .map(|e| Lookup(Reader(e.body)));
+        self.fresh += u64::from(found.is_none());
+        found
     }
 
     /// Records the verdict on entry `name` of type `ty` of the open directory.

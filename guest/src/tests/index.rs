@@ -112,9 +112,9 @@ pub(super) fn session(root: &Path, state: &Path, policy: &str) -> Session {
 /// plain listings (`read-dir`), counted: a search that replays its last walk lists no
 /// directory plainly.
 #[derive(Debug)]
-pub(super) struct Listings {
-    pub(super) root: std::path::PathBuf,
-    pub(super) plain: std::sync::atomic::AtomicUsize,
+pub(crate) struct Listings {
+    pub(crate) root: std::path::PathBuf,
+    pub(crate) plain: std::sync::atomic::AtomicUsize,
 }
 
 fn entry_type(t: std::fs::FileType) -> crate::fs::port::EntryType {

@@ -19,6 +19,9 @@ pub struct Session {
     pub memory: crate::tools::baseline::Memory,
     /// The `changes_since` snapshots kept in memory when there is no state directory.
     pub changes_memory: crate::tools::changes::store::Memory,
+    /// The newest `changes_since` snapshot, kept in memory for the next call (see
+    /// [`crate::tools::changes::watched`]).
+    pub changes_live: crate::tools::changes::watched::Shared,
     /// The search index, kept between calls (see [`crate::tools::index`]).
     pub index: crate::tools::index::Shared,
     /// Calls made in this session, for the audit events' numbers.
@@ -70,6 +73,7 @@ impl Session {
             state_dir: None,
             memory: Default::default(),
             changes_memory: Default::default(),
+            changes_live: Default::default(),
             index: Default::default(),
             calls: Default::default(),
             cursor_key: random_key(),

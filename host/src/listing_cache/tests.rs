@@ -145,7 +145,8 @@ fn changes(s: &mut crate::Session, token: &mut Value) -> Value {
 /// What `on` (a session whose host keeps listings while its watch runs) answers is what
 /// `off` (one that lists every directory every time) answers, after each of many random
 /// changes: `changes_since`, `find_files`, `list_dir` and a search. And `on` did answer
-/// listings from its cache (else the comparison tells nothing).
+/// listings from its cache, and `changes_since` from the watch's stamps, listing only the
+/// directories they name (else the comparison tells nothing).
 #[test]
 fn kept_listings_answer_what_fresh_ones_do_after_every_kind_of_change() {
     let tmp = tempfile::tempdir().unwrap();
@@ -183,9 +184,13 @@ fn kept_listings_answer_what_fresh_ones_do_after_every_kind_of_change() {
         *t = s.call("changes_since", &first.to_string()).unwrap()["token"].take();
     }
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    // Calls of `changes_since` that listed fewer than half the directories: only those the
+    // watch stamped (and those holding a file with other names).
+    let mut stamped_only = 0;
     for round in 0..120 {
         let what = change(&mut rng, &repo, &outside, round);
         let [a, b] = &mut tokens;
+        let asked = on.listings_asked();
         assert_eq!(
             changes(&mut on, a),
             changes(&mut off, b),
@@ -193,6 +198,8 @@ fn kept_listings_answer_what_fresh_ones_do_after_every_kind_of_change() {
         );
         let (mut dirs, mut files) = (vec![PathBuf::new()], Vec::new());
         all_below(&repo, &repo, &mut files, &mut dirs);
+        // A whole walk lists every directory (from the cache or not).
+        stamped_only += usize::from((on.listings_asked() - asked) * 2 < dirs.len() as u64);
         let listed = dirs[rng.below(dirs.len())].to_string_lossy().into_owned();
         let calls = [
             (
@@ -225,4 +232,8 @@ fn kept_listings_answer_what_fresh_ones_do_after_every_kind_of_change() {
         on.listings_answered()
     );
     assert_eq!(off.listings_answered(), 0);
+    assert!(
+        stamped_only > 30,
+        "positive control: changes_since listed only the stamped directories in {stamped_only} of 120 rounds"
+    );
 }

@@ -558,6 +558,15 @@ impl Session {
             .map_or(0, |w| w.listings.hits())
     }
 
+    /// Listings the host's calls asked of its watch's cache so far (answered or not).
+    #[cfg(all(test, feature = "watch", target_os = "linux"))]
+    pub(crate) fn listings_asked(&self) -> u64 {
+        self.config
+            .tree_watch
+            .as_ref()
+            .map_or(0, |w| w.listings.asked())
+    }
+
     /// Calls a tool by name with JSON arguments and returns its JSON result.
     ///
     /// # Errors

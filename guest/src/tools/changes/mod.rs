@@ -13,6 +13,8 @@
 pub mod scan;
 pub mod snapshot;
 pub mod store;
+pub mod tree;
+pub mod watched;
 
 use serde::{Deserialize, Serialize};
 
@@ -117,13 +119,28 @@ pub fn changes_since(
     let unchanged = from
         .as_ref()
         .is_some_and(|t| changes_now.is_some() && t.changes == changes_now);
+    // The token's count, when the watch still counts exactly.
+    let since = from
+        .as_ref()
+        .and_then(|t| t.changes)
+        .filter(|_| changes_now.is_some());
     let from = from.map(|t| t.snap);
     // The token's snapshot as stored, when this call reads it.
     let mut stored = None;
     // The two snapshots compared, when this call has both at hand (no need to load them).
     let mut pair = None;
-    let (from, to, skip, hashed) = match (&from, &a.cursor) {
-        (Some(from), Some(c)) => {
+    // Every change, when the watch's stamps answered (see [`watched`]).
+    let mut known = None;
+    let scope_key = serde_json::to_string(&scope).unwrap_or_default();
+    // Where the watch says which directories changed, only those are walked again.
+    let fast = match (&from, &a.cursor, since) {
+        (Some(name), None, Some(c)) if !unchanged => {
+            watched::since(s, &store, (name, c), &scope_key, &opts)?
+        }
+        _ => None,
+    };
+    let (from, to, skip, hashed) = match (&from, &a.cursor, fast) {
+        (Some(from), Some(c), _) => {
             let at: PageAt = page_binding.decode_with(
                 &s.cursor_key,
                 c,
@@ -135,21 +152,37 @@ pub fn changes_since(
             }
             (Some(from.clone()), at.to, Some((at.count, at.last)), 0)
         }
-        (Some(from), None) if unchanged => (Some(from.clone()), from.clone(), None, 0),
+        (Some(from), None, _) if unchanged => (Some(from.clone()), from.clone(), None, 0),
+        (Some(from), None, Some(found)) => {
+            log.bytes_read += found.bytes;
+            known = Some(found.changes);
+            (Some(from.clone()), found.to, None, found.hashed)
+        }
         _ => {
             if let Some(name) = &from {
-                stored = Some(store.get(name)?);
+                stored = Some(match watched::kept_bytes(s, name) {
+                    Some(b) => b,
+                    None => std::sync::Arc::new(store.get(name)?),
+                });
             }
-            let old = stored.as_deref().map(decode).transpose()?;
-            let memo = stored.as_deref().map(snapshot::memo_of);
+            let old = stored.as_deref().map(|b| decode(b)).transpose()?;
+            let memo = stored.as_deref().map(|b| snapshot::memo_of(b));
             let (new, stats) = scan::scan(s, &start, &opts, old.as_ref(), memo)?;
             log.bytes_read += stats.bytes;
-            let to = match (&old, &from) {
+            let (to, bytes) = match (&old, &from, &stored) {
                 // Nothing visible moved and nothing was racy: the old snapshot still holds
                 // (and the same token comes back).
-                (Some(_), Some(name)) if stats.hashed == 0 && stats.same_as_old => name.clone(),
-                _ => store.put(new.encode(&stats.memo))?,
+                (Some(_), Some(name), Some(bytes)) if stats.hashed == 0 && stats.same_as_old => {
+                    (name.clone(), bytes.clone())
+                }
+                _ => {
+                    let bytes = std::sync::Arc::new(new.encode(&stats.memo));
+                    (store.put(bytes.clone())?, bytes)
+                }
             };
+            // With the directories this walk visited, which may differ even so (an empty
+            // directory made).
+            watched::keep(s, &to, &scope_key, bytes, stats.tree);
             pair = old.map(|o| (o, new));
             (from, to, None, stats.hashed)
         }
@@ -184,10 +217,11 @@ pub fn changes_since(
             summary,
         });
     };
-    let all = match pair {
+    let all = match (known, pair) {
+        (Some(changes), _) => changes,
         _ if from == to => Vec::new(),
-        Some((old, new)) => snapshot::diff(&old, &new),
-        None => {
+        (None, Some((old, new))) => snapshot::diff(&old, &new),
+        (None, None) => {
             let (old, new) = (store.get(&from)?, store.get(&to)?);
             snapshot::diff(&decode(&old)?, &decode(&new)?)
         }
@@ -263,3 +297,5 @@ fn decode(bytes: &[u8]) -> ToolResult<Snapshot<&str>> {
 mod memo_tests;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod watched_tests;

@@ -17,6 +17,7 @@ use std::cmp::Ordering;
 use std::sync::Arc;
 
 use super::snapshot::{Rec, Sha256, Shown, Snapshot};
+pub use super::tree::Tree;
 use crate::error::{ToolError, ToolResult};
 use crate::fs::port::{Dir, Stat};
 use crate::rules::classify::Kind;
@@ -46,6 +47,8 @@ pub struct ScanStats {
     /// The snapshot tells what the earlier one did (see [`Snapshot::same_visible`]):
     /// the same files, equal records but for name-only ones' metadata.
     pub same_as_old: bool,
+    /// The directories the walk visited (see [`Tree`]).
+    pub tree: Tree,
 }
 
 /// A time as nanoseconds since the Unix epoch (`None` before it, or unknown).
@@ -102,6 +105,7 @@ pub fn scan<P: AsRef<str>>(
     let mut stats = ScanStats::default();
     // About as many files as the earlier snapshot held: no growth, and no copy, midway.
     let mut seen = Vec::with_capacity(old.map_or(0, |o| o.files.len()) + 64);
+    let mut tree = Tree::new(start.as_str());
     let binding = walk_memo::binding(&s.policy, opts.include_hidden, opts.respect_ignore);
     let mut walk_memo = WalkMemo::new(&binding, memo);
     let stopped = walk_with(
@@ -112,6 +116,7 @@ pub fn scan<P: AsRef<str>>(
         &mut stats.skips,
         Some(&mut walk_memo),
         |e| {
+            tree.visited(e);
             if matches!(e.ty, EntryType::File | EntryType::Symlink) {
                 seen.push((e.path.clone(), e.kind, e.dir.clone(), e.stat));
             }
@@ -130,6 +135,27 @@ pub fn scan<P: AsRef<str>>(
             ),
         ));
     }
+    stats.tree = tree;
+    let files = records(s, seen, old, &mut stats);
+    // Every file met an equal earlier record, and as many as there were: the same files.
+    stats.same_as_old &= old.is_some_and(|o| o.files.len() == files.len());
+    Ok((Snapshot { taken, files }, stats))
+}
+
+/// A file a walk showed: its path, classification, the held directory holding it (walks
+/// through the port only) and its metadata from the listing (where the host lists with
+/// metadata).
+pub type Seen = (LogicalPath, Kind, Option<Arc<Dir>>, Option<Stat>);
+
+/// The records of the files `seen`, in path order, reusing `old`'s hashes where the
+/// metadata did not move; sets `stats.same_as_old` to whether every record met an equal
+/// earlier one (the caller compares the counts).
+pub fn records<P: AsRef<str>>(
+    s: &Session,
+    mut seen: Vec<Seen>,
+    old: Option<&Snapshot<P>>,
+    stats: &mut ScanStats,
+) -> Vec<(String, Rec)> {
     // Path order, the snapshot's: the walk's order already but for a name that sorts
     // before '/' beside a directory's subtree, so the stable sort only merges a few runs.
     // The earlier snapshot, in the same order, is then met in one pass beside it.
@@ -178,14 +204,13 @@ pub fn scan<P: AsRef<str>>(
         let Some(st) = st else {
             continue;
         };
-        if let Some(rec) = look(s, parent, &path, kind, &st, prev, &mut stats) {
+        if let Some(rec) = look(s, parent, &path, kind, &st, prev, stats) {
             same &= prev.is_some_and(|(_, p)| p.tells_same(&rec));
             files.push((path.into_string(), rec));
         }
     }
-    // Every file met an equal earlier record, and as many as there were: the same files.
-    stats.same_as_old = same && old.is_some_and(|o| o.files.len() == files.len());
-    Ok((Snapshot { taken, files }, stats))
+    stats.same_as_old = same;
+    files
 }
 
 /// The record of one file; `None` for what is to be left out (a directory or special

@@ -63,13 +63,13 @@ impl<'a> Store<'a> {
     ///
     /// # Errors
     /// `IO_ERROR` when the state directory cannot be written.
-    pub fn put(&self, bytes: Vec<u8>) -> ToolResult<String> {
+    pub fn put(&self, bytes: Arc<Vec<u8>>) -> ToolResult<String> {
         let name = self.services.sha256_hex(&bytes);
         match &self.dir {
             None => {
                 let mut mem = self.memory.lock().map_err(|e| state_err("kept", e))?;
                 mem.retain(|(n, _)| *n != name);
-                mem.push_back((name.clone(), Arc::new(bytes)));
+                mem.push_back((name.clone(), bytes));
                 while mem.len() > KEEP {
                     mem.pop_front();
                 }
@@ -163,7 +163,7 @@ mod tests {
         let memory = Memory::default();
         for dir in [Some(tmp.path()), None] {
             let store = Store::new(dir, &memory, &NoServices);
-            let name = store.put(b"bytes 1\n".to_vec()).unwrap();
+            let name = store.put(Arc::new(b"bytes 1\n".to_vec())).unwrap();
             assert_eq!(store.get(&name).unwrap(), b"bytes 1\n");
             let other = sha256_hex(b"never kept");
             let e = store.get(&other).unwrap_err();
@@ -172,7 +172,7 @@ mod tests {
         }
         // Altered on disk: refused, though the file is there.
         let store = Store::new(Some(tmp.path()), &memory, &NoServices);
-        let name = store.put(b"bytes 2\n".to_vec()).unwrap();
+        let name = store.put(Arc::new(b"bytes 2\n".to_vec())).unwrap();
         std::fs::write(tmp.path().join("changes").join(&name), b"bytes 3\n").unwrap();
         let e = store.get(&name).unwrap_err();
         assert!(e.message.contains("altered"), "{}", e.message);
@@ -183,7 +183,11 @@ mod tests {
         let memory = Memory::default();
         let store = Store::new(None, &memory, &NoServices);
         let names: Vec<String> = (0..KEEP + 2)
-            .map(|i| store.put(format!("bytes {i}\n").into_bytes()).unwrap())
+            .map(|i| {
+                store
+                    .put(Arc::new(format!("bytes {i}\n").into_bytes()))
+                    .unwrap()
+            })
             .collect();
         assert!(store.get(&names[0]).is_err());
         assert!(store.get(&names[1]).is_err());

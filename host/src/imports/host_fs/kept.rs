@@ -47,6 +47,23 @@ impl HostState {
         now.map(|s| s.count)
     }
 
+    /// The directories a change since the watch's count `since` may have touched, as this
+    /// call's synchronisation sees them (see [`TreeWatch::changed_dirs`]). Synchronises the
+    /// call first when it has not yet.
+    pub(super) fn changed_dirs(&mut self, since: u64) -> Option<Vec<String>> {
+        if self.call.synced.is_none() {
+            self.sync_watch();
+        }
+        self.call.synced??;
+        let dirs = self.tree_watch.as_ref()?.changed_dirs(since)?;
+        // A directory whose name is not UTF-8 is never walked.
+        Some(
+            dirs.into_iter()
+                .filter_map(|d| d.into_os_string().into_string().ok())
+                .collect(),
+        )
+    }
+
     /// The watch and the batch count this call's listings are kept under, when they may be
     /// answered from and kept in its cache: the session runs a watch whose count is exact,
     /// and the call has not begun to change files. Synchronises the call first when it has

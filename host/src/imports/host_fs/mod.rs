@@ -236,6 +236,16 @@ impl Host for HostState {
         None
     }
 
+    fn tree_changed_dirs(&mut self, since: u64) -> Option<Vec<String>> {
+        #[cfg(all(feature = "watch", target_os = "linux"))]
+        return self.changed_dirs(since);
+        #[cfg(not(all(feature = "watch", target_os = "linux")))]
+        {
+            let _ = since;
+            None
+        }
+    }
+
     fn read_dir_stat(&mut self, path: String) -> Option<Result<Vec<DirEntryStat>, String>> {
         let dir = self.repo_dir.clone()?;
         #[cfg(all(feature = "watch", target_os = "linux"))]

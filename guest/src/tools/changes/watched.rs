@@ -1,0 +1,268 @@
+//! `changes_since` where the host's watch says which directories changed: only those are
+//! listed again, the rest of the snapshot is carried over.
+//!
+//! The session keeps its newest snapshot in memory ([`Live`]) with the directories its
+//! walk visited ([`Tree`]). A call whose token names that snapshot asks the watch which
+//! directories a change touched since the token's count (`host-fs.tree-changed-dirs`: an
+//! entry made, removed, renamed, written or changed in its metadata stamps the directory
+//! holding it). A directory no stamp touched lists as it did, with the same metadata for
+//! every entry, so its records in the snapshot still hold. Each stamped directory the walk
+//! had visited is walked again, one level deep, with the walk's own rules; its files are
+//! looked at and hashed as a scan would ([`super::scan::records`]). So is every directory
+//! holding a file with other names, at every call: a write through another name is
+//! reported to that name's directory only.
+//!
+//! A scan of the whole tree is made instead (the caller's) whenever the answer could
+//! differ from one, that is when a directory walked again:
+//! - now holds other subdirectories than the walk visited there (one made, removed, newly
+//!   ignored or newly shown), since their subtrees were never walked;
+//! - has other ignore rules or another scope than its memo recorded (its `.gitignore`
+//!   changed: the subtrees below would be judged again), or was taken for a repository;
+//! - cannot be read;
+//!
+//! and when the watch cannot say where every change landed, the token's snapshot is not
+//! the one kept, or the tree would now pass the walk's entry limit.
+
+use std::cmp::Ordering;
+use std::sync::{Arc, Mutex};
+
+use super::scan::{now_ns, records, ScanStats, Seen};
+use super::snapshot::{diff, memo_of, Rec, Snapshot};
+use super::store::Store;
+use super::tree::{DirInfo, Tree};
+use crate::api::Change;
+use crate::error::ToolResult;
+use crate::rules::fsx::EntryType;
+use crate::rules::path::LogicalPath;
+use crate::rules::walk::{walk_with, Flow, Skips, WalkOptions};
+use crate::rules::walk_memo::{self, WalkMemo};
+use crate::text::bytes;
+use crate::tools::session::Session;
+
+/// A session's newest snapshot, when it has one.
+pub type Shared = Arc<Mutex<Option<Live>>>;
+
+/// The newest snapshot a session stored, as it stored it.
+#[derive(Debug)]
+pub struct Live {
+    /// Its name in the store.
+    pub name: String,
+    /// What the token binds besides the tool, root and policy (the path and the walk's
+    /// options), as JSON.
+    pub scope: String,
+    /// The stored form (records and the walk's memo).
+    pub bytes: Arc<Vec<u8>>,
+    /// The directories its walk visited.
+    pub tree: Tree,
+    /// Calls answered from the watch's stamps since the session kept the snapshot of a
+    /// whole walk.
+    #[cfg(test)]
+    pub answered: u32,
+}
+
+/// What a call answered from the watch's stamps.
+#[derive(Debug)]
+pub struct Outcome {
+    /// The name of the snapshot the new token names.
+    pub to: String,
+    /// Every change since the token, in path order.
+    pub changes: Vec<Change>,
+    /// Files read and hashed, and the bytes read.
+    pub hashed: u32,
+    pub bytes: u64,
+}
+
+/// Keeps `bytes` (stored as `name`) as the session's newest snapshot.
+pub fn keep(s: &Session, name: &str, scope: &str, bytes: Arc<Vec<u8>>, tree: Tree) {
+    if let Ok(mut live) = s.changes_live.lock() {
+        *live = Some(Live {
+            name: name.to_string(),
+            scope: scope.to_string(),
+            bytes,
+            tree,
+            #[cfg(test)]
+            answered: 0,
+        });
+    }
+}
+
+/// The stored form of the snapshot `name` when it is the session's newest (no read of the
+/// store needed).
+pub fn kept_bytes(s: &Session, name: &str) -> Option<Arc<Vec<u8>>> {
+    let live = s.changes_live.lock().ok()?;
+    live.as_ref()
+        .filter(|l| l.name == name)
+        .map(|l| l.bytes.clone())
+}
+
+/// What changed (below the start directory `scope` binds) since the token naming the snapshot `from`, taken at the
+/// watch's count `since`, answered by walking again only the directories the watch
+/// stamped; `None` when a scan of the whole tree must answer instead (see the module's
+/// comment).
+///
+/// # Errors
+/// `IO_ERROR` when the new snapshot cannot be stored.
+pub fn since(
+    s: &Session,
+    store: &Store<'_>,
+    (from, since): (&str, u64),
+    scope: &str,
+    opts: &WalkOptions,
+) -> ToolResult<Option<Outcome>> {
+    let Ok(mut guard) = s.changes_live.lock() else {
+        return Ok(None);
+    };
+    let Some(live) = guard
+        .as_mut()
+        .filter(|l| l.name == from && l.scope == scope)
+    else {
+        return Ok(None);
+    };
+    let Some(stamped) = s.fs.services().tree_changed_dirs(since) else {
+        return Ok(None);
+    };
+    // The stamped directories the walk visited (the others it never lists), and those
+    // holding a file with other names, in order.
+    let mut dirs: Vec<String> = stamped
+        .into_iter()
+        .filter(|d| live.tree.get(d).is_some())
+        .chain(live.tree.linked().map(str::to_string))
+        .collect();
+    dirs.sort_unstable();
+    dirs.dedup();
+    if dirs.is_empty() {
+        #[cfg(test)]
+        {
+            live.answered += 1;
+        }
+        return Ok(Some(Outcome {
+            to: from.to_string(),
+            changes: Vec::new(),
+            hashed: 0,
+            bytes: 0,
+        }));
+    }
+    let held = live.bytes.clone();
+    let Some(old) = Snapshot::decode(&held) else {
+        return Ok(None);
+    };
+    let taken = now_ns();
+    let memo = memo_of(&held);
+    let binding = walk_memo::binding(&s.policy, opts.include_hidden, opts.respect_ignore);
+    let mut walk_memo = WalkMemo::new(&binding, Some(memo));
+    let one_level = WalkOptions {
+        max_depth: 1,
+        ..opts.clone()
+    };
+    let mut seen: Vec<Seen> = Vec::new();
+    let mut infos = Vec::with_capacity(dirs.len());
+    let mut total = live.tree.total();
+    for d in &dirs {
+        let Ok(dir) = LogicalPath::parse_dir(d) else {
+            return Ok(None);
+        };
+        let mut info = DirInfo::default();
+        let walked = walk_with(
+            &s.fs,
+            &s.policy,
+            &dir,
+            &one_level,
+            &mut Skips::default(),
+            Some(&mut walk_memo),
+            |e| {
+                info.visited(e);
+                if matches!(e.ty, EntryType::File | EntryType::Symlink) {
+                    seen.push((e.path.clone(), e.kind, e.dir.clone(), e.stat));
+                }
+                Flow::Continue
+            },
+        );
+        let before = live.tree.get(d);
+        match walked {
+            Ok(false) if before.is_some_and(|b| b.subdirs == info.subdirs) => {}
+            _ => return Ok(None),
+        }
+        total = (total + u64::from(info.entries))
+            .saturating_sub(before.map_or(0, |b| u64::from(b.entries)));
+        infos.push(info);
+    }
+    if walk_memo.fresh > 0 || total > s.policy.limits().max_walk_entries {
+        return Ok(None);
+    }
+    let in_dirs = |path: &str| {
+        let parent = path.rfind('/').map_or("", |i| &path[..i]);
+        dirs.binary_search_by(|d| d.as_str().cmp(parent)).is_ok()
+    };
+    let before = Snapshot {
+        taken: old.taken,
+        files: old
+            .files
+            .iter()
+            .filter(|(p, _)| in_dirs(p))
+            .copied()
+            .collect::<Vec<(&str, Rec)>>(),
+    };
+    let mut stats = ScanStats::default();
+    let now = Snapshot {
+        taken,
+        files: records(s, seen, Some(&before), &mut stats),
+    };
+    let changes = diff(&before, &now);
+    let same = stats.same_as_old && stats.hashed == 0 && before.files.len() == now.files.len();
+    let to = if same {
+        // Nothing visible moved: the token's snapshot still holds.
+        from.to_string()
+    } else {
+        let merged = Snapshot {
+            taken,
+            files: merge(
+                old.files.iter().filter(|(p, _)| !in_dirs(p)).copied(),
+                now.files.iter().map(|(p, r)| (p.as_str(), *r)),
+            ),
+        };
+        let bytes = Arc::new(merged.encode(memo));
+        let to = store.put(bytes.clone())?;
+        live.name = to.clone();
+        live.bytes = bytes;
+        to
+    };
+    for (d, info) in dirs.iter().zip(infos) {
+        live.tree.replace(d, info);
+    }
+    #[cfg(test)]
+    {
+        live.answered += 1;
+    }
+    Ok(Some(Outcome {
+        to,
+        changes,
+        hashed: stats.hashed,
+        bytes: stats.bytes,
+    }))
+}
+
+/// The records of `a` and `b` (each in path order, no path in both) in path order.
+fn merge<'p>(
+    a: impl Iterator<Item = (&'p str, Rec)>,
+    b: impl Iterator<Item = (&'p str, Rec)>,
+) -> Vec<(&'p str, Rec)> {
+    let (mut a, mut b) = (a.peekable(), b.peekable());
+    let mut out = Vec::with_capacity(a.size_hint().0 + b.size_hint().0);
+    loop {
+        let next = match (a.peek(), b.peek()) {
+            (Some(x), Some(y)) => {
+                if bytes::cmp(x.0.as_bytes(), y.0.as_bytes()) == Ordering::Less {
+                    a.next()
+                } else {
+                    b.next()
+                }
+            }
+            (Some(_), None) => a.next(),
+            (None, _) => b.next(),
+        };
+        match next {
+            Some(r) => out.push(r),
+            None => return out,
+        }
+    }
+}

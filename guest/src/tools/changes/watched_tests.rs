@@ -1,0 +1,251 @@
+//! `changes_since` answered from a watch's stamps ([`super::watched`]), the watch
+//! simulated: a count the test moves at every step and the directories it says changed.
+//! Every answer must be what a session without a watch (a scan of the whole tree) gives,
+//! and the steps a scan must answer (a subdirectory made or removed, ignore rules changed)
+//! must be told apart from those the stamps answer.
+#![allow(clippy::unwrap_used)]
+
+use std::fs;
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use super::*;
+use crate::fs::port::DirItem;
+use crate::rules::fsx::Fs;
+use crate::rules::path::LogicalPath;
+use crate::rules::services::StatItem;
+use crate::tests::index::Listings;
+
+/// The simulated watch: an exact count, and the directories changed since the last call;
+/// with listings that carry each entry's metadata, as a host with a watch lists.
+#[derive(Debug)]
+struct Stamps {
+    listings: Listings,
+    count: AtomicU64,
+    /// `None`: the watch cannot say where the changes landed.
+    dirs: Mutex<Option<Vec<String>>>,
+}
+
+impl Stamps {
+    fn new(root: &Path) -> Arc<Stamps> {
+        Arc::new(Stamps {
+            listings: Listings {
+                root: root.to_path_buf(),
+                plain: Default::default(),
+            },
+            count: Default::default(),
+            dirs: Default::default(),
+        })
+    }
+}
+
+impl crate::rules::services::Services for Stamps {
+    fn read_dir(&self, dir: &LogicalPath) -> Option<std::io::Result<Vec<DirItem>>> {
+        self.listings.read_dir(dir)
+    }
+
+    fn read_dir_stat(&self, dir: &LogicalPath) -> Option<std::io::Result<Vec<StatItem>>> {
+        self.listings.read_dir_stat(dir)
+    }
+
+    fn tree_changes(&self) -> Option<u64> {
+        Some(self.count.load(Ordering::SeqCst))
+    }
+
+    fn tree_changed_dirs(&self, _since: u64) -> Option<Vec<String>> {
+        self.dirs.lock().unwrap().clone()
+    }
+}
+
+fn session(root: &Path, state: &Path, watch: Option<Arc<Stamps>>) -> Session {
+    let mut fs = Fs::open(root).unwrap();
+    if let Some(w) = watch {
+        fs = fs.with_services(w);
+    }
+    let mut s = Session::new(fs, Policy::from_json("").unwrap());
+    s.state_dir = Some(state.to_path_buf());
+    s
+}
+
+fn call(s: &Session, token: &mut Option<String>) -> Vec<Change> {
+    let r = changes_since(
+        s,
+        &mut CallLog::default(),
+        &ChangesSinceArgs {
+            token: token.clone(),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    *token = Some(r.token);
+    r.changes
+}
+
+fn answered(s: &Session) -> u32 {
+    s.changes_live
+        .lock()
+        .unwrap()
+        .as_ref()
+        .map_or(0, |l| l.answered)
+}
+
+fn write(root: &Path, path: &str, text: &str) {
+    let p = root.join(path);
+    fs::create_dir_all(p.parent().unwrap()).unwrap();
+    fs::write(p, text).unwrap();
+}
+
+#[test]
+fn stamped_directories_answer_what_a_whole_scan_does_and_the_rest_falls_back_to_one() {
+    let t = tempfile::tempdir().unwrap();
+    let root = t.path().join("repo");
+    for f in [
+        "a/x.txt",
+        "a/y.txt",
+        "a/b/z.txt",
+        "a/b/readme.md",
+        "c/w.txt",
+        "top.txt",
+        "logs/keep.txt",
+    ] {
+        write(&root, f, &format!("{f}\n"));
+    }
+    write(&root, ".gitignore", "*.log\nignored/\n");
+    write(&root, "ignored/i.txt", "never walked\n");
+    let watch = Stamps::new(&root);
+    let on = session(&root, &t.path().join("on"), Some(watch.clone()));
+    let off = session(&root, &t.path().join("off"), None);
+    let (mut a, mut b) = (None, None);
+    assert_eq!(call(&on, &mut a), call(&off, &mut b));
+    type Step = (
+        &'static str,
+        Option<&'static [&'static str]>,
+        bool,
+        fn(&Path),
+    );
+    // What each step changes, the directories a watch stamps for it, and whether the
+    // stamps may answer it.
+    let steps: [Step; 19] = [
+        ("a file rewritten", Some(&["a"]), true, |r| {
+            write(r, "a/x.txt", "changed\n")
+        }),
+        ("a file made deep", Some(&["a/b"]), true, |r| {
+            write(r, "a/b/new.txt", "new\n")
+        }),
+        ("a file removed", Some(&["c"]), true, |r| {
+            fs::remove_file(r.join("c/w.txt")).unwrap()
+        }),
+        ("a file moved across", Some(&["a", "c"]), true, |r| {
+            fs::rename(r.join("a/y.txt"), r.join("c/y2.txt")).unwrap()
+        }),
+        ("an ignored file made", Some(&[""]), true, |r| {
+            write(r, "new.log", "ignored\n")
+        }),
+        (
+            "inside an ignored directory",
+            Some(&["ignored"]),
+            true,
+            |r| write(r, "ignored/j.txt", "never walked\n"),
+        ),
+        ("nothing at all", Some(&[]), true, |_| {}),
+        ("a file at the root", Some(&[""]), true, |r| {
+            write(r, "top.txt", "top again\n")
+        }),
+        // A second name: the watch stamps everything. A write through it, or its removal,
+        // is reported to its own directory only, but the other's is listed again too.
+        ("a second name made", None, false, |r| {
+            fs::hard_link(r.join("a/x.txt"), r.join("c/hl.txt")).unwrap()
+        }),
+        ("written through it", Some(&["c"]), true, |r| {
+            fs::OpenOptions::new()
+                .append(true)
+                .open(r.join("c/hl.txt"))
+                .and_then(|mut f| std::io::Write::write_all(&mut f, b"more\n"))
+                .unwrap()
+        }),
+        ("it removed", Some(&["c"]), true, |r| {
+            fs::remove_file(r.join("c/hl.txt")).unwrap()
+        }),
+        // A scan that finds no file changed still keeps the directories it visited.
+        ("an empty directory made", Some(&["c", "c/e"]), false, |r| {
+            fs::create_dir(r.join("c/e")).unwrap()
+        }),
+        ("a file in it", Some(&["c/e"]), true, |r| {
+            write(r, "c/e/f.txt", "once empty\n")
+        }),
+        // Rules that hide a file below, in a directory not stamped.
+        ("ignore rules changed", Some(&["a"]), false, |r| {
+            write(r, "a/.gitignore", "*.md\n")
+        }),
+        ("ignore rules hide a directory", Some(&["a"]), false, |r| {
+            write(r, "a/.gitignore", "*.md\nb/\n")
+        }),
+        ("a directory made", Some(&["c", "c/d"]), false, |r| {
+            write(r, "c/d/e.txt", "deep\n")
+        }),
+        ("a directory removed", Some(&["c", "c/d"]), false, |r| {
+            fs::remove_dir_all(r.join("c/d")).unwrap()
+        }),
+        // `a/b` is ignored since the rules above changed: no walk lists it.
+        (
+            "an ignored directory removed",
+            Some(&["a", "a/b"]),
+            true,
+            |r| fs::remove_dir_all(r.join("a/b")).unwrap(),
+        ),
+        (
+            "a file replaced by a directory",
+            Some(&["logs"]),
+            false,
+            |r| {
+                fs::remove_file(r.join("logs/keep.txt")).unwrap();
+                write(r, "logs/keep.txt/inner.txt", "now a directory\n");
+            },
+        ),
+    ];
+    for (what, dirs, by_stamps, change) in steps {
+        change(&root);
+        *watch.dirs.lock().unwrap() = dirs.map(|d| d.iter().map(|d| d.to_string()).collect());
+        watch.count.fetch_add(1, Ordering::SeqCst);
+        let before = answered(&on);
+        let (got, want) = (call(&on, &mut a), call(&off, &mut b));
+        assert_eq!(got, want, "{what}");
+        // A scan keeps a new snapshot, whose count starts again at 0.
+        let by = answered(&on) == before + 1;
+        assert_eq!(by, by_stamps, "{what}: answered from the stamps");
+        // Positive controls: the stamps tell what changed, the second name's removal
+        // what it did to the first.
+        let told = got.iter().map(|c| c.path.as_str()).collect::<Vec<_>>();
+        match what {
+            "a file rewritten" => assert_eq!(told, ["a/x.txt"]),
+            "it removed" => assert_eq!(told, ["a/x.txt", "c/hl.txt"]),
+            _ => {}
+        }
+    }
+}
+
+#[test]
+fn a_directory_not_stamped_is_carried_over_as_it_was() {
+    // The stamps are trusted: a change the watch did not report is not seen, which is why
+    // only a host whose watch reports every change offers them (the host's tests check
+    // its watch against sessions without one). This shows that the records of a
+    // directory not stamped are carried over, not looked at again.
+    let t = tempfile::tempdir().unwrap();
+    let root = t.path().join("repo");
+    write(&root, "a/x.txt", "one\n");
+    write(&root, "b/y.txt", "two\n");
+    let watch = Stamps::new(&root);
+    let on = session(&root, &t.path().join("on"), Some(watch.clone()));
+    let mut token = None;
+    call(&on, &mut token);
+    write(&root, "a/x.txt", "one, changed\n");
+    write(&root, "b/y.txt", "two, changed\n");
+    *watch.dirs.lock().unwrap() = Some(vec!["b".into()]);
+    watch.count.fetch_add(1, Ordering::SeqCst);
+    let got = call(&on, &mut token);
+    assert_eq!(
+        got.iter().map(|c| c.path.as_str()).collect::<Vec<_>>(),
+        ["b/y.txt"]
+    );
+}
