@@ -270,7 +270,7 @@ class FileTools:
                 host_fs.add_func("read-dir", lambda _store, _path: None)
                 host_fs.add_func("read-dir-stat", lambda _store, _path: None)
                 host_fs.add_func("tree-changes", lambda _store: None)
-                host_fs.add_func("tree-changed-dirs", lambda _store, _since: None)
+                host_fs.add_func("tree-changed-dirs", lambda _store, _since, _start: None)
                 host_fs.add_func("read-file", lambda _store, _path, _max: None)
                 host_fs.add_func("sha256", lambda _store, _data: None)
                 # No host-held directories (`root` answers none): the component then works

@@ -248,12 +248,14 @@ impl TreeWatch {
     /// The directories (relative to the repository, `""` for the root) that a batch after
     /// the count `since` (one of [`Synced::count`]) may have changed, as far as the watch
     /// has seen; `None` when the count is not exact, when `since` is not one of this
-    /// watch's counts, or when a batch since then could not say where it landed. What the
-    /// caller learns is only as new as its last [`TreeWatch::sync`].
-    pub(crate) fn changed_dirs(&self, since: u64) -> Option<Vec<PathBuf>> {
+    /// watch's counts, when a batch since then could not say where it landed, or when
+    /// `start` is not a watched directory under exactly that path (another spelling of a
+    /// directory that folds case is named by no stamp). What the caller learns is only as
+    /// new as its last [`TreeWatch::sync`].
+    pub(crate) fn changed_dirs(&self, since: u64, start: &str) -> Option<Vec<PathBuf>> {
         let c = self.shared.0.lock().ok()?;
         let seq = since.wrapping_sub(c.start);
-        if c.broken || seq > c.seq || c.all_since > seq {
+        if c.broken || seq > c.seq || c.all_since > seq || !c.watched.contains(Path::new(start)) {
             return None;
         }
         Some(

@@ -98,8 +98,8 @@ impl Services for HostServices {
         agent::file_tools::host_fs::tree_changes()
     }
 
-    fn tree_changed_dirs(&self, since: u64) -> Option<Vec<String>> {
-        agent::file_tools::host_fs::tree_changed_dirs(since)
+    fn tree_changed_dirs(&self, since: u64, start: &LogicalPath) -> Option<Vec<String>> {
+        agent::file_tools::host_fs::tree_changed_dirs(since, start.as_str())
     }
 
     fn read_dir_stat(

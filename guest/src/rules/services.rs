@@ -58,8 +58,9 @@ pub trait Services: std::fmt::Debug + Send + Sync {
 
     /// The directories (logical paths, `""` for the root) whose listing may have changed
     /// since the watch's count was `since`, counting every change completed before the
-    /// call; `None` when no watch runs, its count is not exact, or it cannot say.
-    fn tree_changed_dirs(&self, _since: u64) -> Option<Vec<String>> {
+    /// call, for a walk from `start`; `None` when no watch runs, its count is not exact,
+    /// it cannot say, or it follows `start` under no such spelling.
+    fn tree_changed_dirs(&self, _since: u64, _start: &LogicalPath) -> Option<Vec<String>> {
         None
     }
 

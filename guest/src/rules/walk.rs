@@ -288,10 +288,13 @@ pub fn walk_with(
         let mut held = fsx.open_dir(&anc).ok();
         let mut parts = start.parts().peekable();
         while let Some(part) = parts.next() {
-            let names = held
+            let (names, linked) = held
                 .as_deref()
                 .map(present_ignore_files)
                 .unwrap_or_default();
+            if let (true, Some(m)) = (linked, memo.as_deref_mut()) {
+                m.linked_rules.push(anc.as_str().to_string());
+            }
             ignores = load_ignores(fsx, &anc, &names, ignores, keyed);
             anc = anc.join(part);
             // The start directory itself is the walk's to open.
@@ -350,12 +353,19 @@ pub fn walk_with(
     Ok(false)
 }
 
-/// The ignore files that are regular files in the held directory `dir`.
-fn present_ignore_files(dir: &Dir) -> Vec<&'static str> {
-    [".gitignore", ".ignore"]
+/// The ignore files that are regular files in the held directory `dir`, and whether one
+/// of them has other names.
+fn present_ignore_files(dir: &Dir) -> (Vec<&'static str>, bool) {
+    let mut linked = false;
+    let names = [".gitignore", ".ignore"]
         .into_iter()
-        .filter(|n| dir.stat_at(n).ok().flatten().is_some_and(|m| m.is_file()))
-        .collect()
+        .filter(|n| {
+            let st = dir.stat_at(n).ok().flatten().filter(|m| m.is_file());
+            linked |= st.is_some_and(|m| m.nlink > 1);
+            st.is_some()
+        })
+        .collect();
+    (names, linked)
 }
 
 /// One entry of a directory's listing, with its metadata when the walk asked for it.
@@ -438,15 +448,20 @@ impl Frame<'_, '_> {
     ) {
         let opts = self.opts;
         let ignores = if opts.respect_ignore {
+            let mut linked = false;
             let names: Vec<&str> = children
                 .iter()
-                .filter_map(|((n, t), _)| match n {
+                .filter_map(|((n, t), st)| match n {
                     Ok(n) if *t == EntryType::File && (n == ".gitignore" || n == ".ignore") => {
+                        linked |= st.as_ref().is_none_or(|m| m.nlink > 1);
                         Some(n.as_str())
                     }
                     _ => None,
                 })
                 .collect();
+            if let (true, Some(m)) = (linked, self.memo.as_deref_mut()) {
+                m.linked_rules.push(dir.as_str().to_string());
+            }
             load_ignores(self.fsx, dir, &names, parent_ignores, self.memo.is_some())
         } else {
             None

@@ -134,6 +134,10 @@ pub struct WalkMemo<'a> {
     pub reused: u64,
     /// Directories entered without an earlier record under the same scope and rules.
     pub fresh: u64,
+    /// Directories whose ignore files the walk read (those of the start's ancestors
+    /// included) where one has other names, or its metadata was not at hand: a change
+    /// through another name is reported to that name's directory only.
+    pub linked_rules: Vec<String>,
 }
 
 impl<'a> WalkMemo<'a> {
@@ -151,6 +155,7 @@ impl<'a> WalkMemo<'a> {
             open: None,
             reused: 0,
             fresh: 0,
+            linked_rules: Vec::new(),
         }
     }
 

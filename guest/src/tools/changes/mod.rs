@@ -55,6 +55,11 @@ struct PageAt {
     to: String,
     count: u64,
     last: String,
+    /// The watch's count when `to` was taken (its token's), when a watch runs: each page's
+    /// token names `to` at that count, never at a later one (changes made between the
+    /// pages would then be taken as seen).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    changes: Option<u64>,
 }
 
 /// Reports what changed since `token`, or returns a token for the tree as it is.
@@ -135,10 +140,12 @@ pub fn changes_since(
     // Where the watch says which directories changed, only those are walked again.
     let fast = match (&from, &a.cursor, since) {
         (Some(name), None, Some(c)) if !unchanged => {
-            watched::since(s, &store, (name, c), &scope_key, &opts)?
+            watched::since(s, &store, (name, c), &scope_key, &start, &opts)?
         }
         _ => None,
     };
+    // The count the new token names its snapshot at.
+    let mut to_changes = changes_now;
     let (from, to, skip, hashed) = match (&from, &a.cursor, fast) {
         (Some(from), Some(c), _) => {
             let at: PageAt = page_binding.decode_with(
@@ -150,6 +157,7 @@ pub fn changes_since(
             if at.from != *from {
                 return Err(ToolError::invalid("the cursor belongs to another token"));
             }
+            to_changes = at.changes;
             (Some(from.clone()), at.to, Some((at.count, at.last)), 0)
         }
         (Some(from), None, _) if unchanged => (Some(from.clone()), from.clone(), None, 0),
@@ -169,20 +177,22 @@ pub fn changes_since(
             let memo = stored.as_deref().map(|b| snapshot::memo_of(b));
             let (new, stats) = scan::scan(s, &start, &opts, old.as_ref(), memo)?;
             log.bytes_read += stats.bytes;
-            let (to, bytes) = match (&old, &from, &stored) {
+            // With the directories this walk visited, which may differ even when the
+            // snapshot does not (an empty directory made).
+            let to = match (&old, &from, &stored) {
                 // Nothing visible moved and nothing was racy: the old snapshot still holds
                 // (and the same token comes back).
-                (Some(_), Some(name), Some(bytes)) if stats.hashed == 0 && stats.same_as_old => {
-                    (name.clone(), bytes.clone())
+                (Some(o), Some(name), Some(bytes)) if stats.hashed == 0 && stats.same_as_old => {
+                    watched::keep(s, (name, bytes.clone(), o), &scope_key, stats.tree);
+                    name.clone()
                 }
                 _ => {
                     let bytes = std::sync::Arc::new(new.encode(&stats.memo));
-                    (store.put(bytes.clone())?, bytes)
+                    let to = store.put(bytes.clone())?;
+                    watched::keep(s, (&to, bytes, &new), &scope_key, stats.tree);
+                    to
                 }
             };
-            // With the directories this walk visited, which may differ even so (an empty
-            // directory made).
-            watched::keep(s, &to, &scope_key, bytes, stats.tree);
             pair = old.map(|o| (o, new));
             (from, to, None, stats.hashed)
         }
@@ -191,7 +201,7 @@ pub fn changes_since(
         &s.cursor_key,
         TokenAt {
             snap: to.clone(),
-            changes: changes_now,
+            changes: to_changes,
         },
     );
     let Some(from) = from else {
@@ -260,6 +270,7 @@ pub fn changes_since(
                 to: to.clone(),
                 count: end as u64,
                 last: changes.last().map(|c| c.path.clone()).unwrap_or_default(),
+                changes: to_changes,
             },
         )
     });

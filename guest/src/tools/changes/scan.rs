@@ -124,6 +124,7 @@ pub fn scan<P: AsRef<str>>(
         },
     )?;
     stats.reused = walk_memo.reused;
+    tree.linked_rules(&walk_memo.linked_rules);
     stats.memo = walk_memo.into_bytes();
     if stopped {
         let stop = walk_budget(&s.policy);

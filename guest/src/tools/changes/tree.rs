@@ -15,9 +15,9 @@ pub struct DirInfo {
     pub entries: u32,
     /// The names of the directories among them, in the walk's order.
     pub subdirs: Vec<String>,
-    /// A file among them has other names, or its metadata is not known: a change through
-    /// another name is reported to that name's directory only, so this one is listed
-    /// again at every call.
+    /// A file or link among them, or one of its ignore files, has other names, or its
+    /// metadata is not known: a change through another name is reported to that name's
+    /// directory only, so this one is listed again at every call.
     pub linked: bool,
 }
 
@@ -27,8 +27,10 @@ impl DirInfo {
         self.entries += 1;
         match e.ty {
             EntryType::Dir => self.subdirs.push(e.path.name().to_string()),
-            EntryType::File => self.linked |= e.stat.is_none_or(|st| st.nlink > 1),
-            EntryType::Symlink | EntryType::Other => {}
+            EntryType::File | EntryType::Symlink => {
+                self.linked |= e.stat.is_none_or(|st| st.nlink > 1);
+            }
+            EntryType::Other => {}
         }
     }
 }
@@ -39,6 +41,9 @@ pub struct Tree {
     dirs: KeyMap<String, DirInfo>,
     /// Entries visited in all.
     total: u64,
+    /// An ignore file of a directory above the walk's start has other names: no call may
+    /// carry records over.
+    pub fragile: bool,
 }
 
 impl Tree {
@@ -46,7 +51,11 @@ impl Tree {
     pub fn new(start: &str) -> Tree {
         let mut dirs = KeyMap::default();
         dirs.insert(start.to_string(), DirInfo::default());
-        Tree { dirs, total: 0 }
+        Tree {
+            dirs,
+            total: 0,
+            fragile: false,
+        }
     }
 
     /// Counts the visited entry `e` in its directory (already visited: a walk visits a
@@ -59,6 +68,18 @@ impl Tree {
         if e.ty == EntryType::Dir {
             self.dirs
                 .insert(e.path.as_str().to_string(), DirInfo::default());
+        }
+    }
+
+    /// Marks the directories whose ignore files have other names (see
+    /// [`crate::rules::walk_memo::WalkMemo::linked_rules`]): those the walk visited are
+    /// listed again at every call; one above the start makes the tree fragile.
+    pub fn linked_rules(&mut self, dirs: &[String]) {
+        for d in dirs {
+            match self.dirs.get_mut(d.as_str()) {
+                Some(info) => info.linked = true,
+                None => self.fragile = true,
+            }
         }
     }
 

@@ -52,6 +52,8 @@ pub struct Live {
     pub scope: String,
     /// The stored form (records and the walk's memo).
     pub bytes: Arc<Vec<u8>>,
+    /// The records as the stored form holds them (read once, not at every call).
+    pub snap: Snapshot<Arc<str>>,
     /// The directories its walk visited.
     pub tree: Tree,
     /// Calls answered from the watch's stamps since the session kept the snapshot of a
@@ -72,13 +74,28 @@ pub struct Outcome {
     pub bytes: u64,
 }
 
-/// Keeps `bytes` (stored as `name`) as the session's newest snapshot.
-pub fn keep(s: &Session, name: &str, scope: &str, bytes: Arc<Vec<u8>>, tree: Tree) {
+/// Keeps `bytes` (stored as `name`, the records of `snap`) as the session's newest
+/// snapshot.
+pub fn keep<P: AsRef<str>>(
+    s: &Session,
+    (name, bytes, snap): (&str, Arc<Vec<u8>>, &Snapshot<P>),
+    scope: &str,
+    tree: Tree,
+) {
+    let snap = Snapshot {
+        taken: snap.taken,
+        files: snap
+            .files
+            .iter()
+            .map(|(p, r)| (Arc::from(p.as_ref()), *r))
+            .collect(),
+    };
     if let Ok(mut live) = s.changes_live.lock() {
         *live = Some(Live {
             name: name.to_string(),
             scope: scope.to_string(),
             bytes,
+            snap,
             tree,
             #[cfg(test)]
             answered: 0,
@@ -95,9 +112,9 @@ pub fn kept_bytes(s: &Session, name: &str) -> Option<Arc<Vec<u8>>> {
         .map(|l| l.bytes.clone())
 }
 
-/// What changed (below the start directory `scope` binds) since the token naming the snapshot `from`, taken at the
-/// watch's count `since`, answered by walking again only the directories the watch
-/// stamped; `None` when a scan of the whole tree must answer instead (see the module's
+/// What changed below `start` (the directory `scope` binds) since the token naming the
+/// snapshot `from`, taken at the watch's count `since`, answered by walking again only the
+/// directories the watch stamped; `None` when a scan of the whole tree must answer instead (see the module's
 /// comment).
 ///
 /// # Errors
@@ -107,6 +124,7 @@ pub fn since(
     store: &Store<'_>,
     (from, since): (&str, u64),
     scope: &str,
+    start: &LogicalPath,
     opts: &WalkOptions,
 ) -> ToolResult<Option<Outcome>> {
     let Ok(mut guard) = s.changes_live.lock() else {
@@ -114,13 +132,25 @@ pub fn since(
     };
     let Some(live) = guard
         .as_mut()
-        .filter(|l| l.name == from && l.scope == scope)
+        .filter(|l| l.name == from && l.scope == scope && !l.tree.fragile)
     else {
         return Ok(None);
     };
-    let Some(stamped) = s.fs.services().tree_changed_dirs(since) else {
+    let Some(stamped) = s.fs.services().tree_changed_dirs(since, start) else {
         return Ok(None);
     };
+    // A directory above the start holds ignore rules and build files that apply below it.
+    let above = |d: &str| {
+        d.len() < start.as_str().len()
+            && (d.is_empty()
+                || start
+                    .as_str()
+                    .strip_prefix(d)
+                    .is_some_and(|r| r.starts_with('/')))
+    };
+    if stamped.iter().any(|d| above(d)) {
+        return Ok(None);
+    }
     // The stamped directories the walk visited (the others it never lists), and those
     // holding a file with other names, in order.
     let mut dirs: Vec<String> = stamped
@@ -143,9 +173,7 @@ pub fn since(
         }));
     }
     let held = live.bytes.clone();
-    let Some(old) = Snapshot::decode(&held) else {
-        return Ok(None);
-    };
+    let old = &live.snap;
     let taken = now_ns();
     let memo = memo_of(&held);
     let binding = walk_memo::binding(&s.policy, opts.include_hidden, opts.respect_ignore);
@@ -189,17 +217,24 @@ pub fn since(
     if walk_memo.fresh > 0 || total > s.policy.limits().max_walk_entries {
         return Ok(None);
     }
-    let in_dirs = |path: &str| {
-        let parent = path.rfind('/').map_or("", |i| &path[..i]);
-        dirs.binary_search_by(|d| d.as_str().cmp(parent)).is_ok()
-    };
+    // Ignore files with other names, in a directory walked again (listed again at every
+    // call from now on), or above the start (no call may carry records over then).
+    for d in &walk_memo.linked_rules {
+        match dirs.binary_search(d) {
+            Ok(i) => infos[i].linked = true,
+            Err(_) if live.tree.get(d).is_some() => live.tree.linked_rules(std::slice::from_ref(d)),
+            Err(_) => return Ok(None),
+        }
+    }
+    // The earlier records of the files directly in those directories, by index.
+    let mut gone: Vec<usize> = dirs.iter().flat_map(|d| direct(&old.files, d)).collect();
+    gone.sort_unstable();
+    gone.dedup();
     let before = Snapshot {
         taken: old.taken,
-        files: old
-            .files
+        files: gone
             .iter()
-            .filter(|(p, _)| in_dirs(p))
-            .copied()
+            .map(|&i| (old.files[i].0.as_ref(), old.files[i].1))
             .collect::<Vec<(&str, Rec)>>(),
     };
     let mut stats = ScanStats::default();
@@ -215,15 +250,13 @@ pub fn since(
     } else {
         let merged = Snapshot {
             taken,
-            files: merge(
-                old.files.iter().filter(|(p, _)| !in_dirs(p)).copied(),
-                now.files.iter().map(|(p, r)| (p.as_str(), *r)),
-            ),
+            files: merge(&old.files, &gone, now.files),
         };
         let bytes = Arc::new(merged.encode(memo));
         let to = store.put(bytes.clone())?;
         live.name = to.clone();
         live.bytes = bytes;
+        live.snap = merged;
         to
     };
     for (d, info) in dirs.iter().zip(infos) {
@@ -241,28 +274,51 @@ pub fn since(
     }))
 }
 
-/// The records of `a` and `b` (each in path order, no path in both) in path order.
-fn merge<'p>(
-    a: impl Iterator<Item = (&'p str, Rec)>,
-    b: impl Iterator<Item = (&'p str, Rec)>,
-) -> Vec<(&'p str, Rec)> {
-    let (mut a, mut b) = (a.peekable(), b.peekable());
-    let mut out = Vec::with_capacity(a.size_hint().0 + b.size_hint().0);
-    loop {
-        let next = match (a.peek(), b.peek()) {
-            (Some(x), Some(y)) => {
-                if bytes::cmp(x.0.as_bytes(), y.0.as_bytes()) == Ordering::Less {
-                    a.next()
-                } else {
-                    b.next()
-                }
-            }
-            (Some(_), None) => a.next(),
-            (None, _) => b.next(),
-        };
-        match next {
-            Some(r) => out.push(r),
-            None => return out,
+/// The indices of the records of `files` (in path order) directly in the directory `dir`.
+fn direct(files: &[(Arc<str>, Rec)], dir: &str) -> Vec<usize> {
+    fn below<'a>(p: &'a str, dir: &str) -> Option<&'a str> {
+        if dir.is_empty() {
+            Some(p)
+        } else {
+            p.strip_prefix(dir).and_then(|r| r.strip_prefix('/'))
         }
     }
+    // The paths below `dir` are those from `dir/` up to `dir0` ('0' follows '/').
+    let start = if dir.is_empty() {
+        0
+    } else {
+        let key = format!("{dir}/");
+        files.partition_point(|(p, _)| bytes::cmp(p.as_bytes(), key.as_bytes()) == Ordering::Less)
+    };
+    (start..files.len())
+        .map_while(|i| below(&files[i].0, dir).map(|rest| (i, rest)))
+        .filter(|(_, rest)| !rest.contains('/'))
+        .map(|(i, _)| i)
+        .collect()
+}
+
+/// The records of `old` but those at the indices `gone` (in order), with `new` (in path
+/// order, none at a path `old` keeps) put in their places.
+fn merge(old: &[(Arc<str>, Rec)], gone: &[usize], new: Vec<(String, Rec)>) -> Vec<(Arc<str>, Rec)> {
+    let mut out = Vec::with_capacity((old.len() + new.len()).saturating_sub(gone.len()));
+    // Where each new record goes: before the first earlier path above it.
+    let mut at = new
+        .into_iter()
+        .map(|(p, r)| {
+            let i = old
+                .partition_point(|(q, _)| bytes::cmp(q.as_bytes(), p.as_bytes()) == Ordering::Less);
+            (i, (Arc::from(p), r))
+        })
+        .peekable();
+    let mut gone = gone.iter().peekable();
+    for (i, rec) in old.iter().enumerate() {
+        while let Some((_, r)) = at.next_if(|(j, _)| *j <= i) {
+            out.push(r);
+        }
+        if gone.next_if(|&&g| g == i).is_none() {
+            out.push(rec.clone());
+        }
+    }
+    out.extend(at.map(|(_, r)| r));
+    out
 }

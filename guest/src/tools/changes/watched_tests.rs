@@ -7,7 +7,6 @@
 
 use std::fs;
 use std::path::Path;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use super::*;
@@ -17,15 +16,18 @@ use crate::rules::path::LogicalPath;
 use crate::rules::services::StatItem;
 use crate::tests::index::Listings;
 
-/// The simulated watch: an exact count, and the directories changed since the last call;
-/// with listings that carry each entry's metadata, as a host with a watch lists.
+/// The simulated watch: an exact count, moved by each [`Stamps::stamp`], and the
+/// directories each count stamped; with listings that carry each entry's metadata, as a
+/// host with a watch lists.
 #[derive(Debug)]
 struct Stamps {
     listings: Listings,
-    count: AtomicU64,
-    /// `None`: the watch cannot say where the changes landed.
-    dirs: Mutex<Option<Vec<String>>>,
+    log: Mutex<Log>,
 }
+
+/// The count, the directories stamped at each count, and the last count that stamped
+/// everything.
+type Log = (u64, Vec<(u64, String)>, u64);
 
 impl Stamps {
     fn new(root: &Path) -> Arc<Stamps> {
@@ -34,9 +36,19 @@ impl Stamps {
                 root: root.to_path_buf(),
                 plain: Default::default(),
             },
-            count: Default::default(),
-            dirs: Default::default(),
+            log: Default::default(),
         })
+    }
+
+    /// A change that stamped `dirs` (`None`: everything).
+    fn stamp(&self, dirs: Option<&[&str]>) {
+        let mut log = self.log.lock().unwrap();
+        log.0 += 1;
+        let n = log.0;
+        match dirs {
+            Some(dirs) => log.1.extend(dirs.iter().map(|d| (n, d.to_string()))),
+            None => log.2 = n,
+        }
     }
 }
 
@@ -50,11 +62,18 @@ impl crate::rules::services::Services for Stamps {
     }
 
     fn tree_changes(&self) -> Option<u64> {
-        Some(self.count.load(Ordering::SeqCst))
+        Some(self.log.lock().unwrap().0)
     }
 
-    fn tree_changed_dirs(&self, _since: u64) -> Option<Vec<String>> {
-        self.dirs.lock().unwrap().clone()
+    fn tree_changed_dirs(&self, since: u64, _start: &LogicalPath) -> Option<Vec<String>> {
+        let log = self.log.lock().unwrap();
+        (log.2 <= since && since <= log.0).then(|| {
+            log.1
+                .iter()
+                .filter(|(n, _)| *n > since)
+                .map(|(_, d)| d.clone())
+                .collect()
+        })
     }
 }
 
@@ -69,17 +88,26 @@ fn session(root: &Path, state: &Path, watch: Option<Arc<Stamps>>) -> Session {
 }
 
 fn call(s: &Session, token: &mut Option<String>) -> Vec<Change> {
+    call_with(s, token, ChangesSinceArgs::default()).changes
+}
+
+/// A call with `args` and the token, which the answer's token replaces.
+fn call_with(
+    s: &Session,
+    token: &mut Option<String>,
+    args: ChangesSinceArgs,
+) -> ChangesSinceResult {
     let r = changes_since(
         s,
         &mut CallLog::default(),
         &ChangesSinceArgs {
             token: token.clone(),
-            ..Default::default()
+            ..args
         },
     )
     .unwrap();
-    *token = Some(r.token);
-    r.changes
+    *token = Some(r.token.clone());
+    r
 }
 
 fn answered(s: &Session) -> u32 {
@@ -206,8 +234,7 @@ fn stamped_directories_answer_what_a_whole_scan_does_and_the_rest_falls_back_to_
     ];
     for (what, dirs, by_stamps, change) in steps {
         change(&root);
-        *watch.dirs.lock().unwrap() = dirs.map(|d| d.iter().map(|d| d.to_string()).collect());
-        watch.count.fetch_add(1, Ordering::SeqCst);
+        watch.stamp(dirs);
         let before = answered(&on);
         let (got, want) = (call(&on, &mut a), call(&off, &mut b));
         assert_eq!(got, want, "{what}");
@@ -241,11 +268,149 @@ fn a_directory_not_stamped_is_carried_over_as_it_was() {
     call(&on, &mut token);
     write(&root, "a/x.txt", "one, changed\n");
     write(&root, "b/y.txt", "two, changed\n");
-    *watch.dirs.lock().unwrap() = Some(vec!["b".into()]);
-    watch.count.fetch_add(1, Ordering::SeqCst);
+    watch.stamp(Some(&["b"]));
     let got = call(&on, &mut token);
     assert_eq!(
         got.iter().map(|c| c.path.as_str()).collect::<Vec<_>>(),
         ["b/y.txt"]
+    );
+}
+
+/// Changes a second name of an ignore file or of a link makes are reported to that name's
+/// directory only: the directory holding the first name is walked again at every call.
+#[test]
+fn second_names_of_ignore_files_and_links_are_seen_through() {
+    let t = tempfile::tempdir().unwrap();
+    let root = t.path().join("repo");
+    write(&root, "d/notes.txt", "notes\n");
+    write(&root, "d/.gitignore", "*.log\n");
+    write(&root, ".cache/keep", "hidden\n");
+    write(&root, "e/n.txt", "n\n");
+    std::os::unix::fs::symlink("n.txt", root.join("e/l")).unwrap();
+    let watch = Stamps::new(&root);
+    let on = session(&root, &t.path().join("on"), Some(watch.clone()));
+    let off = session(&root, &t.path().join("off"), None);
+    let (mut a, mut b) = (None, None);
+    assert_eq!(call(&on, &mut a), call(&off, &mut b));
+    // Second names in a hidden directory (the watch stamps everything for each).
+    fs::hard_link(root.join("d/.gitignore"), root.join(".cache/gi")).unwrap();
+    fs::hard_link(root.join("e/l"), root.join(".cache/l")).unwrap();
+    watch.stamp(None);
+    assert_eq!(call(&on, &mut a), call(&off, &mut b));
+    // Rules written through the other name: `d` is walked again, finds its rules changed,
+    // and a whole scan answers.
+    fs::OpenOptions::new()
+        .append(true)
+        .open(root.join(".cache/gi"))
+        .and_then(|mut f| std::io::Write::write_all(&mut f, b"notes.txt\n"))
+        .unwrap();
+    watch.stamp(Some(&[".cache"]));
+    let got = call(&on, &mut a);
+    assert_eq!(got, call(&off, &mut b));
+    assert_eq!(
+        got.iter().map(|c| c.path.as_str()).collect::<Vec<_>>(),
+        ["d/notes.txt"]
+    );
+    assert_eq!(answered(&on), 0, "a whole scan answered (a new snapshot)");
+    // The link's times moved through its other name.
+    let touched = std::process::Command::new("touch")
+        .args(["-h", "-d", "2001-02-03 04:05:06"])
+        .arg(root.join(".cache/l"))
+        .status()
+        .unwrap();
+    assert!(touched.success());
+    watch.stamp(Some(&[".cache"]));
+    let got = call(&on, &mut a);
+    assert_eq!(got, call(&off, &mut b));
+    assert_eq!(
+        got.iter().map(|c| c.path.as_str()).collect::<Vec<_>>(),
+        ["e/l"]
+    );
+    assert_eq!(answered(&on), 1, "the stamps answered");
+}
+
+/// Below a start directory, a change above it (rules, a build file beside it) is not the
+/// stamps' to answer; and a spelling of the start the watch does not follow gets no stamps.
+#[test]
+fn a_walk_below_a_start_falls_back_when_a_directory_above_it_changes() {
+    let t = tempfile::tempdir().unwrap();
+    let root = t.path().join("repo");
+    write(&root, "proj/target/out/o.txt", "output\n");
+    write(&root, "proj/target/note.txt", "note\n");
+    write(&root, "sub/notes.txt", "notes\n");
+    let watch = Stamps::new(&root);
+    let on = session(&root, &t.path().join("on"), Some(watch.clone()));
+    let off = session(&root, &t.path().join("off"), None);
+    for (start, change, stamped) in [
+        (
+            "sub",
+            (|r: &Path| write(r, ".gitignore", "sub/notes.txt\n")) as fn(&Path),
+            "",
+        ),
+        (
+            "proj/target",
+            |r| write(r, "proj/Cargo.toml", "[package]\n"),
+            "proj",
+        ),
+    ] {
+        let args = || ChangesSinceArgs {
+            path: Some(start.to_string()),
+            ..Default::default()
+        };
+        let (mut a, mut b) = (None, None);
+        call_with(&on, &mut a, args());
+        call_with(&off, &mut b, args());
+        change(&root);
+        watch.stamp(Some(&[stamped]));
+        let got = call_with(&on, &mut a, args()).changes;
+        assert_eq!(got, call_with(&off, &mut b, args()).changes, "{start}");
+        if start == "sub" {
+            assert!(!got.is_empty(), "positive control: {start}");
+        }
+    }
+}
+
+/// Each page's token names the snapshot the first page took, at the count read then: a
+/// change made between the pages is reported by the next call.
+#[test]
+fn a_change_between_pages_is_reported_by_the_next_call() {
+    let t = tempfile::tempdir().unwrap();
+    let root = t.path().join("repo");
+    write(&root, "d/x.txt", "x\n");
+    write(&root, "e/y.txt", "y\n");
+    let watch = Stamps::new(&root);
+    let on = session(&root, &t.path().join("on"), Some(watch.clone()));
+    let mut first = None;
+    call(&on, &mut first);
+    for n in ["a.txt", "b.txt"] {
+        write(&root, n, "new\n");
+    }
+    watch.stamp(Some(&[""]));
+    let page = |cursor: Option<String>| {
+        let mut token = first.clone();
+        call_with(
+            &on,
+            &mut token,
+            ChangesSinceArgs {
+                max_changes: Some(1),
+                cursor,
+                ..Default::default()
+            },
+        )
+    };
+    let one = page(None);
+    assert_eq!(one.changes.len(), 1);
+    write(&root, "d/x.txt", "x, rewritten between the pages\n");
+    watch.stamp(Some(&["d"]));
+    let two = page(one.next_cursor.clone());
+    assert_eq!(two.changes.len(), 1);
+    assert!(two.next_cursor.is_none());
+    write(&root, "e/y.txt", "y, rewritten later\n");
+    watch.stamp(Some(&["e"]));
+    let mut token = Some(two.token);
+    let got = call(&on, &mut token);
+    assert_eq!(
+        got.iter().map(|c| c.path.as_str()).collect::<Vec<_>>(),
+        ["d/x.txt", "e/y.txt"]
     );
 }

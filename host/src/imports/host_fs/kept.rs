@@ -48,14 +48,14 @@ impl HostState {
     }
 
     /// The directories a change since the watch's count `since` may have touched, as this
-    /// call's synchronisation sees them (see [`TreeWatch::changed_dirs`]). Synchronises the
-    /// call first when it has not yet.
-    pub(super) fn changed_dirs(&mut self, since: u64) -> Option<Vec<String>> {
+    /// call's synchronisation sees them (see [`TreeWatch::changed_dirs`]), for a walk from
+    /// `start`. Synchronises the call first when it has not yet.
+    pub(super) fn changed_dirs(&mut self, since: u64, start: &str) -> Option<Vec<String>> {
         if self.call.synced.is_none() {
             self.sync_watch();
         }
         self.call.synced??;
-        let dirs = self.tree_watch.as_ref()?.changed_dirs(since)?;
+        let dirs = self.tree_watch.as_ref()?.changed_dirs(since, start)?;
         // A directory whose name is not UTF-8 is never walked.
         Some(
             dirs.into_iter()

@@ -236,12 +236,12 @@ impl Host for HostState {
         None
     }
 
-    fn tree_changed_dirs(&mut self, since: u64) -> Option<Vec<String>> {
+    fn tree_changed_dirs(&mut self, since: u64, start: String) -> Option<Vec<String>> {
         #[cfg(all(feature = "watch", target_os = "linux"))]
-        return self.changed_dirs(since);
+        return self.changed_dirs(since, &start);
         #[cfg(not(all(feature = "watch", target_os = "linux")))]
         {
-            let _ = since;
+            let _ = (since, start);
             None
         }
     }
