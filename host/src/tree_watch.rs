@@ -35,7 +35,7 @@ use std::time::Duration;
 use inotify::{Inotify, WatchMask};
 
 mod events;
-use events::{watch_tree, Batch, Thread, MAX_TOUCHED};
+use events::{watch_tree, Batch, Thread, Watched, MAX_TOUCHED};
 
 /// How long a read of the count waits for its cookie before giving up (answering `None`).
 const COOKIE_WAIT: Duration = Duration::from_secs(2);
@@ -134,7 +134,7 @@ impl TreeWatch {
         let shared = Arc::new((
             Mutex::new(Count {
                 start,
-                watched: first.watched.into_iter().collect(),
+                watched: first.paths.into_iter().map(|(d, _)| d).collect(),
                 ..Count::default()
             }),
             Condvar::new(),
@@ -162,10 +162,17 @@ impl TreeWatch {
                     if batch.moved {
                         c.seq += 1;
                         let seq = c.seq;
-                        for d in batch.unwatched {
-                            c.watched.remove(&d);
+                        for (d, what) in batch.paths {
+                            match what {
+                                Watched::Now => {
+                                    c.watched.insert(d);
+                                }
+                                Watched::Gone => {
+                                    c.watched.remove(&d);
+                                }
+                                Watched::Moved => c.watched.retain(|p| !p.starts_with(&d)),
+                            }
                         }
-                        c.watched.extend(batch.watched);
                         if batch.all || c.touched.len() + batch.touched.len() > MAX_TOUCHED {
                             c.all_since = seq;
                             c.touched.clear();

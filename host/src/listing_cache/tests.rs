@@ -185,7 +185,9 @@ fn kept_listings_answer_what_fresh_ones_do_after_every_kind_of_change() {
     }
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
     // Calls of `changes_since` that listed fewer than half the directories: only those the
-    // watch stamped (and those holding a file with other names).
+    // watch stamped, and those holding a file with other names or one written within the
+    // timestamp step of the last snapshot (most files here: their number varies with the
+    // machine's speed, 13 to 25 rounds seen; without the stamps, 1).
     let mut stamped_only = 0;
     for round in 0..120 {
         let what = change(&mut rng, &repo, &outside, round);
@@ -233,7 +235,7 @@ fn kept_listings_answer_what_fresh_ones_do_after_every_kind_of_change() {
     );
     assert_eq!(off.listings_answered(), 0);
     assert!(
-        stamped_only > 30,
+        stamped_only > 5,
         "positive control: changes_since listed only the stamped directories in {stamped_only} of 120 rounds"
     );
 }

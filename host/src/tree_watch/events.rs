@@ -22,9 +22,22 @@ pub(super) struct Batch {
     pub(super) touched: Vec<PathBuf>,
     /// Any listing may have changed.
     pub(super) all: bool,
-    /// Directories watched from now on, and no longer (by path).
-    pub(super) watched: Vec<PathBuf>,
-    pub(super) unwatched: Vec<PathBuf>,
+    /// Directories watched from now on, and no longer (by path), in the order the
+    /// events said so.
+    pub(super) paths: Vec<(PathBuf, Watched)>,
+}
+
+/// What became of the directory at a path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Watched {
+    /// Watched under this path from now on.
+    Now,
+    /// Removed: no longer watched.
+    Gone,
+    /// Moved away, with everything below it: no directory is watched under these paths
+    /// any more (another directory there, one that folds case answering to the old
+    /// spelling, is watched under its own).
+    Moved,
 }
 
 /// What a watch on a directory of the repository reports.
@@ -92,10 +105,10 @@ pub(super) fn watch_tree(
         if let Some(old) = dirs.insert(wd, d.clone()) {
             if old != d {
                 b.all = true;
-                b.unwatched.push(old);
+                b.paths.push((old, Watched::Moved));
             }
         }
-        b.watched.push(d.clone());
+        b.paths.push((d.clone(), Watched::Now));
         // A directory below that cannot be read or looked at would go unwatched: the watch
         // is then no longer exact (an error), rather than silently partial.
         let mut listing = rustix::fs::Dir::new(fd)?;
@@ -208,7 +221,7 @@ impl Thread {
                 match self.dirs.remove(&ev.wd) {
                     Some(dir) => {
                         b.touched.push(dir.clone());
-                        b.unwatched.push(dir);
+                        b.paths.push((dir, Watched::Gone));
                     }
                     None => b.all = true,
                 }
@@ -244,6 +257,9 @@ impl Thread {
                 // elsewhere, and removed again, moved that file's link count and times).
                 // (One removed was emptied first, each directory with events of its own.)
                 b.all |= ev.mask.contains(EventMask::MOVED_FROM) || came;
+                if ev.mask.contains(EventMask::MOVED_FROM) {
+                    b.paths.push((path.clone(), Watched::Moved));
+                }
                 if came
                     && watch_tree(&mut self.watches, &mut self.dirs, &self.root, &path, &mut b)
                         .is_err()

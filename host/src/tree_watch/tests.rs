@@ -232,10 +232,17 @@ fn a_directory_is_never_watched_through_a_symlink() {
     let (mut watches, mut dirs, mut b) = (inotify.watches(), HashMap::new(), Batch::default());
     watch_tree(&mut watches, &mut dirs, &root, Path::new("alias/x"), &mut b).unwrap();
     watch_tree(&mut watches, &mut dirs, &root, Path::new("alias"), &mut b).unwrap();
-    assert!(b.watched.is_empty() && dirs.is_empty(), "{:?}", b.watched);
+    assert!(b.paths.is_empty() && dirs.is_empty(), "{:?}", b.paths);
     // Positive control: the directory itself, by its own path.
     watch_tree(&mut watches, &mut dirs, &root, Path::new("real"), &mut b).unwrap();
-    assert_eq!(b.watched, [PathBuf::from("real"), PathBuf::from("real/x")]);
+    let watched: Vec<_> = b.paths.iter().map(|(d, what)| (d.clone(), *what)).collect();
+    assert_eq!(
+        watched,
+        [
+            (PathBuf::from("real"), super::events::Watched::Now),
+            (PathBuf::from("real/x"), super::events::Watched::Now)
+        ]
+    );
 }
 
 #[test]
@@ -324,4 +331,41 @@ fn a_write_through_a_removed_second_name_is_seen() {
         !w.unchanged_since("a", s.seq),
         "a write through a removed name"
     );
+}
+
+/// A directory moved away is no longer watched under its path, nor is anything below it
+/// (on a directory that folds case, another directory made there would answer to the old
+/// spelling, and no stamp would name it); one renamed back and forth in one go ends
+/// watched under its last name only.
+#[test]
+fn a_directory_moved_away_is_watched_under_its_path_no_more() {
+    let (_one, tmp, repo, state) = fresh();
+    std::fs::create_dir_all(repo.join("src/deep")).unwrap();
+    std::fs::create_dir_all(repo.join("keep")).unwrap();
+    let held = std::fs::File::open(&repo).unwrap();
+    let w = TreeWatch::start(&held, &state).unwrap();
+    let now = w.sync().unwrap().count;
+    for d in ["", "src", "src/deep", "keep"] {
+        assert!(w.changed_dirs(now, d).is_some(), "positive control: {d}");
+    }
+    std::fs::rename(repo.join("src"), tmp.path().join("out")).unwrap();
+    for i in 0..3 {
+        std::fs::rename(repo.join("keep"), repo.join("kept")).unwrap();
+        std::fs::rename(repo.join("kept"), repo.join("keep")).unwrap();
+        std::fs::rename(repo.join("keep"), repo.join(format!("k{i}"))).unwrap();
+        std::fs::rename(repo.join(format!("k{i}")), repo.join("keep")).unwrap();
+    }
+    std::fs::rename(repo.join("keep"), repo.join("last")).unwrap();
+    let now = w.sync().unwrap().count;
+    let c = w.shared.0.lock().unwrap();
+    let watched: std::collections::BTreeSet<_> = c.watched.iter().cloned().collect();
+    assert_eq!(
+        watched,
+        ["", "last"].into_iter().map(PathBuf::from).collect(),
+        "watched after the moves"
+    );
+    drop(c);
+    // Everything was stamped since the first count; from the new one, the root answers.
+    assert!(w.changed_dirs(now, "").is_some());
+    assert!(w.changed_dirs(now, "src").is_none());
 }

@@ -9,8 +9,9 @@
 //! every entry, so its records in the snapshot still hold. Each stamped directory the walk
 //! had visited is walked again, one level deep, with the walk's own rules; its files are
 //! looked at and hashed as a scan would ([`super::scan::records`]). So is every directory
-//! holding a file with other names, at every call: a write through another name is
-//! reported to that name's directory only.
+//! holding a file with other names, at every call (a write through another name is
+//! reported to that name's directory only), and every one holding a file a scan would read
+//! again as racily clean (what a call reads must not tell where hidden entries changed).
 //!
 //! A scan of the whole tree is made instead (the caller's) whenever the answer could
 //! differ from one, that is when a directory walked again:
@@ -26,8 +27,8 @@
 use std::cmp::Ordering;
 use std::sync::{Arc, Mutex};
 
-use super::scan::{now_ns, records, ScanStats, Seen};
-use super::snapshot::{diff, memo_of, Rec, Snapshot};
+use super::scan::{now_ns, records, ScanStats, Seen, RACY_NS};
+use super::snapshot::{diff, memo_of, Rec, Shown, Snapshot};
 use super::store::Store;
 use super::tree::{DirInfo, Tree};
 use crate::api::Change;
@@ -151,12 +152,22 @@ pub fn since(
     if stamped.iter().any(|d| above(d)) {
         return Ok(None);
     }
-    // The stamped directories the walk visited (the others it never lists), and those
-    // holding a file with other names, in order.
+    // Files hashed within the timestamp step of the snapshot ("racily clean"): a whole
+    // scan reads them again whatever changed, and so does this call (what it reads must
+    // not depend on what the stamps say of hidden entries).
+    let racy = live.snap.files.iter().filter_map(|(p, r)| {
+        let racy = r
+            .mtime
+            .is_none_or(|m| m.saturating_add(RACY_NS) >= live.snap.taken);
+        (r.shown == Shown::Content && racy).then(|| p.rfind('/').map_or("", |i| &p[..i]))
+    });
+    // The stamped directories the walk visited (the others it never lists), those holding
+    // a file with other names, and those holding a racily clean file, in order.
     let mut dirs: Vec<String> = stamped
         .into_iter()
         .filter(|d| live.tree.get(d).is_some())
         .chain(live.tree.linked().map(str::to_string))
+        .chain(racy.map(str::to_string))
         .collect();
     dirs.sort_unstable();
     dirs.dedup();

@@ -118,6 +118,16 @@ fn answered(s: &Session) -> u32 {
         .map_or(0, |l| l.answered)
 }
 
+/// Sets a file's modification time an hour back, so that it is not racily clean.
+fn age(root: &Path, path: &str) {
+    let f = fs::File::options()
+        .write(true)
+        .open(root.join(path))
+        .unwrap();
+    f.set_modified(std::time::SystemTime::now() - std::time::Duration::from_secs(3600))
+        .unwrap();
+}
+
 fn write(root: &Path, path: &str, text: &str) {
     let p = root.join(path);
     fs::create_dir_all(p.parent().unwrap()).unwrap();
@@ -262,6 +272,7 @@ fn a_directory_not_stamped_is_carried_over_as_it_was() {
     let root = t.path().join("repo");
     write(&root, "a/x.txt", "one\n");
     write(&root, "b/y.txt", "two\n");
+    age(&root, "a/x.txt");
     let watch = Stamps::new(&root);
     let on = session(&root, &t.path().join("on"), Some(watch.clone()));
     let mut token = None;
@@ -413,4 +424,36 @@ fn a_change_between_pages_is_reported_by_the_next_call() {
         got.iter().map(|c| c.path.as_str()).collect::<Vec<_>>(),
         ["d/x.txt", "e/y.txt"]
     );
+}
+
+/// A file written within the timestamp step of the snapshot is read again by the next
+/// call, as a whole scan reads it, whether or not the watch stamped its directory: what a
+/// call reads does not tell where hidden entries changed.
+#[test]
+fn a_racily_clean_file_is_read_again_wherever_the_stamps_fall() {
+    let t = tempfile::tempdir().unwrap();
+    let root = t.path().join("repo");
+    write(&root, "d/old.txt", "old\n");
+    write(&root, ".cache/keep", "hidden\n");
+    age(&root, "d/old.txt");
+    let watch = Stamps::new(&root);
+    let on = session(&root, &t.path().join("on"), Some(watch.clone()));
+    let off = session(&root, &t.path().join("off"), None);
+    let (mut a, mut b) = (None, None);
+    call(&on, &mut a);
+    call(&off, &mut b);
+    write(&root, "d/probe.txt", "probe\n");
+    watch.stamp(Some(&["d"]));
+    assert_eq!(call(&on, &mut a), call(&off, &mut b));
+    // A hidden change only: the probe is still within the step of the last snapshot.
+    write(&root, ".cache/keep", "hidden, changed\n");
+    watch.stamp(Some(&[".cache"]));
+    let args = ChangesSinceArgs::default;
+    let (x, y) = (
+        call_with(&on, &mut a, args()),
+        call_with(&off, &mut b, args()),
+    );
+    assert_eq!(x.changes, y.changes);
+    assert_eq!(x.rehashed, y.rehashed, "the same files read again");
+    assert_eq!(y.rehashed, 1, "positive control: the probe is racily clean");
 }
