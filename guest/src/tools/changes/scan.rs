@@ -23,7 +23,7 @@ use crate::fs::port::{Dir, Stat};
 use crate::rules::classify::Kind;
 use crate::rules::fsx::EntryType;
 use crate::rules::path::LogicalPath;
-use crate::rules::walk::{walk_budget, walk_with, Flow, Skips, WalkOptions};
+use crate::rules::walk::{walk_budget, walk_with, Flow, Skips, WalkEntry, WalkOptions};
 use crate::rules::walk_memo::{self, WalkMemo};
 use crate::text::bytes;
 use crate::tools::session::Session;
@@ -117,9 +117,7 @@ pub fn scan<P: AsRef<str>>(
         Some(&mut walk_memo),
         |e| {
             tree.visited(e);
-            if matches!(e.ty, EntryType::File | EntryType::Symlink) {
-                seen.push((e.path.clone(), e.kind, e.dir.clone(), e.stat));
-            }
+            seen.extend(shown(e));
             Flow::Continue
         },
     )?;
@@ -147,6 +145,13 @@ pub fn scan<P: AsRef<str>>(
 /// through the port only) and its metadata from the listing (where the host lists with
 /// metadata).
 pub type Seen = (LogicalPath, Kind, Option<Arc<Dir>>, Option<Stat>);
+
+/// `e` as a snapshot takes it, when it is a file or a link (a snapshot holds no directory
+/// or special file).
+pub fn shown(e: &WalkEntry) -> Option<Seen> {
+    matches!(e.ty, EntryType::File | EntryType::Symlink)
+        .then(|| (e.path.clone(), e.kind, e.dir.clone(), e.stat))
+}
 
 /// The records of the files `seen`, in path order, reusing `old`'s hashes where the
 /// metadata did not move; sets `stats.same_as_old` to whether every record met an equal

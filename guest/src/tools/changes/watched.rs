@@ -27,13 +27,12 @@
 use std::cmp::Ordering;
 use std::sync::{Arc, Mutex};
 
-use super::scan::{now_ns, records, ScanStats, Seen, RACY_NS};
+use super::scan::{now_ns, records, shown, ScanStats, Seen, RACY_NS};
 use super::snapshot::{diff, memo_of, Rec, Shown, Snapshot};
 use super::store::Store;
 use super::tree::{DirInfo, Tree};
 use crate::api::Change;
 use crate::error::ToolResult;
-use crate::rules::fsx::EntryType;
 use crate::rules::path::LogicalPath;
 use crate::rules::walk::{walk_with, Flow, Skips, WalkOptions};
 use crate::rules::walk_memo::{self, WalkMemo};
@@ -115,8 +114,8 @@ pub fn kept_bytes(s: &Session, name: &str) -> Option<Arc<Vec<u8>>> {
 
 /// What changed below `start` (the directory `scope` binds) since the token naming the
 /// snapshot `from`, taken at the watch's count `since`, answered by walking again only the
-/// directories the watch stamped; `None` when a scan of the whole tree must answer instead (see the module's
-/// comment).
+/// directories the watch stamped; `None` when a scan of the whole tree must answer instead
+/// (see the module's comment).
 ///
 /// # Errors
 /// `IO_ERROR` when the new snapshot cannot be stored.
@@ -143,11 +142,7 @@ pub fn since(
     // A directory above the start holds ignore rules and build files that apply below it.
     let above = |d: &str| {
         d.len() < start.as_str().len()
-            && (d.is_empty()
-                || start
-                    .as_str()
-                    .strip_prefix(d)
-                    .is_some_and(|r| r.starts_with('/')))
+            && LogicalPath::parse_dir(d).is_ok_and(|d| start.starts_with(&d))
     };
     if stamped.iter().any(|d| above(d)) {
         return Ok(None);
@@ -210,9 +205,7 @@ pub fn since(
             Some(&mut walk_memo),
             |e| {
                 info.visited(e);
-                if matches!(e.ty, EntryType::File | EntryType::Symlink) {
-                    seen.push((e.path.clone(), e.kind, e.dir.clone(), e.stat));
-                }
+                seen.extend(shown(e));
                 Flow::Continue
             },
         );

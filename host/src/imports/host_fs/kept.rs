@@ -47,14 +47,20 @@ impl HostState {
         now.map(|s| s.count)
     }
 
+    /// This call's synchronisation with the watch (made now when the call has none yet);
+    /// `None` when the watch's count is not exact.
+    fn synced(&mut self) -> Option<crate::tree_watch::Synced> {
+        if self.call.synced.is_none() {
+            self.sync_watch();
+        }
+        self.call.synced?
+    }
+
     /// The directories a change since the watch's count `since` may have touched, as this
     /// call's synchronisation sees them (see [`TreeWatch::changed_dirs`]), for a walk from
     /// `start`. Synchronises the call first when it has not yet.
     pub(super) fn changed_dirs(&mut self, since: u64, start: &str) -> Option<Vec<String>> {
-        if self.call.synced.is_none() {
-            self.sync_watch();
-        }
-        self.call.synced??;
+        self.synced()?;
         let dirs = self.tree_watch.as_ref()?.changed_dirs(since, start)?;
         // A directory whose name is not UTF-8 is never walked.
         Some(
@@ -72,10 +78,7 @@ impl HostState {
         if self.call.changing {
             return None;
         }
-        if self.call.synced.is_none() {
-            self.sync_watch();
-        }
-        let seq = self.call.synced??.seq;
+        let seq = self.synced()?.seq;
         Some((self.tree_watch.clone()?, seq))
     }
 
