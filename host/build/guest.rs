@@ -16,8 +16,15 @@ pub fn target_dir(root: &Path) -> PathBuf {
         .unwrap_or_else(|| root.join("target").join("guest"))
 }
 
-/// Asks cargo to run the build script again when the guest's sources change.
+/// Asks cargo to run the build script again when the guest's sources change. The paths
+/// are relative to the package's directory, as cargo reads them: a checkout moved with its
+/// target directory still watches its own sources, not the ones where it was built.
 pub fn rerun_if_changed(root: &Path) {
+    let manifest = PathBuf::from(env::var("CARGO_MANIFEST_DIR").expect("cargo sets it"));
+    let base = match manifest.strip_prefix(root) {
+        Ok(below) => below.components().map(|_| "..").collect(),
+        Err(_) => root.to_path_buf(),
+    };
     for dir in [
         "guest/src",
         "guest/Cargo.toml",
@@ -27,7 +34,7 @@ pub fn rerun_if_changed(root: &Path) {
         "Cargo.lock",
         ".cargo/config.toml",
     ] {
-        println!("cargo:rerun-if-changed={}", root.join(dir).display());
+        println!("cargo:rerun-if-changed={}", base.join(dir).display());
     }
 }
 
