@@ -144,11 +144,24 @@ impl<'a> WalkMemo<'a> {
     /// A memo for a walk bound as `binding`, reusing `earlier` (a memo written by an
     /// earlier walk) when it is bound the same and reads whole.
     pub fn new(binding: &[u8], earlier: Option<&'a [u8]>) -> Self {
+        Self::new_for(binding, earlier, |_| true)
+    }
+
+    /// A memo as [`WalkMemo::new`] makes, that reuses the earlier walk's verdicts only for
+    /// the directories `wanted` takes (by path): a walk that lists a few directories of a
+    /// large tree reads past the others.
+    pub fn new_for(
+        binding: &[u8],
+        earlier: Option<&'a [u8]>,
+        wanted: impl Fn(&[u8]) -> bool,
+    ) -> Self {
         let mut out = Vec::new();
         out.extend_from_slice(MAGIC);
         out.extend_from_slice(&(binding.len() as u32).to_le_bytes());
         out.extend_from_slice(binding);
-        let earlier = earlier.and_then(|b| read(b, binding)).unwrap_or_default();
+        let earlier = earlier
+            .and_then(|b| read(b, binding, wanted))
+            .unwrap_or_default();
         WalkMemo {
             earlier,
             out,
@@ -243,7 +256,11 @@ impl Lookup<'_> {
 }
 
 /// The directories of the memo `bytes`, when it is bound as `binding` and reads whole.
-fn read<'a>(bytes: &'a [u8], binding: &[u8]) -> Option<KeyMap<&'a str, Earlier<'a>>> {
+fn read<'a>(
+    bytes: &'a [u8],
+    binding: &[u8],
+    wanted: impl Fn(&[u8]) -> bool,
+) -> Option<KeyMap<&'a str, Earlier<'a>>> {
     let mut r = Reader(bytes.strip_prefix(MAGIC)?);
     let blen = usize::try_from(r.u32()?).ok()?;
     if r.take(blen)? != binding {
@@ -252,13 +269,16 @@ fn read<'a>(bytes: &'a [u8], binding: &[u8]) -> Option<KeyMap<&'a str, Earlier<'
     let mut dirs = KeyMap::default();
     while !r.0.is_empty() {
         let plen = usize::try_from(r.u32()?).ok()?;
-        let path = std::str::from_utf8(r.take(plen)?).ok()?;
+        let path = r.take(plen)?;
         let slen = usize::from(r.u16()?);
         let scope = r.take(slen)?;
         let chain = r.take(32)?;
         let body_len = usize::try_from(r.u32()?).ok()?;
         let body = r.take(body_len)?;
-        dirs.insert(path, Earlier { scope, chain, body });
+        if wanted(path) {
+            let path = std::str::from_utf8(path).ok()?;
+            dirs.insert(path, Earlier { scope, chain, body });
+        }
     }
     Some(dirs)
 }

@@ -6,10 +6,11 @@
 //! for the new snapshot. A token is signed like a continuation cursor (the session's
 //! [`crate::tools::cursor::CursorKey`]) and bound to the tool, the repository root, the policy and
 //! the walk's arguments (`path`, `include_hidden`, `respect_ignore`); it names the
-//! snapshot, which lives in the host's state directory ([`store`]). The difference is
-//! paged: the pages after the first compare the same two stored snapshots, so they never
-//! mix two states of the tree.
+//! snapshot, which lives in the host's state directory ([`store`]), whole or as a delta
+//! against a whole one ([`delta`]). The difference is paged: the pages after the first
+//! compare the same two stored snapshots, so they never mix two states of the tree.
 
+pub mod delta;
 pub mod scan;
 pub mod snapshot;
 pub mod store;
@@ -130,10 +131,6 @@ pub fn changes_since(
         .and_then(|t| t.changes)
         .filter(|_| changes_now.is_some());
     let from = from.map(|t| t.snap);
-    // The token's snapshot as stored, when this call reads it.
-    let mut stored = None;
-    // The two snapshots compared, when this call has both at hand (no need to load them).
-    let mut pair = None;
     // Every change, when the watch's stamps answered (see [`watched`]).
     let mut known = None;
     let scope_key = serde_json::to_string(&scope).unwrap_or_default();
@@ -167,34 +164,10 @@ pub fn changes_since(
             (Some(from.clone()), found.to, None, found.hashed)
         }
         _ => {
-            if let Some(name) = &from {
-                stored = Some(match watched::kept_bytes(s, name) {
-                    Some(b) => b,
-                    None => std::sync::Arc::new(store.get(name)?),
-                });
-            }
-            let old = stored.as_deref().map(|b| decode(b)).transpose()?;
-            let memo = stored.as_deref().map(|b| snapshot::memo_of(b));
-            let (new, stats) = scan::scan(s, &start, &opts, old.as_ref(), memo)?;
-            log.bytes_read += stats.bytes;
-            // With the directories this walk visited, which may differ even when the
-            // snapshot does not (an empty directory made).
-            let to = match (&old, &from, &stored) {
-                // Nothing visible moved and nothing was racy: the old snapshot still holds
-                // (and the same token comes back).
-                (Some(o), Some(name), Some(bytes)) if stats.hashed == 0 && stats.same_as_old => {
-                    watched::keep(s, (name, bytes.clone(), o), &scope_key, stats.tree);
-                    name.clone()
-                }
-                _ => {
-                    let bytes = std::sync::Arc::new(new.encode(&stats.memo));
-                    let to = store.put(bytes.clone())?;
-                    watched::keep(s, (&to, bytes, &new), &scope_key, stats.tree);
-                    to
-                }
-            };
-            pair = old.map(|o| (o, new));
-            (from, to, None, stats.hashed)
+            let (to, found) = rescan(s, &store, from.as_deref(), &start, &opts, &scope_key)?;
+            log.bytes_read += found.bytes;
+            known = found.changes;
+            (from, to, None, found.hashed)
         }
     };
     let token = token_binding.encode_with(
@@ -227,13 +200,12 @@ pub fn changes_since(
             summary,
         });
     };
-    let all = match (known, pair) {
-        (Some(changes), _) => changes,
-        _ if from == to => Vec::new(),
-        (None, Some((old, new))) => snapshot::diff(&old, &new),
-        (None, None) => {
-            let (old, new) = (store.get(&from)?, store.get(&to)?);
-            snapshot::diff(&decode(&old)?, &decode(&new)?)
+    let all = match known {
+        Some(changes) => changes,
+        None if from == to => Vec::new(),
+        None => {
+            let (old, new) = (store.load(&from)?, store.load(&to)?);
+            snapshot::diff(&old.snapshot()?, &new.snapshot()?)
         }
     };
     let count = |k: ChangeKind| all.iter().filter(|c| c.change == k).count() as u32;
@@ -299,11 +271,115 @@ pub fn changes_since(
     })
 }
 
-/// A stored snapshot's bytes, parsed in place.
-fn decode(bytes: &[u8]) -> ToolResult<Snapshot<&str>> {
-    Snapshot::decode(bytes).ok_or_else(|| store::expired("is damaged"))
+/// What a scan of the whole tree found besides the new snapshot's name.
+struct Rescanned {
+    /// What changed since the token's snapshot, when a token was given.
+    changes: Option<Vec<Change>>,
+    hashed: u32,
+    bytes: u64,
 }
 
+/// Scans the whole tree below `start` against the token's snapshot `from` (when given),
+/// stores the new snapshot (or keeps `from`'s when nothing visible moved) and keeps it as
+/// the session's newest; returns its name.
+fn rescan(
+    s: &Session,
+    store: &Store<'_>,
+    from: Option<&str>,
+    start: &crate::rules::path::LogicalPath,
+    opts: &WalkOptions,
+    scope_key: &str,
+) -> ToolResult<(String, Rescanned)> {
+    // The token's snapshot: the session's own, or read back from the store.
+    let kept = from.and_then(|n| watched::kept(s, n));
+    let stored = match (from, &kept) {
+        (Some(name), None) => Some(store.load(name)?),
+        _ => None,
+    };
+    let (old, memo, chain) = match (&kept, &stored) {
+        (Some(held), _) => {
+            let files = held
+                .snap
+                .files
+                .iter()
+                .map(|(p, r)| (p.as_ref(), *r))
+                .collect();
+            let view = Snapshot {
+                taken: held.snap.taken,
+                files,
+            };
+            (Some(view), held.memo.clone(), held.chain.clone())
+        }
+        (None, Some(st)) => (
+            Some(st.snapshot()?),
+            std::sync::Arc::new(st.memo().to_vec()),
+            st.chain(),
+        ),
+        (None, None) => Default::default(),
+    };
+    let (new, stats) = scan::scan(
+        s,
+        start,
+        opts,
+        old.as_ref(),
+        old.as_ref().map(|_| &memo[..]),
+    )?;
+    let (hashed, bytes) = (stats.hashed, stats.bytes);
+    let found = |changes| Rescanned {
+        changes,
+        hashed,
+        bytes,
+    };
+    let (Some(old), Some(name)) = (old, from) else {
+        let mut chain = delta::Chain::default();
+        let memo = std::sync::Arc::new(stats.memo.clone());
+        let to = chain.store(store, &new, &memo)?;
+        let k = watched::Kept {
+            name: &to,
+            snap: &new,
+            memo,
+            chain,
+        };
+        watched::keep(s, k, scope_key, stats.tree);
+        return Ok((to, found(None)));
+    };
+    // Nothing visible moved and nothing was racy: the old snapshot still holds (and the
+    // same token comes back).
+    if stats.hashed == 0 && stats.same_as_old {
+        let k = watched::Kept {
+            name,
+            snap: &old,
+            memo,
+            chain,
+        };
+        watched::keep(s, k, scope_key, stats.tree);
+        return Ok((name.to_string(), found(Some(Vec::new()))));
+    }
+    // A delta against the old snapshot's base when the walk's memo is the base's (a
+    // delta keeps its base's), whole otherwise.
+    let mut chain = chain;
+    let memo = if *memo == stats.memo {
+        let moved = delta::between(&old.files, &new.files);
+        chain.add(moved.into_iter().map(|(p, r)| (std::sync::Arc::from(p), r)));
+        memo
+    } else {
+        chain = delta::Chain::default();
+        std::sync::Arc::new(stats.memo.clone())
+    };
+    let to = chain.store(store, &new, &memo)?;
+    let changes = snapshot::diff(&old, &new);
+    let k = watched::Kept {
+        name: &to,
+        snap: &new,
+        memo,
+        chain,
+    };
+    watched::keep(s, k, scope_key, stats.tree);
+    Ok((to, found(Some(changes))))
+}
+
+#[cfg(test)]
+mod delta_tests;
 #[cfg(test)]
 mod memo_tests;
 #[cfg(test)]

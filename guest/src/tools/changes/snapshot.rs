@@ -146,7 +146,7 @@ fn count_records(mut rest: &[u8]) -> usize {
 }
 
 /// A path as the stored form may hold it: not empty, no control character.
-fn plain_path(path: &str) -> bool {
+pub(super) fn plain_path(path: &str) -> bool {
     let ascii_ok = |b: &u8| *b >= 0x20 && *b != 0x7f;
     let bytes = path.as_bytes();
     if bytes.is_empty() {
@@ -177,7 +177,7 @@ fn plain_path(path: &str) -> bool {
 }
 
 /// One record of the stored form, read from `r`.
-fn read_rec<'a>(r: &mut Reader<'a>) -> Option<(&'a str, Rec)> {
+pub(super) fn read_rec<'a>(r: &mut Reader<'a>) -> Option<(&'a str, Rec)> {
     let flags = r.take(1)?[0];
     if flags & 0b1100_0000 != 0 {
         return None;
@@ -206,6 +206,26 @@ fn read_rec<'a>(r: &mut Reader<'a>) -> Option<(&'a str, Rec)> {
         sha256,
     };
     Some((path, rec))
+}
+
+/// Appends one record of the stored form (the layout [`read_rec`] reads) to `out`.
+pub(super) fn write_rec(out: &mut Vec<u8>, path: &str, r: &Rec) {
+    let bit = |v: Option<u64>, b: u8| if v.is_some() { b } else { 0 };
+    let flags = bit(r.mtime, KNOWN_MTIME)
+        | bit(r.ctime, KNOWN_CTIME)
+        | bit(r.inode, KNOWN_INODE)
+        | if r.sha256.is_some() { HAS_SHA256 } else { 0 }
+        | r.shown.bits() << SHOWN_SHIFT;
+    out.push(flags);
+    for v in [Some(r.size), r.mtime, r.ctime, r.inode] {
+        out.extend_from_slice(&v.unwrap_or(0).to_le_bytes());
+    }
+    if let Some(d) = &r.sha256 {
+        out.extend_from_slice(&d.0);
+    }
+    // A logical path is far shorter than 4 GiB.
+    out.extend_from_slice(&(path.len() as u32).to_le_bytes());
+    out.extend_from_slice(path.as_bytes());
 }
 
 /// The parts of a stored snapshot: the time taken, the memo and the records.
@@ -237,23 +257,7 @@ impl<P: AsRef<str>> Snapshot<P> {
         out.extend_from_slice(&(memo.len() as u64).to_le_bytes());
         out.extend_from_slice(memo);
         for (path, r) in &self.files {
-            let bit = |v: Option<u64>, b: u8| if v.is_some() { b } else { 0 };
-            let flags = bit(r.mtime, KNOWN_MTIME)
-                | bit(r.ctime, KNOWN_CTIME)
-                | bit(r.inode, KNOWN_INODE)
-                | if r.sha256.is_some() { HAS_SHA256 } else { 0 }
-                | r.shown.bits() << SHOWN_SHIFT;
-            out.push(flags);
-            for v in [Some(r.size), r.mtime, r.ctime, r.inode] {
-                out.extend_from_slice(&v.unwrap_or(0).to_le_bytes());
-            }
-            if let Some(d) = &r.sha256 {
-                out.extend_from_slice(&d.0);
-            }
-            let path = path.as_ref().as_bytes();
-            // A logical path is far shorter than 4 GiB.
-            out.extend_from_slice(&(path.len() as u32).to_le_bytes());
-            out.extend_from_slice(path);
+            write_rec(&mut out, path.as_ref(), r);
         }
         out
     }

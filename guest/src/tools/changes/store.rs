@@ -9,6 +9,8 @@ use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
+use super::delta::{self, Chain, Delta};
+use super::snapshot::{memo_of, Snapshot};
 use crate::error::{ErrorCode, ToolError, ToolResult};
 use crate::rules::services::Services;
 
@@ -17,6 +19,42 @@ pub const KEEP: usize = 8;
 
 /// Snapshots kept in memory, newest last: (name, bytes).
 pub type Memory = Arc<Mutex<VecDeque<(String, Arc<Vec<u8>>)>>>;
+
+/// A snapshot read back from the store: whole, or a delta with its base.
+#[derive(Debug)]
+pub struct Stored {
+    name: String,
+    whole: Vec<u8>,
+    delta: Option<Vec<u8>>,
+}
+
+impl Stored {
+    /// Its records, read in place.
+    ///
+    /// # Errors
+    /// `INVALID_INPUT` (reason `token_expired`) when the bytes do not read as a snapshot.
+    pub fn snapshot(&self) -> ToolResult<Snapshot<&str>> {
+        let whole = Snapshot::decode(&self.whole);
+        let read = match &self.delta {
+            None => whole,
+            Some(d) => Delta::decode(d).zip(whole).map(|(d, w)| d.apply(w)),
+        };
+        read.ok_or_else(|| expired("is damaged"))
+    }
+
+    /// The walk's memo kept with it (the base's, for a delta).
+    pub fn memo(&self) -> &[u8] {
+        memo_of(&self.whole)
+    }
+
+    /// What it differs by from the whole snapshot it is stored against.
+    pub fn chain(&self) -> Chain {
+        match self.delta.as_deref().and_then(Delta::decode) {
+            Some(d) => Chain::from_delta(&d),
+            None => Chain::from_whole(&self.name),
+        }
+    }
+}
 
 /// The snapshots of one session.
 #[derive(Debug)]
@@ -70,9 +108,14 @@ impl<'a> Store<'a> {
                 let mut mem = self.memory.lock().map_err(|e| state_err("kept", e))?;
                 mem.retain(|(n, _)| *n != name);
                 mem.push_back((name.clone(), bytes));
-                while mem.len() > KEEP {
-                    mem.pop_front();
-                }
+                let newest = mem.iter().rev().take(KEEP);
+                let bases: Vec<String> = newest.filter_map(|(_, b)| delta::base_of(b)).collect();
+                let old = mem.len().saturating_sub(KEEP);
+                let mut at = 0;
+                mem.retain(|(n, _)| {
+                    at += 1;
+                    at > old || bases.contains(n)
+                });
             }
             Some(d) => {
                 let path = d.join(&name);
@@ -86,12 +129,49 @@ impl<'a> Store<'a> {
         Ok(name)
     }
 
-    /// The snapshot named `name`, checked against its name.
+    /// True when the snapshot `name` is kept (not checked against its name).
+    pub fn has(&self, name: &str) -> bool {
+        if !crate::fs::hash::is_sha256(name) {
+            return false;
+        }
+        match &self.dir {
+            None => self
+                .memory
+                .lock()
+                .is_ok_and(|m| m.iter().any(|(n, _)| n == name)),
+            Some(d) => d.join(name).is_file(),
+        }
+    }
+
+    /// The snapshot named `name`, checked against its name, with its base when it is a
+    /// delta (checked against the name the delta holds).
     ///
     /// # Errors
-    /// `INVALID_INPUT` (reason `token_expired`) when it is gone or altered; `IO_ERROR` when
-    /// the state directory cannot be read.
-    pub fn get(&self, name: &str) -> ToolResult<Vec<u8>> {
+    /// `INVALID_INPUT` (reason `token_expired`) when it or its base is gone or altered,
+    /// or the base is not a whole snapshot; `IO_ERROR` when the state directory cannot be
+    /// read.
+    pub fn load(&self, name: &str) -> ToolResult<Stored> {
+        let bytes = self.get(name)?;
+        let Some(base) = delta::base_of(&bytes) else {
+            return Ok(Stored {
+                name: name.to_string(),
+                whole: bytes,
+                delta: None,
+            });
+        };
+        let whole = self.get(&base)?;
+        if delta::base_of(&whole).is_some() {
+            return Err(expired("is damaged"));
+        }
+        Ok(Stored {
+            name: name.to_string(),
+            whole,
+            delta: Some(bytes),
+        })
+    }
+
+    /// The bytes of the snapshot named `name`, checked against its name.
+    fn get(&self, name: &str) -> ToolResult<Vec<u8>> {
         if !crate::fs::hash::is_sha256(name) {
             return Err(expired("is not one this host kept"));
         }
@@ -125,8 +205,17 @@ impl<'a> Store<'a> {
     }
 }
 
-/// Removes all but the newest [`KEEP`] snapshots (and stray temporary files) in `dir`.
-/// Best effort: a failure leaves more snapshots than needed, never fewer.
+/// The name of the base of the delta stored at `path`; `None` for a whole snapshot or a
+/// file that cannot be read.
+fn base_at(path: &Path) -> Option<String> {
+    use std::io::Read;
+    let mut head = [0u8; 40];
+    std::fs::File::open(path).ok()?.read_exact(&mut head).ok()?;
+    delta::base_of(&head)
+}
+
+/// Removes all but the newest [`KEEP`] snapshots and the bases of the deltas among them
+/// in `dir`. Best effort: a failure leaves more snapshots than needed, never fewer.
 fn prune(dir: &Path, newest: &str) {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
@@ -145,8 +234,17 @@ fn prune(dir: &Path, newest: &str) {
         return;
     }
     snaps.sort();
-    for (_, p) in &snaps[..=snaps.len() - KEEP] {
-        let _ = std::fs::remove_file(p);
+    let old = snaps.len() + 1 - KEEP;
+    let kept = snaps[old..].iter().map(|(_, p)| p.clone());
+    let bases: Vec<String> = kept
+        .chain([dir.join(newest)])
+        .filter_map(|p| base_at(&p))
+        .collect();
+    for (_, p) in &snaps[..old] {
+        let base = p.file_name().and_then(|n| n.to_str());
+        if !base.is_some_and(|n| bases.iter().any(|b| b == n)) {
+            let _ = std::fs::remove_file(p);
+        }
     }
 }
 

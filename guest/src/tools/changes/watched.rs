@@ -22,13 +22,20 @@
 //! - cannot be read;
 //!
 //! and when the watch cannot say where every change landed, the token's snapshot is not
-//! the one kept, or the tree would now pass the walk's entry limit.
+//! the one kept, the clock went back since it was taken, or the tree would now pass the
+//! walk's entry limit.
+//!
+//! The new snapshot is the kept one with the records of the directories walked again put
+//! in its place (in place when no path came or went), and is stored as a delta against
+//! the whole snapshot the kept one's chain started from ([`super::delta`]): a call that
+//! found a few changes writes a few records, not the tree.
 
 use std::cmp::Ordering;
 use std::sync::{Arc, Mutex};
 
+use super::delta::{self, Chain};
 use super::scan::{now_ns, records, shown, ScanStats, Seen, RACY_NS};
-use super::snapshot::{diff, memo_of, Rec, Shown, Snapshot};
+use super::snapshot::{diff, Rec, Shown, Snapshot};
 use super::store::Store;
 use super::tree::{DirInfo, Tree};
 use crate::api::Change;
@@ -50,10 +57,14 @@ pub struct Live {
     /// What the token binds besides the tool, root and policy (the path and the walk's
     /// options), as JSON.
     pub scope: String,
-    /// The stored form (records and the walk's memo).
-    pub bytes: Arc<Vec<u8>>,
-    /// The records as the stored form holds them (read once, not at every call).
+    /// The walk's memo stored with it (its base's, for a delta).
+    pub memo: Arc<Vec<u8>>,
+    /// Its records (read once, not at every call).
     pub snap: Snapshot<Arc<str>>,
+    /// What it differs by from the whole snapshot it is stored against.
+    pub chain: Chain,
+    /// The paths of its racily clean files (see [`racy`]).
+    pub racy: Vec<Arc<str>>,
     /// The directories its walk visited.
     pub tree: Tree,
     /// Calls answered from the watch's stamps since the session kept the snapshot of a
@@ -74,42 +85,71 @@ pub struct Outcome {
     pub bytes: u64,
 }
 
-/// Keeps `bytes` (stored as `name`, the records of `snap`) as the session's newest
-/// snapshot.
-pub fn keep<P: AsRef<str>>(
-    s: &Session,
-    (name, bytes, snap): (&str, Arc<Vec<u8>>, &Snapshot<P>),
-    scope: &str,
-    tree: Tree,
-) {
+/// A snapshot as the session keeps it: its name, records, memo and chain.
+#[derive(Debug)]
+pub struct Kept<'a, P> {
+    pub name: &'a str,
+    pub snap: &'a Snapshot<P>,
+    pub memo: Arc<Vec<u8>>,
+    pub chain: Chain,
+}
+
+/// Keeps `k` as the session's newest snapshot, taken by a walk that visited `tree` (the
+/// records are copied unless the session keeps that snapshot already).
+pub fn keep<P: AsRef<str>>(s: &Session, k: Kept<'_, P>, scope: &str, tree: Tree) {
+    let Ok(mut live) = s.changes_live.lock() else {
+        return;
+    };
+    if let Some(l) = live
+        .as_mut()
+        .filter(|l| l.name == k.name && l.scope == scope)
+    {
+        l.tree = tree;
+        #[cfg(test)]
+        {
+            l.answered = 0;
+        }
+        return;
+    }
     let snap = Snapshot {
-        taken: snap.taken,
-        files: snap
+        taken: k.snap.taken,
+        files: k
+            .snap
             .files
             .iter()
             .map(|(p, r)| (Arc::from(p.as_ref()), *r))
             .collect(),
     };
-    if let Ok(mut live) = s.changes_live.lock() {
-        *live = Some(Live {
-            name: name.to_string(),
-            scope: scope.to_string(),
-            bytes,
-            snap,
-            tree,
-            #[cfg(test)]
-            answered: 0,
-        });
-    }
+    *live = Some(Live {
+        name: k.name.to_string(),
+        scope: scope.to_string(),
+        memo: k.memo,
+        racy: racy(&snap),
+        snap,
+        chain: k.chain,
+        tree,
+        #[cfg(test)]
+        answered: 0,
+    });
 }
 
-/// The stored form of the snapshot `name` when it is the session's newest (no read of the
-/// store needed).
-pub fn kept_bytes(s: &Session, name: &str) -> Option<Arc<Vec<u8>>> {
+/// A copy of the session's newest snapshot.
+#[derive(Debug)]
+pub struct Held {
+    pub snap: Snapshot<Arc<str>>,
+    pub memo: Arc<Vec<u8>>,
+    pub chain: Chain,
+}
+
+/// The records, memo and chain of the snapshot `name` when it is the session's newest (no
+/// read of the store needed).
+pub fn kept(s: &Session, name: &str) -> Option<Held> {
     let live = s.changes_live.lock().ok()?;
-    live.as_ref()
-        .filter(|l| l.name == name)
-        .map(|l| l.bytes.clone())
+    live.as_ref().filter(|l| l.name == name).map(|l| Held {
+        snap: l.snap.clone(),
+        memo: l.memo.clone(),
+        chain: l.chain.clone(),
+    })
 }
 
 /// What changed below `start` (the directory `scope` binds) since the token naming the
@@ -150,19 +190,22 @@ pub fn since(
     // Files hashed within the timestamp step of the snapshot ("racily clean"): a whole
     // scan reads them again whatever changed, and so does this call (what it reads must
     // not depend on what the stamps say of hidden entries).
-    let racy = live.snap.files.iter().filter_map(|(p, r)| {
-        let racy = r
-            .mtime
-            .is_none_or(|m| m.saturating_add(RACY_NS) >= live.snap.taken);
-        (r.shown == Shown::Content && racy).then(|| p.rfind('/').map_or("", |i| &p[..i]))
-    });
+    let taken = now_ns();
+    if taken < live.snap.taken {
+        // The clock went back: files the snapshot's time left behind may be racy again.
+        return Ok(None);
+    }
+    let racy_dirs = live
+        .racy
+        .iter()
+        .map(|p| p.rfind('/').map_or("", |i| &p[..i]));
     // The stamped directories the walk visited (the others it never lists), those holding
     // a file with other names, and those holding a racily clean file, in order.
     let mut dirs: Vec<String> = stamped
         .into_iter()
         .filter(|d| live.tree.get(d).is_some())
         .chain(live.tree.linked().map(str::to_string))
-        .chain(racy.map(str::to_string))
+        .chain(racy_dirs.map(str::to_string))
         .collect();
     dirs.sort_unstable();
     dirs.dedup();
@@ -178,12 +221,16 @@ pub fn since(
             bytes: 0,
         }));
     }
-    let held = live.bytes.clone();
+    let held = live.memo.clone();
     let old = &live.snap;
-    let taken = now_ns();
-    let memo = memo_of(&held);
+    let memo = held.as_slice();
     let binding = walk_memo::binding(&s.policy, opts.include_hidden, opts.respect_ignore);
-    let mut walk_memo = WalkMemo::new(&binding, Some(memo));
+    // The memo's verdicts for the directories walked again (the others are read past).
+    let wanted = |p: &[u8]| {
+        dirs.binary_search_by(|d| bytes::cmp(d.as_bytes(), p))
+            .is_ok()
+    };
+    let mut walk_memo = WalkMemo::new_for(&binding, Some(memo), wanted);
     let one_level = WalkOptions {
         max_depth: 1,
         ..opts.clone()
@@ -252,15 +299,21 @@ pub fn since(
         // Nothing visible moved: the token's snapshot still holds.
         from.to_string()
     } else {
-        let merged = Snapshot {
+        let moved: Vec<(Arc<str>, Option<Rec>)> = delta::between(&before.files, &now.files)
+            .into_iter()
+            .map(|(p, r)| (Arc::from(p), r))
+            .collect();
+        let files = std::mem::take(&mut live.snap.files);
+        live.snap = Snapshot {
             taken,
-            files: merge(&old.files, &gone, now.files),
+            files: update(files, &moved),
         };
-        let bytes = Arc::new(merged.encode(memo));
-        let to = store.put(bytes.clone())?;
+        live.chain.add(moved);
+        let to = live.chain.store(store, &live.snap, memo)?;
         live.name = to.clone();
-        live.bytes = bytes;
-        live.snap = merged;
+        // Every racily clean file was in a directory walked again: those of the new
+        // snapshot are among the records just taken.
+        live.racy = racy(&now);
         to
     };
     for (d, info) in dirs.iter().zip(infos) {
@@ -276,6 +329,21 @@ pub fn since(
         hashed: stats.hashed,
         bytes: stats.bytes,
     }))
+}
+
+/// The paths of the files of `snap` a scan would read again as racily clean: hashed, with
+/// a modification time unknown or within [`RACY_NS`] of the snapshot's time.
+pub fn racy<P: AsRef<str>>(snap: &Snapshot<P>) -> Vec<Arc<str>> {
+    let racy = |r: &Rec| {
+        r.shown == Shown::Content
+            && r.mtime
+                .is_none_or(|m| m.saturating_add(RACY_NS) >= snap.taken)
+    };
+    snap.files
+        .iter()
+        .filter(|(_, r)| racy(r))
+        .map(|(p, _)| Arc::from(p.as_ref()))
+        .collect()
 }
 
 /// The indices of the records of `files` (in path order) directly in the directory `dir`.
@@ -301,28 +369,28 @@ fn direct(files: &[(Arc<str>, Rec)], dir: &str) -> Vec<usize> {
         .collect()
 }
 
-/// The records of `old` but those at the indices `gone` (in order), with `new` (in path
-/// order, none at a path `old` keeps) put in their places.
-fn merge(old: &[(Arc<str>, Rec)], gone: &[usize], new: Vec<(String, Rec)>) -> Vec<(Arc<str>, Rec)> {
-    let mut out = Vec::with_capacity((old.len() + new.len()).saturating_sub(gone.len()));
-    // Where each new record goes: before the first earlier path above it.
-    let mut at = new
-        .into_iter()
-        .map(|(p, r)| {
-            let i = old
-                .partition_point(|(q, _)| bytes::cmp(q.as_bytes(), p.as_bytes()) == Ordering::Less);
-            (i, (Arc::from(p), r))
-        })
-        .peekable();
-    let mut gone = gone.iter().peekable();
-    for (i, rec) in old.iter().enumerate() {
-        while let Some((_, r)) = at.next_if(|(j, _)| *j <= i) {
-            out.push(r);
+/// The records of `files` (in path order) with `moved` put in (see [`delta::apply`]); in
+/// place when every entry replaces a record at a path `files` holds (no copy of the rest).
+fn update(
+    mut files: Vec<(Arc<str>, Rec)>,
+    moved: &[(Arc<str>, Option<Rec>)],
+) -> Vec<(Arc<str>, Rec)> {
+    let at = |p: &str, files: &[(Arc<str>, Rec)]| {
+        files
+            .binary_search_by(|(q, _)| bytes::cmp(q.as_bytes(), p.as_bytes()))
+            .ok()
+    };
+    let places: Option<Vec<(usize, Rec)>> = moved
+        .iter()
+        .map(|(p, r)| Some((at(p, &files)?, (*r)?)))
+        .collect();
+    match places {
+        Some(places) => {
+            for (i, r) in places {
+                files[i].1 = r;
+            }
+            files
         }
-        if gone.next_if(|&&g| g == i).is_none() {
-            out.push(rec.clone());
-        }
+        None => delta::apply(files, moved.iter().cloned()),
     }
-    out.extend(at.map(|(_, r)| r));
-    out
 }

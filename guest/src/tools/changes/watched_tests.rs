@@ -20,7 +20,7 @@ use crate::tests::index::Listings;
 /// directories each count stamped; with listings that carry each entry's metadata, as a
 /// host with a watch lists.
 #[derive(Debug)]
-struct Stamps {
+pub(super) struct Stamps {
     listings: Listings,
     log: Mutex<Log>,
 }
@@ -30,7 +30,7 @@ struct Stamps {
 type Log = (u64, Vec<(u64, String)>, u64);
 
 impl Stamps {
-    fn new(root: &Path) -> Arc<Stamps> {
+    pub(super) fn new(root: &Path) -> Arc<Stamps> {
         Arc::new(Stamps {
             listings: Listings {
                 root: root.to_path_buf(),
@@ -41,7 +41,7 @@ impl Stamps {
     }
 
     /// A change that stamped `dirs` (`None`: everything).
-    fn stamp(&self, dirs: Option<&[&str]>) {
+    pub(super) fn stamp(&self, dirs: Option<&[&str]>) {
         let mut log = self.log.lock().unwrap();
         log.0 += 1;
         let n = log.0;
@@ -77,7 +77,7 @@ impl crate::rules::services::Services for Stamps {
     }
 }
 
-fn session(root: &Path, state: &Path, watch: Option<Arc<Stamps>>) -> Session {
+pub(super) fn session(root: &Path, state: &Path, watch: Option<Arc<Stamps>>) -> Session {
     let mut fs = Fs::open(root).unwrap();
     if let Some(w) = watch {
         fs = fs.with_services(w);
@@ -87,7 +87,7 @@ fn session(root: &Path, state: &Path, watch: Option<Arc<Stamps>>) -> Session {
     s
 }
 
-fn call(s: &Session, token: &mut Option<String>) -> Vec<Change> {
+pub(super) fn call(s: &Session, token: &mut Option<String>) -> Vec<Change> {
     call_with(s, token, ChangesSinceArgs::default()).changes
 }
 
@@ -110,7 +110,7 @@ fn call_with(
     r
 }
 
-fn answered(s: &Session) -> u32 {
+pub(super) fn answered(s: &Session) -> u32 {
     s.changes_live
         .lock()
         .unwrap()
@@ -119,7 +119,7 @@ fn answered(s: &Session) -> u32 {
 }
 
 /// Sets a file's modification time an hour back, so that it is not racily clean.
-fn age(root: &Path, path: &str) {
+pub(super) fn age(root: &Path, path: &str) {
     let f = fs::File::options()
         .write(true)
         .open(root.join(path))
@@ -128,7 +128,7 @@ fn age(root: &Path, path: &str) {
         .unwrap();
 }
 
-fn write(root: &Path, path: &str, text: &str) {
+pub(super) fn write(root: &Path, path: &str, text: &str) {
     let p = root.join(path);
     fs::create_dir_all(p.parent().unwrap()).unwrap();
     fs::write(p, text).unwrap();
@@ -456,4 +456,31 @@ fn a_racily_clean_file_is_read_again_wherever_the_stamps_fall() {
     assert_eq!(x.changes, y.changes);
     assert_eq!(x.rehashed, y.rehashed, "the same files read again");
     assert_eq!(y.rehashed, 1, "positive control: the probe is racily clean");
+}
+
+/// The same for a file a whole scan found racily clean: the next call, answered from the
+/// stamps, reads it again though no stamp fell in its directory.
+#[test]
+fn a_racily_clean_file_a_whole_scan_took_is_read_again_by_the_stamps() {
+    let t = tempfile::tempdir().unwrap();
+    let root = t.path().join("repo");
+    write(&root, "d/fresh.txt", "fresh\n");
+    write(&root, ".cache/keep", "hidden\n");
+    let watch = Stamps::new(&root);
+    let on = session(&root, &t.path().join("on"), Some(watch.clone()));
+    let off = session(&root, &t.path().join("off"), None);
+    let (mut a, mut b) = (None, None);
+    call(&on, &mut a);
+    call(&off, &mut b);
+    write(&root, ".cache/keep", "hidden, changed\n");
+    watch.stamp(Some(&[".cache"]));
+    let args = ChangesSinceArgs::default;
+    let (x, y) = (
+        call_with(&on, &mut a, args()),
+        call_with(&off, &mut b, args()),
+    );
+    assert_eq!(answered(&on), 1, "answered from the stamps");
+    assert_eq!(x.changes, y.changes);
+    assert_eq!(x.rehashed, y.rehashed, "the same files read again");
+    assert_eq!(y.rehashed, 1, "positive control: the file is racily clean");
 }
