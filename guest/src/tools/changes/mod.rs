@@ -121,10 +121,15 @@ pub fn changes_since(
     };
     // The watch's count, read before any look at the tree: when it is the token's, nothing
     // below the repository changed since the token's snapshot was taken.
+    // (A file of that snapshot that is racily clean is read again all the same, as a whole
+    // scan reads it.)
     let changes_now = s.fs.services().tree_changes();
-    let unchanged = from
-        .as_ref()
-        .is_some_and(|t| changes_now.is_some() && t.changes == changes_now);
+    let unchanged = match &from {
+        Some(t) if changes_now.is_some() && t.changes == changes_now => {
+            settled(s, &store, &t.snap)?
+        }
+        _ => false,
+    };
     // The token's count, when the watch still counts exactly.
     let since = from
         .as_ref()
@@ -269,6 +274,19 @@ pub fn changes_since(
         next_cursor,
         summary,
     })
+}
+
+/// Whether no file of the snapshot `name` is racily clean (see [`watched::racy`]), as the
+/// session's copy or the store holds it.
+///
+/// # Errors
+/// `INVALID_INPUT` (reason `token_expired`) when the store no longer holds it.
+fn settled(s: &Session, store: &Store<'_>, name: &str) -> ToolResult<bool> {
+    if let Some(settled) = watched::settled(s, name) {
+        return Ok(settled);
+    }
+    let stored = store.load(name)?;
+    Ok(watched::racy(&stored.snapshot()?).is_empty())
 }
 
 /// What a scan of the whole tree found besides the new snapshot's name.

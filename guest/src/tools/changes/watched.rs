@@ -133,6 +133,14 @@ pub fn keep<P: AsRef<str>>(s: &Session, k: Kept<'_, P>, scope: &str, tree: Tree)
     });
 }
 
+/// Whether no file of the snapshot `name` is racily clean, when it is the session's newest.
+pub fn settled(s: &Session, name: &str) -> Option<bool> {
+    let live = s.changes_live.lock().ok()?;
+    live.as_ref()
+        .filter(|l| l.name == name)
+        .map(|l| l.racy.is_empty())
+}
+
 /// A copy of the session's newest snapshot.
 #[derive(Debug)]
 pub struct Held {
@@ -304,13 +312,24 @@ pub fn since(
             .map(|(p, r)| (Arc::from(p), r))
             .collect();
         let files = std::mem::take(&mut live.snap.files);
-        live.snap = Snapshot {
+        let snap = Snapshot {
             taken,
             files: update(files, &moved),
         };
-        live.chain.add(moved);
-        let to = live.chain.store(store, &live.snap, memo)?;
+        let mut chain = std::mem::take(&mut live.chain);
+        chain.add(moved);
+        let to = match chain.store(store, &snap, memo) {
+            Ok(to) => to,
+            Err(e) => {
+                // What the session kept is no longer the token's snapshot: the next call
+                // reads that back from the store.
+                *guard = None;
+                return Err(e);
+            }
+        };
         live.name = to.clone();
+        live.snap = snap;
+        live.chain = chain;
         // Every racily clean file was in a directory walked again: those of the new
         // snapshot are among the records just taken.
         live.racy = racy(&now);
