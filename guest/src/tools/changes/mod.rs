@@ -335,7 +335,7 @@ fn rescan(
         ),
         (None, None) => Default::default(),
     };
-    let (new, stats) = scan::scan(
+    let (new, mut stats) = scan::scan(
         s,
         start,
         opts,
@@ -348,44 +348,36 @@ fn rescan(
         hashed,
         bytes,
     };
-    let (Some(old), Some(name)) = (old, from) else {
-        let mut chain = delta::Chain::default();
-        let memo = std::sync::Arc::new(stats.memo.clone());
-        let to = chain.store(store, &new, &memo)?;
-        let k = watched::Kept {
-            name: &to,
-            snap: &new,
-            memo,
-            chain,
-        };
-        watched::keep(s, k, scope_key, stats.tree);
-        return Ok((to, found(None)));
-    };
     // Nothing visible moved and nothing was racy: the old snapshot still holds (and the
     // same token comes back).
-    if stats.hashed == 0 && stats.same_as_old {
-        let k = watched::Kept {
-            name,
-            snap: &old,
-            memo,
-            chain,
-        };
-        watched::keep(s, k, scope_key, stats.tree);
-        return Ok((name.to_string(), found(Some(Vec::new()))));
+    if let (Some(old), Some(name)) = (&old, from) {
+        if stats.hashed == 0 && stats.same_as_old {
+            let k = watched::Kept {
+                name,
+                snap: old,
+                memo,
+                chain,
+            };
+            watched::keep(s, k, scope_key, stats.tree);
+            return Ok((name.to_string(), found(Some(Vec::new()))));
+        }
     }
     // A delta against the old snapshot's base when the walk's memo is the base's (a
-    // delta keeps its base's), whole otherwise.
-    let mut chain = chain;
-    let memo = if *memo == stats.memo {
-        let moved = delta::between(&old.files, &new.files);
-        chain.add(moved.into_iter().map(|(p, r)| (std::sync::Arc::from(p), r)));
-        memo
-    } else {
-        chain = delta::Chain::default();
-        std::sync::Arc::new(stats.memo.clone())
+    // delta keeps its base's), whole otherwise (and a new chain starts).
+    let (mut chain, memo) = match &old {
+        Some(old) if *memo == stats.memo => {
+            let mut chain = chain;
+            let moved = delta::between(&old.files, &new.files);
+            chain.add(moved.into_iter().map(|(p, r)| (std::sync::Arc::from(p), r)));
+            (chain, memo)
+        }
+        _ => (
+            delta::Chain::default(),
+            std::sync::Arc::new(std::mem::take(&mut stats.memo)),
+        ),
     };
     let to = chain.store(store, &new, &memo)?;
-    let changes = snapshot::diff(&old, &new);
+    let changes = old.as_ref().map(|old| snapshot::diff(old, &new));
     let k = watched::Kept {
         name: &to,
         snap: &new,
@@ -393,7 +385,7 @@ fn rescan(
         chain,
     };
     watched::keep(s, k, scope_key, stats.tree);
-    Ok((to, found(Some(changes))))
+    Ok((to, found(changes)))
 }
 
 #[cfg(test)]

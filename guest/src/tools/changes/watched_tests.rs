@@ -134,6 +134,43 @@ pub(super) fn write(root: &Path, path: &str, text: &str) {
     fs::write(p, text).unwrap();
 }
 
+/// A session with the simulated watch (`on`) and one without (`off`) over the same tree,
+/// each with its first token (`a`, `b`).
+pub(super) struct Pair {
+    pub watch: Arc<Stamps>,
+    pub on: Session,
+    pub off: Session,
+    pub a: Option<String>,
+    pub b: Option<String>,
+}
+
+impl Pair {
+    /// The pair over `root`, their state directories in `dir`.
+    pub(super) fn new(dir: &Path, root: &Path) -> Pair {
+        let watch = Stamps::new(root);
+        let on = session(root, &dir.join("on"), Some(watch.clone()));
+        let off = session(root, &dir.join("off"), None);
+        let (mut a, mut b) = (None, None);
+        assert_eq!(call(&on, &mut a), call(&off, &mut b));
+        Pair {
+            watch,
+            on,
+            off,
+            a,
+            b,
+        }
+    }
+
+    /// The next call of each, with its last token.
+    pub(super) fn next(&mut self) -> (ChangesSinceResult, ChangesSinceResult) {
+        let args = ChangesSinceArgs::default;
+        (
+            call_with(&self.on, &mut self.a, args()),
+            call_with(&self.off, &mut self.b, args()),
+        )
+    }
+}
+
 #[test]
 fn stamped_directories_answer_what_a_whole_scan_does_and_the_rest_falls_back_to_one() {
     let t = tempfile::tempdir().unwrap();
@@ -436,23 +473,15 @@ fn a_racily_clean_file_is_read_again_wherever_the_stamps_fall() {
     write(&root, "d/old.txt", "old\n");
     write(&root, ".cache/keep", "hidden\n");
     age(&root, "d/old.txt");
-    let watch = Stamps::new(&root);
-    let on = session(&root, &t.path().join("on"), Some(watch.clone()));
-    let off = session(&root, &t.path().join("off"), None);
-    let (mut a, mut b) = (None, None);
-    call(&on, &mut a);
-    call(&off, &mut b);
+    let mut p = Pair::new(t.path(), &root);
     write(&root, "d/probe.txt", "probe\n");
-    watch.stamp(Some(&["d"]));
-    assert_eq!(call(&on, &mut a), call(&off, &mut b));
+    p.watch.stamp(Some(&["d"]));
+    let (x, y) = p.next();
+    assert_eq!(x.changes, y.changes);
     // A hidden change only: the probe is still within the step of the last snapshot.
     write(&root, ".cache/keep", "hidden, changed\n");
-    watch.stamp(Some(&[".cache"]));
-    let args = ChangesSinceArgs::default;
-    let (x, y) = (
-        call_with(&on, &mut a, args()),
-        call_with(&off, &mut b, args()),
-    );
+    p.watch.stamp(Some(&[".cache"]));
+    let (x, y) = p.next();
     assert_eq!(x.changes, y.changes);
     assert_eq!(x.rehashed, y.rehashed, "the same files read again");
     assert_eq!(y.rehashed, 1, "positive control: the probe is racily clean");
@@ -466,20 +495,11 @@ fn a_racily_clean_file_a_whole_scan_took_is_read_again_by_the_stamps() {
     let root = t.path().join("repo");
     write(&root, "d/fresh.txt", "fresh\n");
     write(&root, ".cache/keep", "hidden\n");
-    let watch = Stamps::new(&root);
-    let on = session(&root, &t.path().join("on"), Some(watch.clone()));
-    let off = session(&root, &t.path().join("off"), None);
-    let (mut a, mut b) = (None, None);
-    call(&on, &mut a);
-    call(&off, &mut b);
+    let mut p = Pair::new(t.path(), &root);
     write(&root, ".cache/keep", "hidden, changed\n");
-    watch.stamp(Some(&[".cache"]));
-    let args = ChangesSinceArgs::default;
-    let (x, y) = (
-        call_with(&on, &mut a, args()),
-        call_with(&off, &mut b, args()),
-    );
-    assert_eq!(answered(&on), 1, "answered from the stamps");
+    p.watch.stamp(Some(&[".cache"]));
+    let (x, y) = p.next();
+    assert_eq!(answered(&p.on), 1, "answered from the stamps");
     assert_eq!(x.changes, y.changes);
     assert_eq!(x.rehashed, y.rehashed, "the same files read again");
     assert_eq!(y.rehashed, 1, "positive control: the file is racily clean");
@@ -499,23 +519,14 @@ fn a_file_racily_clean_for_good_is_read_again_though_the_watch_saw_nothing() {
         .open(root.join("d/ahead.txt"))
         .and_then(|f| f.set_modified(ahead))
         .unwrap();
-    let watch = Stamps::new(&root);
-    let on = session(&root, &t.path().join("on"), Some(watch.clone()));
-    let off = session(&root, &t.path().join("off"), None);
-    let (mut a, mut b) = (None, None);
-    call(&on, &mut a);
-    call(&off, &mut b);
+    let mut p = Pair::new(t.path(), &root);
     for _ in 0..2 {
-        let (before_a, before_b) = (a.clone(), b.clone());
-        let args = ChangesSinceArgs::default;
-        let (x, y) = (
-            call_with(&on, &mut a, args()),
-            call_with(&off, &mut b, args()),
-        );
+        let (before_a, before_b) = (p.a.clone(), p.b.clone());
+        let (x, y) = p.next();
         assert_eq!(x.changes, y.changes);
         assert_eq!(x.rehashed, y.rehashed, "the same files read again");
         assert_eq!(y.rehashed, 1, "positive control: the file is racily clean");
-        assert_eq!(a != before_a, b != before_b, "a new token alike");
+        assert_eq!(p.a != before_a, p.b != before_b, "a new token alike");
     }
 }
 
@@ -530,31 +541,29 @@ fn a_snapshot_that_cannot_be_stored_loses_no_change() {
         write(&root, &p, "one\n");
         age(&root, &p);
     }
-    let watch = Stamps::new(&root);
-    let state = t.path().join("on");
-    let on = session(&root, &state, Some(watch.clone()));
-    let off = session(&root, &t.path().join("off"), None);
-    let (mut a, mut b) = (None, None);
-    call(&on, &mut a);
-    call(&off, &mut b);
+    let mut p = Pair::new(t.path(), &root);
     write(&root, "d/f03.txt", "two\n");
-    watch.stamp(Some(&["d"]));
+    p.watch.stamp(Some(&["d"]));
     // The store's directory replaced by a file: nothing can be written there.
+    let state = t.path().join("on");
     let changes = state.join("changes");
     fs::rename(&changes, state.join("away")).unwrap();
     fs::write(&changes, "not a directory").unwrap();
     let args = ChangesSinceArgs {
-        token: a.clone(),
+        token: p.a.clone(),
         ..Default::default()
     };
-    let e = changes_since(&on, &mut CallLog::default(), &args).unwrap_err();
+    let e = changes_since(&p.on, &mut CallLog::default(), &args).unwrap_err();
     assert_eq!(e.code, crate::error::ErrorCode::IoError, "{}", e.message);
     fs::remove_file(&changes).unwrap();
     fs::rename(state.join("away"), &changes).unwrap();
-    let got = call(&on, &mut a);
-    assert_eq!(got, call(&off, &mut b));
+    let (x, y) = p.next();
+    assert_eq!(x.changes, y.changes);
     assert_eq!(
-        got.iter().map(|c| c.path.as_str()).collect::<Vec<_>>(),
+        x.changes
+            .iter()
+            .map(|c| c.path.as_str())
+            .collect::<Vec<_>>(),
         ["d/f03.txt"]
     );
 }
