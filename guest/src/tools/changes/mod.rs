@@ -125,7 +125,7 @@ pub fn changes_since(
     // scan reads it.)
     let changes_now = s.fs.services().tree_changes();
     let unchanged = match &from {
-        Some(t) if changes_now.is_some() && t.changes == changes_now => {
+        Some(t) if a.cursor.is_none() && changes_now.is_some() && t.changes == changes_now => {
             settled(s, &store, &t.snap)?
         }
         _ => false,
@@ -280,7 +280,8 @@ pub fn changes_since(
 /// session's copy or the store holds it.
 ///
 /// # Errors
-/// `INVALID_INPUT` (reason `token_expired`) when the store no longer holds it.
+/// `INVALID_INPUT` (reason `token_expired`) when the store no longer holds it or it was
+/// altered; `IO_ERROR` when the state directory cannot be read.
 fn settled(s: &Session, store: &Store<'_>, name: &str) -> ToolResult<bool> {
     if let Some(settled) = watched::settled(s, name) {
         return Ok(settled);
