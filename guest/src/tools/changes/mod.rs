@@ -355,6 +355,7 @@ fn rescan(
         if stats.hashed == 0 && stats.same_as_old {
             let k = watched::Kept {
                 name,
+                replaces: None,
                 snap: old,
                 memo,
                 chain,
@@ -381,6 +382,7 @@ fn rescan(
     let changes = old.as_ref().map(|old| snapshot::diff(old, &new));
     let k = watched::Kept {
         name: &to,
+        replaces: from,
         snap: &new,
         memo,
         chain,

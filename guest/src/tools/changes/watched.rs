@@ -2,10 +2,10 @@
 //! listed again, the rest of the snapshot is carried over.
 //!
 //! The session keeps its newest snapshot in memory ([`Live`]) with the directories its
-//! walk visited ([`Tree`]). A call whose token names that snapshot asks the watch which
-//! directories a change touched since the token's count (`host-fs.tree-changed-dirs`: an
-//! entry made, removed, renamed, written or changed in its metadata stamps the directory
-//! holding it). A directory no stamp touched lists as it did, with the same metadata for
+//! walk visited ([`Tree`]), and the newest of one other chain of tokens ([`KEPT`]). A call
+//! whose token names a kept snapshot asks the watch which directories a change touched
+//! since the token's count (`host-fs.tree-changed-dirs`: an entry made, removed, renamed,
+//! written or changed in its metadata stamps the directory holding it). A directory no stamp touched lists as it did, with the same metadata for
 //! every entry, so its records in the snapshot still hold. Each stamped directory the walk
 //! had visited is walked again, one level deep, with the walk's own rules; its files are
 //! looked at and hashed as a scan would ([`super::scan::records`]). So is every directory
@@ -46,10 +46,15 @@ use crate::rules::walk_memo::{self, WalkMemo};
 use crate::text::bytes;
 use crate::tools::session::Session;
 
-/// A session's newest snapshot, when it has one.
-pub type Shared = Arc<Mutex<Option<Live>>>;
+/// The snapshots a session keeps, the one used last at the end.
+pub type Shared = Arc<Mutex<Vec<Live>>>;
 
-/// The newest snapshot a session stored, as it stored it.
+/// How many snapshots a session keeps: the newest of two chains of tokens, as an agent's
+/// own calls and, in the MCP server's session, the watch of its resource subscriptions
+/// make (each call of one chain would otherwise push out the other's).
+pub const KEPT: usize = 2;
+
+/// A snapshot a session stored, as it stored it.
 #[derive(Debug)]
 pub struct Live {
     /// Its name in the store.
@@ -85,32 +90,38 @@ pub struct Outcome {
     pub bytes: u64,
 }
 
-/// A snapshot as the session keeps it: its name, records, memo and chain.
+/// A snapshot as the session keeps it: its name, records, memo and chain, and the name of
+/// the kept snapshot it was taken against (which it takes the place of).
 #[derive(Debug)]
 pub struct Kept<'a, P> {
     pub name: &'a str,
+    pub replaces: Option<&'a str>,
     pub snap: &'a Snapshot<P>,
     pub memo: Arc<Vec<u8>>,
     pub chain: Chain,
 }
 
-/// Keeps `k` as the session's newest snapshot, taken by a walk that visited `tree` (the
+/// Keeps `k` as the session's newest snapshot (in place of the one it was taken against,
+/// and of the oldest kept beyond [`KEPT`]), taken by a walk that visited `tree` (the
 /// records are copied unless the session keeps that snapshot already).
 pub fn keep<P: AsRef<str>>(s: &Session, k: Kept<'_, P>, scope: &str, tree: Tree) {
-    let Ok(mut live) = s.changes_live.lock() else {
+    let Ok(mut lives) = s.changes_live.lock() else {
         return;
     };
-    if let Some(l) = live
-        .as_mut()
-        .filter(|l| l.name == k.name && l.scope == scope)
+    if let Some(i) = lives
+        .iter()
+        .position(|l| l.name == k.name && l.scope == scope)
     {
+        let mut l = lives.remove(i);
         l.tree = tree;
         #[cfg(test)]
         {
             l.answered = 0;
         }
+        lives.push(l);
         return;
     }
+    lives.retain(|l| Some(l.name.as_str()) != k.replaces || l.scope != scope);
     let snap = Snapshot {
         taken: k.snap.taken,
         files: k
@@ -120,7 +131,7 @@ pub fn keep<P: AsRef<str>>(s: &Session, k: Kept<'_, P>, scope: &str, tree: Tree)
             .map(|(p, r)| (Arc::from(p.as_ref()), *r))
             .collect(),
     };
-    *live = Some(Live {
+    lives.push(Live {
         name: k.name.to_string(),
         scope: scope.to_string(),
         memo: k.memo,
@@ -131,17 +142,23 @@ pub fn keep<P: AsRef<str>>(s: &Session, k: Kept<'_, P>, scope: &str, tree: Tree)
         #[cfg(test)]
         answered: 0,
     });
+    if lives.len() > KEPT {
+        lives.remove(0);
+    }
+}
+
+/// The kept snapshot named `name`.
+fn find<'a>(lives: &'a [Live], name: &str) -> Option<&'a Live> {
+    lives.iter().find(|l| l.name == name)
 }
 
 /// Whether no file of the snapshot `name` is racily clean, when it is the session's newest.
 pub fn settled(s: &Session, name: &str) -> Option<bool> {
-    let live = s.changes_live.lock().ok()?;
-    live.as_ref()
-        .filter(|l| l.name == name)
-        .map(|l| l.racy.is_empty())
+    let lives = s.changes_live.lock().ok()?;
+    find(&lives, name).map(|l| l.racy.is_empty())
 }
 
-/// A copy of the session's newest snapshot.
+/// A copy of a snapshot the session keeps.
 #[derive(Debug)]
 pub struct Held {
     pub snap: Snapshot<Arc<str>>,
@@ -152,8 +169,8 @@ pub struct Held {
 /// The records, memo and chain of the snapshot `name` when it is the session's newest (no
 /// read of the store needed).
 pub fn kept(s: &Session, name: &str) -> Option<Held> {
-    let live = s.changes_live.lock().ok()?;
-    live.as_ref().filter(|l| l.name == name).map(|l| Held {
+    let lives = s.changes_live.lock().ok()?;
+    find(&lives, name).map(|l| Held {
         snap: l.snap.clone(),
         memo: l.memo.clone(),
         chain: l.chain.clone(),
@@ -175,15 +192,36 @@ pub fn since(
     start: &LogicalPath,
     opts: &WalkOptions,
 ) -> ToolResult<Option<Outcome>> {
-    let Ok(mut guard) = s.changes_live.lock() else {
+    let Ok(mut lives) = s.changes_live.lock() else {
         return Ok(None);
     };
-    let Some(live) = guard
-        .as_mut()
-        .filter(|l| l.name == from && l.scope == scope && !l.tree.fragile)
+    let Some(i) = lives
+        .iter()
+        .position(|l| l.name == from && l.scope == scope && !l.tree.fragile)
     else {
         return Ok(None);
     };
+    let mut live = lives.remove(i);
+    let out = walk_stamped(s, store, &mut live, (from, since), start, opts);
+    // A snapshot that could not be stored leaves the session holding nothing of this
+    // call: its copy is no longer the token's snapshot, and the next call reads that back
+    // from the store.
+    if out.is_ok() {
+        lives.push(live);
+    }
+    out
+}
+
+/// [`since`] for the kept snapshot `live`, which it updates (and leaves in an unknown
+/// state when it fails).
+fn walk_stamped(
+    s: &Session,
+    store: &Store<'_>,
+    live: &mut Live,
+    (from, since): (&str, u64),
+    start: &LogicalPath,
+    opts: &WalkOptions,
+) -> ToolResult<Option<Outcome>> {
     let Some(stamped) = s.fs.services().tree_changed_dirs(since, start) else {
         return Ok(None);
     };
@@ -318,15 +356,7 @@ pub fn since(
         };
         let mut chain = std::mem::take(&mut live.chain);
         chain.add(moved);
-        let to = match chain.store(store, &snap, memo) {
-            Ok(to) => to,
-            Err(e) => {
-                // What the session kept is no longer the token's snapshot: the next call
-                // reads that back from the store.
-                *guard = None;
-                return Err(e);
-            }
-        };
+        let to = chain.store(store, &snap, memo)?;
         live.name = to.clone();
         live.snap = snap;
         live.chain = chain;

@@ -110,12 +110,14 @@ fn call_with(
     r
 }
 
+/// Calls answered from the stamps since each kept snapshot was kept by a whole walk, summed.
 pub(super) fn answered(s: &Session) -> u32 {
     s.changes_live
         .lock()
         .unwrap()
-        .as_ref()
-        .map_or(0, |l| l.answered)
+        .iter()
+        .map(|l| l.answered)
+        .sum()
 }
 
 /// Sets a file's modification time an hour back, so that it is not racily clean.
@@ -566,4 +568,30 @@ fn a_snapshot_that_cannot_be_stored_loses_no_change() {
             .collect::<Vec<_>>(),
         ["d/f03.txt"]
     );
+}
+
+/// Two chains of tokens in one session (an agent's own, and in the MCP server's session the
+/// watch of its resource subscriptions) keep a snapshot each: a call of either chain is
+/// answered from the stamps, not pushed back to a whole scan by the other's calls.
+#[test]
+fn two_chains_of_tokens_are_both_answered_from_the_stamps() {
+    let t = tempfile::tempdir().unwrap();
+    let root = t.path().join("repo");
+    for f in ["d/x.txt", "e/y.txt"] {
+        write(&root, f, "one\n");
+        age(&root, f);
+    }
+    let mut p = Pair::new(t.path(), &root);
+    let (mut a2, mut b2) = (None, None);
+    assert_eq!(call(&p.on, &mut a2), call(&p.off, &mut b2));
+    for step in 0..3 {
+        write(&root, "d/x.txt", &format!("step {step}\n"));
+        p.watch.stamp(Some(&["d"]));
+        let before = answered(&p.on);
+        let (x, y) = p.next();
+        assert_eq!(x.changes, y.changes, "{step}");
+        assert_eq!(x.changes.len(), 1, "positive control: {step}");
+        assert_eq!(call(&p.on, &mut a2), call(&p.off, &mut b2), "{step}");
+        assert_eq!(answered(&p.on), before + 2, "both from the stamps: {step}");
+    }
 }
