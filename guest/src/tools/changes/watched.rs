@@ -49,9 +49,10 @@ use crate::tools::session::Session;
 /// The snapshots a session keeps, the one used last at the end.
 pub type Shared = Arc<Mutex<Vec<Live>>>;
 
-/// How many snapshots a session keeps: the newest of two chains of tokens, as an agent's
-/// own calls and, in the MCP server's session, the watch of its resource subscriptions
-/// make (each call of one chain would otherwise push out the other's).
+/// How many snapshots a session keeps, those stored or answered from last: the newest of
+/// two chains of tokens, as an agent's own calls and, in the MCP server's session, the
+/// watch of its resource subscriptions make (each call of one chain would otherwise push
+/// out the other's). A third chain pushes out the one used longest ago.
 pub const KEPT: usize = 2;
 
 /// A snapshot a session stored, as it stored it.
@@ -152,7 +153,7 @@ fn find<'a>(lives: &'a [Live], name: &str) -> Option<&'a Live> {
     lives.iter().find(|l| l.name == name)
 }
 
-/// Whether no file of the snapshot `name` is racily clean, when it is the session's newest.
+/// Whether no file of the snapshot `name` is racily clean, when the session keeps it.
 pub fn settled(s: &Session, name: &str) -> Option<bool> {
     let lives = s.changes_live.lock().ok()?;
     find(&lives, name).map(|l| l.racy.is_empty())
@@ -166,8 +167,8 @@ pub struct Held {
     pub chain: Chain,
 }
 
-/// The records, memo and chain of the snapshot `name` when it is the session's newest (no
-/// read of the store needed).
+/// The records, memo and chain of the snapshot `name` when the session keeps it (no read of
+/// the store needed).
 pub fn kept(s: &Session, name: &str) -> Option<Held> {
     let lives = s.changes_live.lock().ok()?;
     find(&lives, name).map(|l| Held {

@@ -594,4 +594,8 @@ fn two_chains_of_tokens_are_both_answered_from_the_stamps() {
         assert_eq!(call(&p.on, &mut a2), call(&p.off, &mut b2), "{step}");
         assert_eq!(answered(&p.on), before + 2, "both from the stamps: {step}");
     }
+    // A third chain pushes out one: the session keeps no more than its bound.
+    assert_eq!(p.on.changes_live.lock().unwrap().len(), watched::KEPT);
+    call(&p.on, &mut None);
+    assert_eq!(p.on.changes_live.lock().unwrap().len(), watched::KEPT);
 }
