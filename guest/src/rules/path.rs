@@ -202,7 +202,7 @@ impl LogicalPath {
 
     /// The parent directory's text, borrowed (`""` at the root and for its entries).
     pub fn parent_str(&self) -> &str {
-        memchr::memrchr(b'/', self.s.as_bytes()).map_or("", |i| &self.s[..i])
+        parent_of(&self.s)
     }
 
     /// This path with one more component.
@@ -230,6 +230,12 @@ impl fmt::Display for LogicalPath {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.s)
     }
+}
+
+/// The parent directory's text of the logical path `path` (`""` at the root and for its
+/// entries).
+pub fn parent_of(path: &str) -> &str {
+    memchr::memrchr(b'/', path.as_bytes()).map_or("", |i| &path[..i])
 }
 
 /// True for names of file-tools' own temporary files.

@@ -32,6 +32,14 @@ use crate::tools::session::Session;
 /// (FAT); finer file systems only make a few more files count as racily clean.
 pub const RACY_NS: u64 = 2_000_000_000;
 
+/// Whether a scan against a snapshot taken at `taken` reads the file of record `r` again
+/// though its metadata did not move: it was hashed, and its modification time is unknown
+/// or within [`RACY_NS`] of `taken` (a write in the same timestamp tick could hide
+/// behind equal metadata).
+pub fn racily_clean(r: &Rec, taken: u64) -> bool {
+    r.shown == Shown::Content && r.mtime.is_none_or(|m| m.saturating_add(RACY_NS) >= taken)
+}
+
 /// What a scan did besides the snapshot.
 #[derive(Debug, Default)]
 pub struct ScanStats {
@@ -252,8 +260,8 @@ fn look(
     }
     // Blocked and not-allowed paths never reach here: the walk leaves them out.
     if let Some((taken, p)) = prev {
-        let racy = rec.mtime.is_none_or(|m| m.saturating_add(RACY_NS) >= taken);
-        if p.same_metadata(&rec) && !(racy && p.shown == Shown::Content) {
+        // Equal metadata: the earlier record's time is this one's.
+        if p.same_metadata(&rec) && !racily_clean(p, taken) {
             rec.shown = p.shown;
             rec.sha256 = p.sha256;
             return Some(rec);

@@ -34,8 +34,8 @@ use std::cmp::Ordering;
 use std::sync::{Arc, Mutex};
 
 use super::delta::{self, Chain};
-use super::scan::{now_ns, records, shown, ScanStats, Seen, RACY_NS};
-use super::snapshot::{diff, Rec, Shown, Snapshot};
+use super::scan::{now_ns, racily_clean, records, shown, ScanStats, Seen};
+use super::snapshot::{diff, Rec, Snapshot};
 use super::store::Store;
 use super::tree::{DirInfo, Tree};
 use crate::api::Change;
@@ -242,10 +242,7 @@ fn walk_stamped(
         // The clock went back: files the snapshot's time left behind may be racy again.
         return Ok(None);
     }
-    let racy_dirs = live
-        .racy
-        .iter()
-        .map(|p| p.rfind('/').map_or("", |i| &p[..i]));
+    let racy_dirs = live.racy.iter().map(|p| crate::rules::path::parent_of(p));
     // The stamped directories the walk visited (the others it never lists), those holding
     // a file with other names, and those holding a racily clean file, in order.
     let mut dirs: Vec<String> = stamped
@@ -381,17 +378,12 @@ fn walk_stamped(
     }))
 }
 
-/// The paths of the files of `snap` a scan would read again as racily clean: hashed, with
-/// a modification time unknown or within [`RACY_NS`] of the snapshot's time.
+/// The paths of the files of `snap` a scan would read again as racily clean (see
+/// [`racily_clean`]).
 pub fn racy<P: AsRef<str>>(snap: &Snapshot<P>) -> Vec<Arc<str>> {
-    let racy = |r: &Rec| {
-        r.shown == Shown::Content
-            && r.mtime
-                .is_none_or(|m| m.saturating_add(RACY_NS) >= snap.taken)
-    };
     snap.files
         .iter()
-        .filter(|(_, r)| racy(r))
+        .filter(|(_, r)| racily_clean(r, snap.taken))
         .map(|(p, _)| Arc::from(p.as_ref()))
         .collect()
 }
