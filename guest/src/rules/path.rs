@@ -238,7 +238,6 @@ pub fn parent_of(path: &str) -> &str {
     memchr::memrchr(b'/', path.as_bytes()).map_or("", |i| &path[..i])
 }
 
-/// True for names of file-tools' own temporary files.
 /// A unique suffix for temporary names.
 pub fn temp_suffix() -> String {
     use std::hash::{BuildHasher, Hasher};
