@@ -16,7 +16,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use super::snapshot::{plain_path, read_rec, write_rec, Rec, Snapshot};
+use super::snapshot::{paired, plain_path, read_rec, write_rec, Rec, Snapshot};
 use super::store::Store;
 use crate::error::ToolResult;
 use crate::text::bytes::{self, Reader};
@@ -116,36 +116,11 @@ pub fn between<'p, P: AsRef<str>, Q: AsRef<str>>(
     new: &'p [(Q, Rec)],
 ) -> Vec<(&'p str, Option<Rec>)> {
     let mut out = Vec::new();
-    let (mut a, mut b) = (old.iter().peekable(), new.iter().peekable());
-    loop {
-        let order = match (a.peek(), b.peek()) {
-            (None, None) => break,
-            (Some(_), None) => std::cmp::Ordering::Less,
-            (None, Some(_)) => std::cmp::Ordering::Greater,
-            (Some((p, _)), Some((q, _))) => {
-                bytes::cmp(p.as_ref().as_bytes(), q.as_ref().as_bytes())
-            }
-        };
-        match order {
-            std::cmp::Ordering::Less => {
-                if let Some((p, _)) = a.next() {
-                    out.push((p.as_ref(), None));
-                }
-            }
-            std::cmp::Ordering::Greater => {
-                if let Some((q, r)) = b.next() {
-                    out.push((q.as_ref(), Some(*r)));
-                }
-            }
-            std::cmp::Ordering::Equal => {
-                if let (Some((_, r)), Some((q, s))) = (a.next(), b.next()) {
-                    if r != s {
-                        out.push((q.as_ref(), Some(*s)));
-                    }
-                }
-            }
+    paired(old, new, |path, a, b| {
+        if a != b {
+            out.push((path, b.copied()));
         }
-    }
+    });
     out
 }
 

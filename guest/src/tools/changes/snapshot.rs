@@ -333,8 +333,34 @@ fn modified(old: &Rec, new: &Rec) -> bool {
 /// and a creation of the new one.
 pub fn diff<P: AsRef<str>, Q: AsRef<str>>(old: &Snapshot<P>, new: &Snapshot<Q>) -> Vec<Change> {
     let mut out = Vec::new();
-    let mut a = old.files.iter().map(|(p, r)| (p.as_ref(), r)).peekable();
-    let mut b = new.files.iter().map(|(p, r)| (p.as_ref(), r)).peekable();
+    paired(&old.files, &new.files, |path, a, b| match (a, b) {
+        (None, Some(rb)) => out.push(created(path, rb)),
+        (Some(ra), Some(rb)) => {
+            if modified(ra, rb) {
+                let mut c = created(path, rb);
+                c.change = ChangeKind::Modified;
+                out.push(c);
+            }
+        }
+        (_, None) => out.push(Change {
+            path: path.to_string(),
+            change: ChangeKind::Deleted,
+            size: None,
+            sha256: None,
+        }),
+    });
+    out
+}
+
+/// Goes over two lists of records in path order side by side, calling `each` once per
+/// path with its record in `old` and in `new` (`None` where the list does not hold it).
+pub(super) fn paired<'p, P: AsRef<str>, Q: AsRef<str>>(
+    old: &'p [(P, Rec)],
+    new: &'p [(Q, Rec)],
+    mut each: impl FnMut(&'p str, Option<&'p Rec>, Option<&'p Rec>),
+) {
+    let mut a = old.iter().map(|(p, r)| (p.as_ref(), r)).peekable();
+    let mut b = new.iter().map(|(p, r)| (p.as_ref(), r)).peekable();
     loop {
         let order = match (a.peek(), b.peek()) {
             (None, None) => break,
@@ -342,35 +368,24 @@ pub fn diff<P: AsRef<str>, Q: AsRef<str>>(old: &Snapshot<P>, new: &Snapshot<Q>) 
             (Some(_), None) => Ordering::Less,
             (Some((pa, _)), Some((pb, _))) => bytes::cmp(pa.as_bytes(), pb.as_bytes()),
         };
-        match (order, a.peek(), b.peek()) {
-            // Only in the new snapshot.
-            (Ordering::Greater, _, Some((pb, rb))) => {
-                out.push(created(pb, rb));
-                b.next();
-            }
-            (Ordering::Equal, Some((_, ra)), Some((pb, rb))) => {
-                if modified(ra, rb) {
-                    let mut c = created(pb, rb);
-                    c.change = ChangeKind::Modified;
-                    out.push(c);
+        match order {
+            Ordering::Greater => {
+                if let Some((pb, rb)) = b.next() {
+                    each(pb, None, Some(rb));
                 }
-                a.next();
-                b.next();
             }
-            // Only in the old one.
-            (_, Some((pa, _)), _) => {
-                out.push(Change {
-                    path: pa.to_string(),
-                    change: ChangeKind::Deleted,
-                    size: None,
-                    sha256: None,
-                });
-                a.next();
+            Ordering::Equal => {
+                if let (Some((_, ra)), Some((pb, rb))) = (a.next(), b.next()) {
+                    each(pb, Some(ra), Some(rb));
+                }
             }
-            (_, None, _) => break,
+            Ordering::Less => {
+                if let Some((pa, ra)) = a.next() {
+                    each(pa, Some(ra), None);
+                }
+            }
         }
     }
-    out
 }
 
 #[cfg(test)]
