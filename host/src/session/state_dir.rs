@@ -281,10 +281,12 @@ fn ours(name: &str, top: bool) -> bool {
         .strip_prefix('.')
         .and_then(|n| n.strip_suffix(".tmp"))
         .is_some_and(|n| hex(n, 16));
+    // A snapshot a prune condemned (`changes_since` renames it before removing it).
+    let condemned = name.strip_suffix(".gone").is_some_and(|n| hex(n, 64));
     temp || if top {
         TOP_FILES.contains(&name)
     } else {
-        hex(name, 64)
+        hex(name, 64) || condemned
     }
 }
 
@@ -367,6 +369,9 @@ mod tests {
         assert!(ours("index.json", true));
         assert!(ours(".0123456789abcdef.tmp", true));
         assert!(ours(&sha, false));
+        assert!(ours(&format!("{sha}.gone"), false));
+        assert!(!ours(&format!("{sha}.gone"), true));
+        assert!(!ours(&format!("{}.gone", "a".repeat(63)), false));
         assert!(!ours(&sha, true));
         assert!(!ours("index.json", false));
         assert!(!ours("notes.txt", true));

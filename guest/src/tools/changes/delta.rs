@@ -157,7 +157,8 @@ impl Chain {
 
     /// Stores `snap` (whose walk's memo is `memo`, the base's when the chain has one) as a
     /// delta against the base when the chain holds few entries and the base is still
-    /// kept, whole otherwise (which starts a new chain); returns its name.
+    /// kept once the delta is written, whole otherwise (which starts a new chain); returns
+    /// its name.
     ///
     /// # Errors
     /// `IO_ERROR` when the state directory cannot be written.
@@ -185,7 +186,12 @@ impl Chain {
                     }
                 }
             }
-            return store.put(Arc::new(out));
+            let name = store.put(Arc::new(out))?;
+            // Another process's prune may have taken the base meanwhile; seen after the
+            // delta was written, it stays (see `prune`).
+            if store.has(&self.base) {
+                return Ok(name);
+            }
         }
         let name = store.put(Arc::new(snap.encode(memo)))?;
         *self = Chain::from_whole(&name);

@@ -14,7 +14,7 @@ use super::watched_tests::{age, answered, call, session, write, Pair};
 use crate::fs::hash::sha256_hex;
 use crate::rules::services::NoServices;
 
-fn rec(size: u64, shown: Shown) -> Rec {
+pub(super) fn rec(size: u64, shown: Shown) -> Rec {
     Rec {
         size,
         mtime: Some(size * 7),
@@ -28,7 +28,7 @@ fn rec(size: u64, shown: Shown) -> Rec {
     }
 }
 
-fn snap(taken: u64, files: &[(&str, u64)]) -> Snapshot<String> {
+pub(super) fn snap(taken: u64, files: &[(&str, u64)]) -> Snapshot<String> {
     Snapshot {
         taken,
         files: files

@@ -11,6 +11,7 @@
 //! compare the same two stored snapshots, so they never mix two states of the tree.
 
 pub mod delta;
+mod prune;
 pub mod scan;
 pub mod snapshot;
 pub mod store;

@@ -56,6 +56,16 @@ impl Stored {
     }
 }
 
+/// Sets the time of the file at `path` to now; false when it is not there (or cannot be
+/// touched, so it is written again).
+fn renewed(path: &Path) -> bool {
+    std::fs::File::options()
+        .write(true)
+        .open(path)
+        .and_then(|f| f.set_modified(std::time::SystemTime::now()))
+        .is_ok()
+}
+
 /// The snapshots of one session.
 #[derive(Debug)]
 pub struct Store<'a> {
@@ -119,11 +129,13 @@ impl<'a> Store<'a> {
             }
             Some(d) => {
                 let path = d.join(&name);
-                if !path.is_file() {
+                // Already there: its time says it is new again, so that no other
+                // process's prune takes it for an old one (see `prune`).
+                if !renewed(&path) {
                     crate::tools::baseline::write_atomic(&path, &bytes)
                         .map_err(|e| state_err("written", e.message))?;
                 }
-                prune(d, &name);
+                super::prune::prune(d, &name);
             }
         }
         Ok(name)
@@ -202,49 +214,6 @@ impl<'a> Store<'a> {
             return Err(expired("was altered in the state directory"));
         }
         Ok(bytes)
-    }
-}
-
-/// The name of the base of the delta stored at `path`; `None` for a whole snapshot or a
-/// file that cannot be read.
-fn base_at(path: &Path) -> Option<String> {
-    use std::io::Read;
-    let mut head = [0u8; 40];
-    std::fs::File::open(path).ok()?.read_exact(&mut head).ok()?;
-    delta::base_of(&head)
-}
-
-/// Removes all but the newest [`KEEP`] snapshots and the bases of the deltas among them
-/// in `dir`. Best effort: a failure leaves more snapshots than needed, never fewer.
-fn prune(dir: &Path, newest: &str) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    let mut snaps: Vec<(std::time::SystemTime, PathBuf)> = entries
-        .flatten()
-        .filter(|e| {
-            e.file_name()
-                .to_str()
-                .is_some_and(|n| crate::fs::hash::is_sha256(n) && n != newest)
-        })
-        .filter_map(|e| Some((e.metadata().ok()?.modified().ok()?, e.path())))
-        .collect();
-    // The one just kept counts among the newest without being looked at.
-    if snaps.len() < KEEP {
-        return;
-    }
-    snaps.sort();
-    let old = snaps.len() + 1 - KEEP;
-    let kept = snaps[old..].iter().map(|(_, p)| p.clone());
-    let bases: Vec<String> = kept
-        .chain([dir.join(newest)])
-        .filter_map(|p| base_at(&p))
-        .collect();
-    for (_, p) in &snaps[..old] {
-        let base = p.file_name().and_then(|n| n.to_str());
-        if !base.is_some_and(|n| bases.iter().any(|b| b == n)) {
-            let _ = std::fs::remove_file(p);
-        }
     }
 }
 
