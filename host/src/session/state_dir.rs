@@ -33,10 +33,12 @@ const TOP_FILES: [&str; 3] = ["index.json", "pending-temps.json", REPO_ID];
 /// announcement of a build under way, and `cookies` the host watch's cookie files.
 const SUBDIRS: [&str; 4] = [
     "blobs",
-    "changes",
+    CHANGES,
     file_tools_contract::INDEX_DIR_NAME,
     COOKIES,
 ];
+/// The `changes_since` snapshots (the component's `changes/store.rs`).
+const CHANGES: &str = "changes";
 /// The host watch's cookie files (`tree_watch`): every file in it is the watch's.
 const COOKIES: &str = "cookies";
 /// The crash journal's directory (the component's `journal::TXN_DIR`): records of changes
@@ -281,13 +283,20 @@ fn ours(name: &str, top: bool) -> bool {
         .strip_prefix('.')
         .and_then(|n| n.strip_suffix(".tmp"))
         .is_some_and(|n| hex(n, 16));
-    // A snapshot a prune condemned (`changes_since` renames it before removing it).
-    let condemned = name.strip_suffix(".gone").is_some_and(|n| hex(n, 64));
     temp || if top {
         TOP_FILES.contains(&name)
     } else {
-        hex(name, 64) || condemned
+        hex(name, 64)
     }
+}
+
+/// Whether `name` is a `changes/` snapshot a prune condemned: `<sha256>.<16 hex>.gone`
+/// (`changes_since` renames a snapshot so before it removes it).
+fn condemned(name: &str) -> bool {
+    let hex = |s: &str, n: usize| s.len() == n && s.bytes().all(|b| b.is_ascii_hexdigit());
+    name.strip_suffix(".gone")
+        .and_then(|n| n.split_once('.'))
+        .is_some_and(|(sha, nonce)| hex(sha, 64) && hex(nonce, 16))
 }
 
 /// Removes the session state in `dir`: only the files file-tools makes there (never
@@ -330,10 +339,15 @@ pub fn reset(dir: &Path) -> io::Result<ResetOutcome> {
                     file_tools_contract::INDEX_DIR_NAME => {
                         n == file_tools_contract::INDEX_BUILDING || ours(&n, false)
                     }
+                    CHANGES => ours(&n, false) || condemned(&n),
                     _ => ours(&n, false),
                 };
                 if inner.file_type()?.is_file() && mine {
-                    fs::remove_file(inner.path())?;
+                    // A prune of a process still running may have renamed it meanwhile.
+                    match fs::remove_file(inner.path()) {
+                        Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
+                        _ => {}
+                    }
                 } else {
                     kept.push(format!("{name}/{n}"));
                 }
@@ -369,9 +383,14 @@ mod tests {
         assert!(ours("index.json", true));
         assert!(ours(".0123456789abcdef.tmp", true));
         assert!(ours(&sha, false));
-        assert!(ours(&format!("{sha}.gone"), false));
-        assert!(!ours(&format!("{sha}.gone"), true));
-        assert!(!ours(&format!("{}.gone", "a".repeat(63)), false));
+        assert!(condemned(&format!("{sha}.0123456789abcdef.gone")));
+        assert!(!ours(&format!("{sha}.0123456789abcdef.gone"), false));
+        assert!(!condemned(&format!("{sha}.gone")));
+        assert!(!condemned(&format!("{sha}.0123456789abcdeg.gone")));
+        assert!(!condemned(&format!(
+            "{}.0123456789abcdef.gone",
+            "a".repeat(63)
+        )));
         assert!(!ours(&sha, true));
         assert!(!ours("index.json", false));
         assert!(!ours("notes.txt", true));

@@ -188,10 +188,12 @@ impl Chain {
             }
             let name = store.put(Arc::new(out))?;
             // Another process's prune may have taken the base meanwhile; seen after the
-            // delta was written, it stays (see `prune`).
+            // delta was written, it stays (see `prune`). Else the delta names nothing and
+            // takes no place among the kept snapshots.
             if store.has(&self.base) {
                 return Ok(name);
             }
+            store.discard(&name);
         }
         let name = store.put(Arc::new(snap.encode(memo)))?;
         *self = Chain::from_whole(&name);

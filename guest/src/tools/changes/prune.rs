@@ -9,18 +9,24 @@
 //!   names a file another prune already counts among the old ones.
 //!
 //! So a prune does not remove at once: it renames each snapshot it condemns to
-//! `<name>.gone` (not a snapshot name, so never read as one), then lists the directory
-//! again and renames back every condemned file that a delta now names as its base, or
-//! that is newer than the oldest snapshot kept (it was stored again meanwhile). Only the
-//! rest is removed. The writer's half is in [`super::delta::Chain::store`] and
-//! [`super::store::Store::put`]: after writing a delta it checks that the base is there
-//! (else it stores the whole snapshot), and a snapshot already there has its time set to
-//! now (or is written again when it is gone).
+//! `<name>.<nonce>.gone` (not a snapshot name, so never read as one; the nonce makes each
+//! condemnation its own file), then lists the directory again and puts back every
+//! condemned file that a delta now names as its base, or that is newer than the oldest
+//! snapshot kept (it was stored again meanwhile); only the rest is removed. Putting back
+//! links the file under its name and never replaces a copy stored there meanwhile. The
+//! writer's half is in [`super::delta::Chain::store`] and [`super::store::Store::put`]:
+//! after writing a delta it checks that the base is there (else it stores the whole
+//! snapshot), a snapshot already there has its time set to now (and is written again when
+//! it is gone after that), and every snapshot's time is set by the same clock. A read that
+//! finds a snapshot missing settles the condemned files first and reads again, so a prune
+//! stopped half way hides nothing it should have kept.
 //!
-//! Why that suffices: if the writer saw the base after writing its delta, any prune that
-//! condemns the base renames it later, so its second listing (later still) holds the
-//! delta and renames the base back. A `.gone` file a crashed prune left is settled the
-//! same way by the next prune, from a listing made after it was seen.
+//! Why that suffices: if the writer saw the base after writing its delta, the base can
+//! only be taken away by a rename made later, into a condemned file no settle removes
+//! unless its second listing, made after it saw that file, lacks the delta. A settle
+//! removes only the condemned file it looked at: one condemned again under another nonce
+//! is another settle's to decide. What it cannot see: a clock stepped back makes new
+//! snapshots look old (they go first, and their tokens expire early).
 
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
@@ -82,7 +88,7 @@ pub(super) fn condemn(dir: &Path, newest: &str) {
         .collect();
     for (_, name) in &snaps[..old] {
         if !bases.contains(name) {
-            let _ = std::fs::rename(dir.join(name), gone(dir, name));
+            let _ = std::fs::rename(dir.join(name), condemned_path(dir, name));
         }
     }
 }
@@ -91,20 +97,27 @@ pub(super) fn condemn(dir: &Path, newest: &str) {
 /// under its name when a delta listed after it was seen names it as its base or it is
 /// newer than the oldest snapshot kept, removed otherwise.
 pub(super) fn settle(dir: &Path) {
+    carry_out(dir, verdicts(dir));
+}
+
+/// A condemned file, its snapshot's name, and whether it goes back under that name.
+type Verdict = (PathBuf, String, bool);
+
+/// What [`settle`] does with each condemned file in `dir`.
+pub(super) fn verdicts(dir: &Path) -> Vec<Verdict> {
     let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
+        return Vec::new();
     };
-    let condemned: Vec<(SystemTime, String)> = entries
+    let condemned: Vec<(SystemTime, String, PathBuf)> = entries
         .flatten()
         .filter_map(|e| {
-            let name = e.file_name().into_string().ok()?;
-            let name = name.strip_suffix(GONE)?;
-            crate::fs::hash::is_sha256(name).then_some(())?;
-            Some((e.metadata().ok()?.modified().ok()?, name.to_string()))
+            let file = e.file_name().into_string().ok()?;
+            let name = condemned_name(&file)?.to_string();
+            Some((e.metadata().ok()?.modified().ok()?, name, e.path()))
         })
         .collect();
     if condemned.is_empty() {
-        return;
+        return Vec::new();
     }
     // Listed after the condemned files were seen: a delta written before one of them was
     // renamed is in this listing.
@@ -114,18 +127,45 @@ pub(super) fn settle(dir: &Path) {
         .filter_map(|(_, n)| base_at(&dir.join(n)))
         .collect();
     let oldest_kept = snaps.iter().rev().take(KEEP).map(|(t, _)| *t).min();
-    for (time, name) in condemned {
-        let wanted = bases.contains(&name) || oldest_kept.is_some_and(|o| time > o);
+    condemned
+        .into_iter()
+        .map(|(time, name, file)| {
+            let wanted = bases.contains(&name) || oldest_kept.is_some_and(|o| time > o);
+            (file, name, wanted)
+        })
+        .collect()
+}
+
+/// Puts back or removes each condemned file as judged, that very file only (condemned
+/// again meanwhile, a snapshot is another file, judged by another settle).
+pub(super) fn carry_out(dir: &Path, verdicts: Vec<Verdict>) {
+    for (file, name, wanted) in verdicts {
+        // Linked, not renamed: a copy stored under the name meanwhile stays as it is (a
+        // file system without links has it renamed back).
         if wanted {
-            let _ = std::fs::rename(gone(dir, &name), dir.join(&name));
-        } else {
-            let _ = std::fs::remove_file(gone(dir, &name));
+            if let Err(e) = std::fs::hard_link(&file, dir.join(&name)) {
+                if e.kind() != std::io::ErrorKind::AlreadyExists {
+                    let _ = std::fs::rename(&file, dir.join(&name));
+                    continue;
+                }
+            }
         }
+        let _ = std::fs::remove_file(&file);
     }
 }
 
-fn gone(dir: &Path, name: &str) -> PathBuf {
-    dir.join(format!("{name}{GONE}"))
+/// A new condemned name for the snapshot `name` in `dir`: `<name>.<16 hex>.gone`, unique
+/// to this condemnation.
+pub(super) fn condemned_path(dir: &Path, name: &str) -> PathBuf {
+    let nonce = crate::rules::path::temp_suffix();
+    dir.join(format!("{name}.{nonce}{GONE}"))
+}
+
+/// The snapshot name of a condemned file's name `<sha256>.<16 hex>.gone`.
+fn condemned_name(file: &str) -> Option<&str> {
+    let (name, nonce) = file.strip_suffix(GONE)?.split_once('.')?;
+    let nonce_ok = nonce.len() == 16 && nonce.bytes().all(|b| b.is_ascii_hexdigit());
+    (crate::fs::hash::is_sha256(name) && nonce_ok).then_some(name)
 }
 
 #[cfg(test)]

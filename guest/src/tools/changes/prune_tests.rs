@@ -11,7 +11,7 @@ use super::super::delta::{base_of, Chain};
 use super::super::delta_tests::{rec, snap};
 use super::super::snapshot::Shown;
 use super::super::store::{Memory, Store, KEEP};
-use super::{condemn, prune, settle};
+use super::{carry_out, condemn, condemned_path, prune, settle, verdicts};
 use crate::fs::hash::sha256_hex;
 use crate::rules::services::{NoServices, Services};
 
@@ -49,6 +49,21 @@ fn delta_on(base: &str, tag: u8) -> Vec<u8> {
     out.extend_from_slice(&crate::fs::hash::unhex32(base).unwrap());
     out.extend_from_slice(&u64::from(tag).to_le_bytes());
     out
+}
+
+/// The file of `name` condemned under `nonce`.
+fn condemned(dir: &Path, name: &str, nonce: &str) -> std::path::PathBuf {
+    dir.join(format!("{name}.{nonce}.gone"))
+}
+
+/// The one condemned file of `name` in `dir`.
+fn condemned_file(dir: &Path, name: &str) -> std::path::PathBuf {
+    let found: Vec<String> = names_in(dir)
+        .into_iter()
+        .filter(|n| n.starts_with(&format!("{name}.")) && n.ends_with(".gone"))
+        .collect();
+    assert_eq!(found.len(), 1, "{found:?}");
+    dir.join(&found[0])
 }
 
 fn names_in(dir: &Path) -> Vec<String> {
@@ -165,14 +180,98 @@ fn a_crashed_prunes_condemned_files_are_settled_by_the_next() {
     let names = stored_wholes(&dir, 3);
     // Left renamed by a prune that stopped there: one a delta names, one nothing names.
     for n in &names[..2] {
-        std::fs::rename(dir.join(n), dir.join(format!("{n}.gone"))).unwrap();
+        std::fs::rename(dir.join(n), condemned(&dir, n, "0123456789abcdef")).unwrap();
     }
     let d = delta_on(&names[0], 1);
     let d_name = store.put(Arc::new(d)).unwrap();
     assert!(store.load(&d_name).is_ok(), "its base is back");
     assert!(!dir.join(&names[1]).exists());
-    assert!(!dir.join(format!("{}.gone", names[1])).exists());
+    assert!(!condemned(&dir, &names[1], "0123456789abcdef").exists());
     assert!(dir.join(&names[2]).is_file());
+}
+
+#[test]
+fn a_settle_removes_only_the_condemned_file_it_looked_at() {
+    for stale_first in [false, true] {
+        let t = tempfile::tempdir().unwrap();
+        let dir = t.path().join("changes");
+        let names = stored_wholes(&dir, KEEP + 1);
+        let oldest = &names[0];
+        // A first prune condemns the oldest and judges it while no delta names it.
+        condemn(&dir, &names[KEEP]);
+        let first = condemned_file(&dir, oldest);
+        let judged = verdicts(&dir);
+        assert_eq!(judged, vec![(first.clone(), oldest.clone(), false)]);
+        // A writer's delta on it appears, the writer's own settle puts it back, and a
+        // third process whose listing predates the delta condemns it again.
+        let d = delta_on(oldest, 1);
+        std::fs::write(dir.join(sha256_hex(&d)), &d).unwrap();
+        settle(&dir);
+        assert!(dir.join(oldest).is_file() && !first.exists());
+        std::fs::rename(dir.join(oldest), condemned_path(&dir, oldest)).unwrap();
+        // The first prune carries out its stale verdict; the third settles after it (or,
+        // the control, before it).
+        if stale_first {
+            carry_out(&dir, judged);
+            settle(&dir);
+        } else {
+            settle(&dir);
+            carry_out(&dir, judged);
+        }
+        assert!(dir.join(oldest).is_file(), "{:?}", names_in(&dir));
+    }
+}
+
+#[test]
+fn a_read_halfway_through_a_prune_finds_what_the_prune_keeps() {
+    for named in [true, false] {
+        let t = tempfile::tempdir().unwrap();
+        let memory = Memory::default();
+        let store = Store::new(Some(t.path()), &memory, &NoServices);
+        let dir = t.path().join("changes");
+        let names = stored_wholes(&dir, KEEP + 1);
+        let oldest = &names[0];
+        condemn(&dir, &names[KEEP]);
+        // The prune stopped before it settled: the oldest is under its condemned name.
+        assert!(!dir.join(oldest).exists());
+        if named {
+            let d = delta_on(oldest, 1);
+            let d_name = sha256_hex(&d);
+            std::fs::write(dir.join(&d_name), &d).unwrap();
+            let stored = store.load(&d_name).expect("the base is found again");
+            assert_eq!(&stored.chain().base, oldest);
+            assert!(dir.join(oldest).is_file());
+        } else {
+            // The control: condemned and named by no delta, it is gone for good.
+            let e = store.load(oldest).map(|_| ()).unwrap_err();
+            assert_eq!(e.reason.as_deref(), Some("token_expired"));
+            assert!(names_in(&dir).iter().all(|n| !n.ends_with(".gone")));
+        }
+    }
+}
+
+#[test]
+fn putting_a_snapshot_back_keeps_a_copy_stored_meanwhile() {
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path().join("changes");
+    let names = stored_wholes(&dir, KEEP + 1);
+    let oldest = &names[0];
+    condemn(&dir, &names[KEEP]);
+    let d = delta_on(oldest, 1);
+    std::fs::write(dir.join(sha256_hex(&d)), &d).unwrap();
+    // Stored again meanwhile (its time is now), while the condemned copy keeps the old.
+    std::fs::write(dir.join(oldest), b"whole 0\n").unwrap();
+    let fresh = std::fs::metadata(dir.join(oldest))
+        .unwrap()
+        .modified()
+        .unwrap();
+    settle(&dir);
+    let now = std::fs::metadata(dir.join(oldest))
+        .unwrap()
+        .modified()
+        .unwrap();
+    assert_eq!(now, fresh, "the copy stored meanwhile keeps its time");
+    assert!(names_in(&dir).iter().all(|n| !n.ends_with(".gone")));
 }
 
 /// A session whose chain of deltas stays on one base while two others store snapshots
@@ -212,7 +311,12 @@ fn a_session_storing_beside_busy_writers_loses_no_token_it_was_given() {
     let mut deltas = 0;
     for round in 0..ROUNDS {
         let last = stored.load(Ordering::SeqCst);
+        let waiting = std::time::Instant::now();
         while stored.load(Ordering::SeqCst) < last + KEEP as u64 - 1 {
+            assert!(
+                waiting.elapsed() < Duration::from_secs(60),
+                "the writers stopped"
+            );
             std::thread::yield_now();
         }
         files[0].1 = round + 2;

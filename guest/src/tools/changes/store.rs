@@ -56,7 +56,21 @@ impl Stored {
     }
 }
 
-/// Sets the time of the file at `path` to now; false when it is not there (or cannot be
+/// The bytes of the snapshot `name` in `dir`; when it is missing, a prune may be half way
+/// (it renamed the snapshot and has not yet put it back): the condemned files are settled
+/// and it is read again.
+fn read_settled(dir: &Path, name: &str) -> std::io::Result<Vec<u8>> {
+    match std::fs::read(dir.join(name)) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            super::prune::settle(dir);
+            std::fs::read(dir.join(name))
+        }
+        read => read,
+    }
+}
+
+/// Sets the time of the file at `path` to now (by the clock every snapshot's time is set
+/// by: the file system's own may be coarser); false when it is not there (or cannot be
 /// touched, so it is written again).
 fn renewed(path: &Path) -> bool {
     std::fs::File::options()
@@ -129,16 +143,36 @@ impl<'a> Store<'a> {
             }
             Some(d) => {
                 let path = d.join(&name);
-                // Already there: its time says it is new again, so that no other
-                // process's prune takes it for an old one (see `prune`).
-                if !renewed(&path) {
+                // Its time says it is the newest, so that no other process's prune takes
+                // it for an old one; already there, it is only touched, and written again
+                // when a prune took it meanwhile (see `prune`).
+                let mut writes = 0;
+                while !(renewed(&path) && path.is_file()) && writes < 2 {
                     crate::tools::baseline::write_atomic(&path, &bytes)
                         .map_err(|e| state_err("written", e.message))?;
+                    writes += 1;
                 }
                 super::prune::prune(d, &name);
             }
         }
         Ok(name)
+    }
+
+    /// Removes the snapshot `name` just stored, which no token names.
+    pub fn discard(&self, name: &str) {
+        if !crate::fs::hash::is_sha256(name) {
+            return;
+        }
+        match &self.dir {
+            None => {
+                if let Ok(mut mem) = self.memory.lock() {
+                    mem.retain(|(n, _)| n != name);
+                }
+            }
+            Some(d) => {
+                let _ = std::fs::remove_file(d.join(name));
+            }
+        }
     }
 
     /// True when the snapshot `name` is kept (not checked against its name).
@@ -200,7 +234,7 @@ impl<'a> Store<'a> {
                     }
                 }
             }
-            Some(d) => match std::fs::read(d.join(name)) {
+            Some(d) => match read_settled(d, name) {
                 Ok(b) => b,
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                     return Err(expired(
