@@ -178,6 +178,9 @@ pub(crate) fn write_atomic(path: &Path, data: &[u8]) -> ToolResult<()> {
         use std::io::Write;
         let mut f = fs::File::create(&tmp)?;
         f.write_all(data)?;
+        // Its time by the clock the state's readers compare (the file system's may be
+        // coarser), set before it appears under its name (see `changes::prune`).
+        f.set_modified(std::time::SystemTime::now())?;
         f.sync_all()?;
         fs::rename(&tmp, path)
     })();

@@ -11,13 +11,15 @@
 //! So a prune does not remove at once: it renames each snapshot it condemns to
 //! `<name>.<nonce>.gone` (not a snapshot name, so never read as one; the nonce makes each
 //! condemnation its own file), then lists the directory again and puts back every
-//! condemned file that a delta now names as its base, or that is newer than the oldest
-//! snapshot kept (it was stored again meanwhile); only the rest is removed. Putting back
-//! links the file under its name and never replaces a copy stored there meanwhile. The
+//! condemned file that a delta now names as its base (or a delta going back names), or
+//! that is not older than the oldest snapshot kept (it was stored again meanwhile); only
+//! the rest is removed. Putting back links the file under its name, so a copy stored
+//! there meanwhile stays (a file system without links has the file renamed back). The
 //! writer's half is in [`super::delta::Chain::store`] and [`super::store::Store::put`]:
 //! after writing a delta it checks that the base is there (else it stores the whole
 //! snapshot), a snapshot already there has its time set to now (and is written again when
-//! it is gone after that), and every snapshot's time is set by the same clock. A read that
+//! it is gone after that), and every snapshot's time is set by one clock before it
+//! appears under its name, so a new one never looks old. A read that
 //! finds a snapshot missing settles the condemned files first and reads again, so a prune
 //! stopped half way hides nothing it should have kept.
 //!
@@ -25,8 +27,9 @@
 //! only be taken away by a rename made later, into a condemned file no settle removes
 //! unless its second listing, made after it saw that file, lacks the delta. A settle
 //! removes only the condemned file it looked at: one condemned again under another nonce
-//! is another settle's to decide. What it cannot see: a clock stepped back makes new
-//! snapshots look old (they go first, and their tokens expire early).
+//! is another settle's to decide. Times that tie (a file system with coarse times) keep
+//! both. What it cannot see: a clock stepped back makes new snapshots look old (they go
+//! first, and their tokens expire early).
 
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
@@ -43,6 +46,30 @@ const GONE: &str = ".gone";
 pub(super) fn prune(dir: &Path, newest: &str) {
     condemn(dir, newest);
     settle(dir);
+    sweep_temps(dir);
+}
+
+/// Removes the temporary files a write killed half way left in `dir` (an hour old: a
+/// write under way is younger).
+fn sweep_temps(dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let hour_ago = SystemTime::now() - std::time::Duration::from_secs(3600);
+    for e in entries.flatten() {
+        let is_temp = e.file_name().to_str().is_some_and(|n| {
+            n.strip_prefix('.')
+                .and_then(|n| n.strip_suffix(".tmp"))
+                .is_some_and(|h| h.len() == 16 && h.bytes().all(|b| b.is_ascii_hexdigit()))
+        });
+        let old = e
+            .metadata()
+            .and_then(|m| m.modified())
+            .is_ok_and(|t| t < hour_ago);
+        if is_temp && old {
+            let _ = std::fs::remove_file(e.path());
+        }
+    }
 }
 
 /// The snapshots in `dir` with their times, oldest first.
@@ -86,8 +113,11 @@ pub(super) fn condemn(dir: &Path, newest: &str) {
         .chain([newest])
         .filter_map(|n| base_at(&dir.join(n)))
         .collect();
-    for (_, name) in &snaps[..old] {
-        if !bases.contains(name) {
+    // A snapshot as new as the oldest kept one is kept too: on a file system with coarse
+    // times, their order is not known.
+    let oldest_kept = snaps[old].0;
+    for (time, name) in &snaps[..old] {
+        if !bases.contains(name) && *time < oldest_kept {
             let _ = std::fs::rename(dir.join(name), condemned_path(dir, name));
         }
     }
@@ -127,13 +157,23 @@ pub(super) fn verdicts(dir: &Path) -> Vec<Verdict> {
         .filter_map(|(_, n)| base_at(&dir.join(n)))
         .collect();
     let oldest_kept = snaps.iter().rev().take(KEEP).map(|(t, _)| *t).min();
-    condemned
+    let mut verdicts: Vec<Verdict> = condemned
         .into_iter()
         .map(|(time, name, file)| {
-            let wanted = bases.contains(&name) || oldest_kept.is_some_and(|o| time > o);
+            let wanted = bases.contains(&name) || oldest_kept.is_some_and(|o| time >= o);
             (file, name, wanted)
         })
-        .collect()
+        .collect();
+    // A delta going back takes its base with it (a base is whole: one round suffices).
+    let going_back: Vec<String> = verdicts
+        .iter()
+        .filter(|(_, _, wanted)| *wanted)
+        .filter_map(|(file, _, _)| base_at(file))
+        .collect();
+    for (_, name, wanted) in &mut verdicts {
+        *wanted |= going_back.contains(name);
+    }
+    verdicts
 }
 
 /// Puts back or removes each condemned file as judged, that very file only (condemned

@@ -144,6 +144,12 @@ fn a_base_pruned_while_its_delta_is_written_gives_a_whole_snapshot() {
         // and starts a new chain.
         assert_eq!(chain.entries.is_empty(), on);
         assert_eq!(chain.base != base, on);
+        // The delta that names the lost base is not left to take a kept place.
+        let deltas = names_in(&dir)
+            .iter()
+            .filter(|n| base_of(&std::fs::read(dir.join(n)).unwrap()).is_some())
+            .count();
+        assert_eq!(deltas, usize::from(!on), "{:?}", names_in(&dir));
     }
 }
 
@@ -272,6 +278,68 @@ fn putting_a_snapshot_back_keeps_a_copy_stored_meanwhile() {
         .unwrap();
     assert_eq!(now, fresh, "the copy stored meanwhile keeps its time");
     assert!(names_in(&dir).iter().all(|n| !n.ends_with(".gone")));
+}
+
+#[test]
+fn a_delta_put_back_takes_its_base_with_it() {
+    for delta_new in [true, false] {
+        let t = tempfile::tempdir().unwrap();
+        let dir = t.path().join("changes");
+        let names = stored_wholes(&dir, KEEP + 1);
+        let base = &names[0];
+        let d = delta_on(base, 1);
+        let d_name = sha256_hex(&d);
+        std::fs::write(dir.join(&d_name), &d).unwrap();
+        if !delta_new {
+            set_time(
+                &dir.join(&d_name),
+                SystemTime::now() - Duration::from_secs(3600),
+            );
+        }
+        // A prune whose listing took the new delta for an old one condemned both.
+        std::fs::rename(dir.join(base), condemned_path(&dir, base)).unwrap();
+        std::fs::rename(dir.join(&d_name), condemned_path(&dir, &d_name)).unwrap();
+        settle(&dir);
+        assert_eq!(dir.join(&d_name).is_file(), delta_new);
+        assert_eq!(dir.join(base).is_file(), delta_new, "{:?}", names_in(&dir));
+        assert!(names_in(&dir).iter().all(|n| !n.ends_with(".gone")));
+    }
+}
+
+#[test]
+fn snapshots_whose_times_tie_with_the_oldest_kept_stay() {
+    for tie in [true, false] {
+        let t = tempfile::tempdir().unwrap();
+        let dir = t.path().join("changes");
+        let names = stored_wholes(&dir, KEEP + 1);
+        if tie {
+            let at = std::fs::metadata(dir.join(&names[1]))
+                .unwrap()
+                .modified()
+                .unwrap();
+            set_time(&dir.join(&names[0]), at);
+        }
+        prune(&dir, &names[KEEP]);
+        assert_eq!(dir.join(&names[0]).is_file(), tie);
+        assert!(dir.join(&names[1]).is_file());
+    }
+}
+
+#[test]
+fn a_prune_sweeps_temporary_files_a_killed_write_left() {
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path().join("changes");
+    let names = stored_wholes(&dir, 2);
+    let (old, young) = (
+        dir.join(".0123456789abcdef.tmp"),
+        dir.join(".fedcba9876543210.tmp"),
+    );
+    std::fs::write(&old, b"half").unwrap();
+    std::fs::write(&young, b"under way").unwrap();
+    set_time(&old, SystemTime::now() - Duration::from_secs(7200));
+    prune(&dir, &names[1]);
+    assert!(!old.exists());
+    assert!(young.exists(), "a write under way keeps its file");
 }
 
 /// A session whose chain of deltas stays on one base while two others store snapshots

@@ -147,7 +147,10 @@ impl<'a> Store<'a> {
                 // it for an old one; already there, it is only touched, and written again
                 // when a prune took it meanwhile (see `prune`).
                 let mut writes = 0;
-                while !(renewed(&path) && path.is_file()) && writes < 2 {
+                while !(renewed(&path) && path.is_file()) {
+                    if writes == 3 {
+                        return Err(state_err("kept", "other processes kept removing it"));
+                    }
                     crate::tools::baseline::write_atomic(&path, &bytes)
                         .map_err(|e| state_err("written", e.message))?;
                     writes += 1;
@@ -158,7 +161,8 @@ impl<'a> Store<'a> {
         Ok(name)
     }
 
-    /// Removes the snapshot `name` just stored, which no token names.
+    /// Removes the snapshot `name` just stored, which no token names (every snapshot holds
+    /// the time it was taken, to the nanosecond, so no other store makes the same one).
     pub fn discard(&self, name: &str) {
         if !crate::fs::hash::is_sha256(name) {
             return;
