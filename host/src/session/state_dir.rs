@@ -299,6 +299,54 @@ fn condemned(name: &str) -> bool {
         .is_some_and(|(sha, nonce)| hex(sha, 64) && hex(nonce, 16))
 }
 
+/// Removes file-tools' own files from the subdirectory `path` (called `name`), then the
+/// subdirectory when nothing else is left; returns what it left (relative paths). A
+/// process still using the state directory may rename or add files meanwhile (a prune
+/// renames what it condemns): a file gone is passed over, and a directory that is not
+/// empty after the pass is gone over again, twice at most.
+fn reset_subdir(path: &Path, name: &str) -> io::Result<Vec<String>> {
+    let mut pass = 0;
+    loop {
+        let mut kept = Vec::new();
+        for inner in fs::read_dir(path)? {
+            let inner = inner?;
+            let n = inner.file_name().to_string_lossy().into_owned();
+            // A journal record of a change a killed call left is kept: the next
+            // session finishes or undoes that change from it.
+            let mine = match name {
+                TXN => n == "holder",
+                COOKIES => true,
+                file_tools_contract::INDEX_DIR_NAME => {
+                    n == file_tools_contract::INDEX_BUILDING || ours(&n, false)
+                }
+                CHANGES => ours(&n, false) || condemned(&n),
+                _ => ours(&n, false),
+            };
+            let is_file = match inner.file_type() {
+                Ok(t) => t.is_file(),
+                Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
+                Err(e) => return Err(e),
+            };
+            if is_file && mine {
+                match fs::remove_file(inner.path()) {
+                    Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
+                    _ => {}
+                }
+            } else {
+                kept.push(format!("{name}/{n}"));
+            }
+        }
+        if !kept.is_empty() {
+            return Ok(kept);
+        }
+        match fs::remove_dir(path) {
+            Err(e) if e.kind() == io::ErrorKind::DirectoryNotEmpty && pass < 2 => pass += 1,
+            Err(e) => return Err(e),
+            Ok(()) => return Ok(kept),
+        }
+    }
+}
+
 /// Removes the session state in `dir`: only the files file-tools makes there (never
 /// through a link), then the directories left empty. Anything else stays and is listed.
 ///
@@ -328,33 +376,7 @@ pub fn reset(dir: &Path) -> io::Result<ResetOutcome> {
         let name = e.file_name().to_string_lossy().into_owned();
         let ty = e.file_type()?;
         if ty.is_dir() && (SUBDIRS.contains(&name.as_str()) || name == TXN) {
-            for inner in fs::read_dir(e.path())? {
-                let inner = inner?;
-                let n = inner.file_name().to_string_lossy().into_owned();
-                // A journal record of a change a killed call left is kept: the next
-                // session finishes or undoes that change from it.
-                let mine = match name.as_str() {
-                    TXN => n == "holder",
-                    COOKIES => true,
-                    file_tools_contract::INDEX_DIR_NAME => {
-                        n == file_tools_contract::INDEX_BUILDING || ours(&n, false)
-                    }
-                    CHANGES => ours(&n, false) || condemned(&n),
-                    _ => ours(&n, false),
-                };
-                if inner.file_type()?.is_file() && mine {
-                    // A prune of a process still running may have renamed it meanwhile.
-                    match fs::remove_file(inner.path()) {
-                        Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
-                        _ => {}
-                    }
-                } else {
-                    kept.push(format!("{name}/{n}"));
-                }
-            }
-            if !kept.iter().any(|k| k.starts_with(&format!("{name}/"))) {
-                fs::remove_dir(e.path())?;
-            }
+            kept.extend(reset_subdir(&e.path(), &name)?);
         } else if ty.is_file() && ours(&name, true) {
             fs::remove_file(e.path())?;
         } else {
