@@ -52,10 +52,10 @@ pub(super) fn prune(dir: &Path, newest: &str) {
 /// Removes the temporary files a write killed half way left in `dir` (an hour old: a
 /// write under way is younger).
 fn sweep_temps(dir: &Path) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
+    let hour_ago = SystemTime::now().checked_sub(std::time::Duration::from_secs(3600));
+    let (Some(hour_ago), Ok(entries)) = (hour_ago, std::fs::read_dir(dir)) else {
         return;
     };
-    let hour_ago = SystemTime::now() - std::time::Duration::from_secs(3600);
     for e in entries.flatten() {
         let is_temp = e.file_name().to_str().is_some_and(|n| {
             n.strip_prefix('.')
@@ -124,8 +124,8 @@ pub(super) fn condemn(dir: &Path, newest: &str) {
 }
 
 /// Settles every condemned file in `dir` (this prune's, another's, a crashed one's): back
-/// under its name when a delta listed after it was seen names it as its base or it is
-/// newer than the oldest snapshot kept, removed otherwise.
+/// under its name when a delta listed after it was seen (or a delta going back) names it
+/// as its base or it is not older than the oldest snapshot kept, removed otherwise.
 pub(super) fn settle(dir: &Path) {
     carry_out(dir, verdicts(dir));
 }
