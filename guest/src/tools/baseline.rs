@@ -179,8 +179,9 @@ pub(crate) fn write_atomic(path: &Path, data: &[u8]) -> ToolResult<()> {
         let mut f = fs::File::create(&tmp)?;
         f.write_all(data)?;
         // Its time by the clock the state's readers compare (the file system's may be
-        // coarser), set before it appears under its name (see `changes::prune`).
-        f.set_modified(std::time::SystemTime::now())?;
+        // coarser), set before it appears under its name (see `changes::prune`); where
+        // that fails, the file system's own time stays.
+        let _ = f.set_modified(std::time::SystemTime::now());
         f.sync_all()?;
         fs::rename(&tmp, path)
     })();

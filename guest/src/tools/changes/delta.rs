@@ -188,8 +188,8 @@ impl Chain {
             }
             let name = store.put(Arc::new(out))?;
             // Another process's prune may have taken the base meanwhile; seen after the
-            // delta was written, it stays (see `prune`). Else the delta names nothing and
-            // takes no place among the kept snapshots.
+            // delta was written, it stays (see `prune`). Else the delta, which names
+            // nothing, is removed at once (its put counted it among the newest).
             if store.has(&self.base) {
                 return Ok(name);
             }

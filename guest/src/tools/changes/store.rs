@@ -16,6 +16,8 @@ use crate::rules::services::Services;
 
 /// Snapshots kept per state directory (or per instance without one).
 pub const KEEP: usize = 8;
+// A prune compares with the oldest kept snapshot besides the one just stored.
+const _: () = assert!(KEEP > 1);
 
 /// Snapshots kept in memory, newest last: (name, bytes).
 pub type Memory = Arc<Mutex<VecDeque<(String, Arc<Vec<u8>>)>>>;
