@@ -38,6 +38,19 @@ pub(super) fn snap(taken: u64, files: &[(&str, u64)]) -> Snapshot<String> {
     }
 }
 
+/// Sixteen files stored whole, then the same without the first through a chain: the
+/// chain, the whole snapshot's name and the second's (a delta, unless the store lost the
+/// base meanwhile).
+pub(super) fn whole_then_one_gone(store: &Store<'_>) -> (Chain, String, String) {
+    let names: Vec<String> = (0..16).map(|i| format!("f{i:02}")).collect();
+    let files: Vec<(&str, u64)> = names.iter().map(|n| (n.as_str(), 1)).collect();
+    let mut chain = Chain::default();
+    let base = chain.store(store, &snap(1, &files), b"").unwrap();
+    chain.add([(Arc::from("f00"), None)]);
+    let name = chain.store(store, &snap(2, &files[1..]), b"").unwrap();
+    (chain, base, name)
+}
+
 /// The names of the files in a store's directory, with whether each is a delta.
 fn stored(dir: &std::path::Path) -> Vec<(String, bool)> {
     let mut out: Vec<(String, bool)> = std::fs::read_dir(dir)
@@ -127,12 +140,7 @@ fn a_delta_reads_back_as_the_snapshot_it_stands_for_or_not_at_all() {
     }
     // Altered in the state directory: the base, or the delta's name of it.
     let store = Store::new(Some(t.path()), &memory, &NoServices);
-    let names: Vec<String> = (0..16).map(|i| format!("f{i:02}")).collect();
-    let files: Vec<(&str, u64)> = names.iter().map(|n| (n.as_str(), 1)).collect();
-    let mut chain = Chain::default();
-    let base = chain.store(&store, &snap(1, &files), b"").unwrap();
-    chain.add([(Arc::from("f00"), None)]);
-    let name = chain.store(&store, &snap(2, &files[1..]), b"").unwrap();
+    let (chain, base, name) = whole_then_one_gone(&store);
     assert_eq!(
         store.load(&name).unwrap().snapshot().unwrap().files.len(),
         15

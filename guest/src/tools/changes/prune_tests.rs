@@ -8,12 +8,21 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use super::super::delta::{base_of, Chain};
-use super::super::delta_tests::{rec, snap};
+use super::super::delta_tests::{rec, snap, whole_then_one_gone};
 use super::super::snapshot::Shown;
 use super::super::store::{Memory, Store, KEEP};
 use super::{carry_out, condemn, condemned_path, prune, settle, verdicts};
 use crate::fs::hash::sha256_hex;
 use crate::rules::services::{NoServices, Services};
+
+/// A state directory holding `count` whole snapshots (see [`stored_wholes`]), its
+/// `changes/` directory and their names.
+fn state_with_wholes(count: usize) -> (tempfile::TempDir, std::path::PathBuf, Vec<String>) {
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path().join("changes");
+    let names = stored_wholes(&dir, count);
+    (t, dir, names)
+}
 
 /// `count` whole snapshots written into `dir` (as a store writes them), each a second older
 /// than the next (so their order does not hang on the clock's grain); oldest first.
@@ -79,9 +88,7 @@ fn names_in(dir: &Path) -> Vec<String> {
 #[test]
 fn a_delta_written_while_a_prune_runs_keeps_its_base() {
     for race in [false, true] {
-        let t = tempfile::tempdir().unwrap();
-        let dir = t.path().join("changes");
-        let names = stored_wholes(&dir, KEEP + 1);
+        let (_t, dir, names) = state_with_wholes(KEEP + 1);
         let oldest = &names[0];
         // The prune lists and condemns the oldest, which no delta names yet...
         condemn(&dir, &names[KEEP]);
@@ -132,12 +139,7 @@ fn a_base_pruned_while_its_delta_is_written_gives_a_whole_snapshot() {
             on,
         };
         let store = Store::new(Some(t.path()), &memory, &services);
-        let names: Vec<String> = (0..16).map(|i| format!("f{i:02}")).collect();
-        let files: Vec<(&str, u64)> = names.iter().map(|n| (n.as_str(), 1)).collect();
-        let mut chain = Chain::default();
-        let base = chain.store(&store, &snap(1, &files), b"").unwrap();
-        chain.add([(Arc::from("f00"), None)]);
-        let name = chain.store(&store, &snap(2, &files[1..]), b"").unwrap();
+        let (chain, base, name) = whole_then_one_gone(&store);
         let stored = store.load(&name).expect("the token's snapshot reads back");
         assert_eq!(stored.snapshot().unwrap().files.len(), 15);
         // The control stores a delta; with its base gone, the whole snapshot is stored
@@ -156,11 +158,9 @@ fn a_base_pruned_while_its_delta_is_written_gives_a_whole_snapshot() {
 #[test]
 fn a_snapshot_stored_again_is_not_pruned_as_an_old_one() {
     for again in [false, true] {
-        let t = tempfile::tempdir().unwrap();
+        let (t, dir, names) = state_with_wholes(KEEP);
         let memory = Memory::default();
         let store = Store::new(Some(t.path()), &memory, &NoServices);
-        let dir = t.path().join("changes");
-        let names = stored_wholes(&dir, KEEP);
         // Another process stores the oldest's bytes again: its token names that file.
         if again {
             assert_eq!(
@@ -179,11 +179,9 @@ fn a_snapshot_stored_again_is_not_pruned_as_an_old_one() {
 
 #[test]
 fn a_crashed_prunes_condemned_files_are_settled_by_the_next() {
-    let t = tempfile::tempdir().unwrap();
+    let (t, dir, names) = state_with_wholes(3);
     let memory = Memory::default();
     let store = Store::new(Some(t.path()), &memory, &NoServices);
-    let dir = t.path().join("changes");
-    let names = stored_wholes(&dir, 3);
     // Left renamed by a prune that stopped there: one a delta names, one nothing names.
     for n in &names[..2] {
         std::fs::rename(dir.join(n), condemned(&dir, n, "0123456789abcdef")).unwrap();
@@ -199,9 +197,7 @@ fn a_crashed_prunes_condemned_files_are_settled_by_the_next() {
 #[test]
 fn a_settle_removes_only_the_condemned_file_it_looked_at() {
     for stale_first in [false, true] {
-        let t = tempfile::tempdir().unwrap();
-        let dir = t.path().join("changes");
-        let names = stored_wholes(&dir, KEEP + 1);
+        let (_t, dir, names) = state_with_wholes(KEEP + 1);
         let oldest = &names[0];
         // A first prune condemns the oldest and judges it while no delta names it.
         condemn(&dir, &names[KEEP]);
@@ -231,11 +227,9 @@ fn a_settle_removes_only_the_condemned_file_it_looked_at() {
 #[test]
 fn a_read_halfway_through_a_prune_finds_what_the_prune_keeps() {
     for named in [true, false] {
-        let t = tempfile::tempdir().unwrap();
+        let (t, dir, names) = state_with_wholes(KEEP + 1);
         let memory = Memory::default();
         let store = Store::new(Some(t.path()), &memory, &NoServices);
-        let dir = t.path().join("changes");
-        let names = stored_wholes(&dir, KEEP + 1);
         let oldest = &names[0];
         condemn(&dir, &names[KEEP]);
         // The prune stopped before it settled: the oldest is under its condemned name.
@@ -258,9 +252,7 @@ fn a_read_halfway_through_a_prune_finds_what_the_prune_keeps() {
 
 #[test]
 fn putting_a_snapshot_back_keeps_a_copy_stored_meanwhile() {
-    let t = tempfile::tempdir().unwrap();
-    let dir = t.path().join("changes");
-    let names = stored_wholes(&dir, KEEP + 1);
+    let (_t, dir, names) = state_with_wholes(KEEP + 1);
     let oldest = &names[0];
     condemn(&dir, &names[KEEP]);
     let d = delta_on(oldest, 1);
@@ -283,9 +275,7 @@ fn putting_a_snapshot_back_keeps_a_copy_stored_meanwhile() {
 #[test]
 fn a_delta_put_back_takes_its_base_with_it() {
     for delta_new in [true, false] {
-        let t = tempfile::tempdir().unwrap();
-        let dir = t.path().join("changes");
-        let names = stored_wholes(&dir, KEEP + 1);
+        let (_t, dir, names) = state_with_wholes(KEEP + 1);
         let base = &names[0];
         let d = delta_on(base, 1);
         let d_name = sha256_hex(&d);
@@ -309,9 +299,7 @@ fn a_delta_put_back_takes_its_base_with_it() {
 #[test]
 fn snapshots_whose_times_tie_with_the_oldest_kept_stay() {
     for tie in [true, false] {
-        let t = tempfile::tempdir().unwrap();
-        let dir = t.path().join("changes");
-        let names = stored_wholes(&dir, KEEP + 1);
+        let (_t, dir, names) = state_with_wholes(KEEP + 1);
         if tie {
             let at = std::fs::metadata(dir.join(&names[1]))
                 .unwrap()
@@ -327,9 +315,7 @@ fn snapshots_whose_times_tie_with_the_oldest_kept_stay() {
 
 #[test]
 fn a_prune_sweeps_temporary_files_a_killed_write_left() {
-    let t = tempfile::tempdir().unwrap();
-    let dir = t.path().join("changes");
-    let names = stored_wholes(&dir, 2);
+    let (_t, dir, names) = state_with_wholes(2);
     let (old, young) = (
         dir.join(".0123456789abcdef.tmp"),
         dir.join(".fedcba9876543210.tmp"),
