@@ -278,7 +278,6 @@ pub struct ResetOutcome {
 /// Whether file-tools makes a file called `name` in the state directory's top (`top`) or in
 /// one of its subdirectories.
 fn ours(name: &str, top: bool) -> bool {
-    let hex = |s: &str, n: usize| s.len() == n && s.bytes().all(|b| b.is_ascii_hexdigit());
     let temp = name
         .strip_prefix('.')
         .and_then(|n| n.strip_suffix(".tmp"))
@@ -290,10 +289,14 @@ fn ours(name: &str, top: bool) -> bool {
     }
 }
 
+/// Whether `s` is `n` hex digits.
+fn hex(s: &str, n: usize) -> bool {
+    s.len() == n && s.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
 /// Whether `name` is a `changes/` snapshot a prune condemned: `<sha256>.<16 hex>.gone`
 /// (`changes_since` renames a snapshot so before it removes it).
 fn condemned(name: &str) -> bool {
-    let hex = |s: &str, n: usize| s.len() == n && s.bytes().all(|b| b.is_ascii_hexdigit());
     name.strip_suffix(".gone")
         .and_then(|n| n.split_once('.'))
         .is_some_and(|(sha, nonce)| hex(sha, 64) && hex(nonce, 16))

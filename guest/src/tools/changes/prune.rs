@@ -36,6 +36,7 @@ use std::time::SystemTime;
 
 use super::delta;
 use super::store::KEEP;
+use crate::rules::path::is_temp_suffix;
 
 /// The suffix of a condemned snapshot.
 const GONE: &str = ".gone";
@@ -57,10 +58,11 @@ fn sweep_temps(dir: &Path) {
         return;
     };
     for e in entries.flatten() {
+        // `write_atomic`'s temporary name.
         let is_temp = e.file_name().to_str().is_some_and(|n| {
             n.strip_prefix('.')
                 .and_then(|n| n.strip_suffix(".tmp"))
-                .is_some_and(|h| h.len() == 16 && h.bytes().all(|b| b.is_ascii_hexdigit()))
+                .is_some_and(is_temp_suffix)
         });
         let old = e
             .metadata()
@@ -204,8 +206,7 @@ pub(super) fn condemned_path(dir: &Path, name: &str) -> PathBuf {
 /// The snapshot name of a condemned file's name `<sha256>.<16 hex>.gone`.
 fn condemned_name(file: &str) -> Option<&str> {
     let (name, nonce) = file.strip_suffix(GONE)?.split_once('.')?;
-    let nonce_ok = nonce.len() == 16 && nonce.bytes().all(|b| b.is_ascii_hexdigit());
-    (crate::fs::hash::is_sha256(name) && nonce_ok).then_some(name)
+    (crate::fs::hash::is_sha256(name) && is_temp_suffix(nonce)).then_some(name)
 }
 
 #[cfg(test)]

@@ -146,16 +146,19 @@ impl<'a> Store<'a> {
             Some(d) => {
                 let path = d.join(&name);
                 // Its time says it is the newest, so that no other process's prune takes
-                // it for an old one; already there, it is only touched, and written again
-                // when a prune took it meanwhile (see `prune`).
+                // it for an old one: already there, it is touched; written, it has its
+                // time from `write_atomic`. Either way it is written (again) when it is
+                // not there after that: a prune took it meanwhile (see `prune`).
+                let mut in_place = renewed(&path);
                 let mut writes = 0;
-                while !(renewed(&path) && path.is_file()) {
+                while !(in_place && path.is_file()) {
                     if writes == 3 {
                         return Err(state_err("kept", "other processes kept removing it"));
                     }
                     crate::tools::baseline::write_atomic(&path, &bytes)
                         .map_err(|e| state_err("written", e.message))?;
                     writes += 1;
+                    in_place = true;
                 }
                 super::prune::prune(d, &name);
             }

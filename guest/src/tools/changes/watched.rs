@@ -5,13 +5,14 @@
 //! walk visited ([`Tree`]), and the newest of one other chain of tokens ([`KEPT`]). A call
 //! whose token names a kept snapshot asks the watch which directories a change touched
 //! since the token's count (`host-fs.tree-changed-dirs`: an entry made, removed, renamed,
-//! written or changed in its metadata stamps the directory holding it). A directory no stamp touched lists as it did, with the same metadata for
-//! every entry, so its records in the snapshot still hold. Each stamped directory the walk
-//! had visited is walked again, one level deep, with the walk's own rules; its files are
-//! looked at and hashed as a scan would ([`super::scan::records`]). So is every directory
-//! holding a file with other names, at every call (a write through another name is
-//! reported to that name's directory only), and every one holding a file a scan would read
-//! again as racily clean (what a call reads must not tell where hidden entries changed).
+//! written or changed in its metadata stamps the directory holding it). A directory no
+//! stamp touched lists as it did, with the same metadata for every entry, so its records
+//! in the snapshot still hold. Each stamped directory the walk had visited is walked again,
+//! one level deep, with the walk's own rules; its files are looked at and hashed as a scan
+//! would ([`super::scan::records`]). So is every directory holding a file with other
+//! names, at every call (a write through another name is reported to that name's directory
+//! only), and every one holding a file a scan would read again as racily clean (what a call
+//! reads must not tell where hidden entries changed).
 //!
 //! A scan of the whole tree is made instead (the caller's) whenever the answer could
 //! differ from one, that is when a directory walked again:
