@@ -134,6 +134,9 @@ pub struct WalkMemo<'a> {
     pub reused: u64,
     /// Directories entered without an earlier record under the same scope and rules.
     pub fresh: u64,
+    /// An earlier memo was given and refused whole: bound otherwise (another build of the
+    /// rules) or damaged. Nothing of the tree goes into this.
+    pub refused: bool,
     /// Directories whose ignore files the walk read (those of the start's ancestors
     /// included) where one has other names, or its metadata was not at hand: a change
     /// through another name is reported to that name's directory only.
@@ -159,11 +162,10 @@ impl<'a> WalkMemo<'a> {
         out.extend_from_slice(MAGIC);
         out.extend_from_slice(&(binding.len() as u32).to_le_bytes());
         out.extend_from_slice(binding);
-        let earlier = earlier
-            .and_then(|b| read(b, binding, wanted))
-            .unwrap_or_default();
+        let taken = earlier.map(|b| read(b, binding, wanted));
         WalkMemo {
-            earlier,
+            refused: matches!(taken, Some(None)),
+            earlier: taken.flatten().unwrap_or_default(),
             out,
             open: None,
             reused: 0,

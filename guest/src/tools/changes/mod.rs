@@ -351,9 +351,11 @@ fn rescan(
         bytes,
     };
     // Nothing visible moved and nothing was racy: the old snapshot still holds (and the
-    // same token comes back).
+    // same token comes back). Unless its memo was refused whole (a token kept across an
+    // upgrade): each later call would judge every entry again, so a new snapshot is
+    // stored with this walk's memo.
     if let (Some(old), Some(name)) = (&old, from) {
-        if stats.hashed == 0 && stats.same_as_old {
+        if stats.hashed == 0 && stats.same_as_old && !stats.memo_refused {
             let k = watched::Kept {
                 name,
                 replaces: None,

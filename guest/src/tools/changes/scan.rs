@@ -52,6 +52,9 @@ pub struct ScanStats {
     pub memo: Vec<u8>,
     /// Entries whose verdict came from the earlier scan's memo.
     pub reused: u64,
+    /// The earlier scan's memo was refused whole (see [`WalkMemo::refused`]): this scan's
+    /// is to be kept in its place even where the snapshot is the same.
+    pub memo_refused: bool,
     /// The snapshot tells what the earlier one did (see [`Snapshot::same_visible`]):
     /// the same files, equal records but for name-only ones' metadata.
     pub same_as_old: bool,
@@ -130,6 +133,7 @@ pub fn scan<P: AsRef<str>>(
         },
     )?;
     stats.reused = walk_memo.reused;
+    stats.memo_refused = walk_memo.refused;
     tree.linked_rules(&walk_memo.linked_rules);
     stats.memo = walk_memo.into_bytes();
     if stopped {

@@ -2,11 +2,13 @@
 
 use std::fs;
 use std::path::Path;
+use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use super::scan::{scan, RACY_NS};
 use super::*;
 use crate::rules::fsx::Fs;
+use crate::rules::path::LogicalPath;
 
 fn session(root: &Path, policy: &str) -> Session {
     Session::new(Fs::open(root).unwrap(), Policy::from_json(policy).unwrap())
@@ -370,4 +372,49 @@ fn a_hard_link_or_a_fifo_tells_nothing_of_what_it_leads_to() {
         seen(&again),
         vec![("plain.txt".to_string(), ChangeKind::Modified)]
     );
+}
+
+/// A snapshot whose walk memo is refused whole (bound to another build of the rules, as
+/// a token kept across an upgrade is, or damaged) does not stay the unchanged tree's: the
+/// call stores a new one with its own walk's memo, so that the next call reuses verdicts
+/// again. The answer still reports nothing, and a snapshot with a usable memo keeps its
+/// name (the control).
+#[test]
+fn a_refused_memo_is_replaced_even_where_nothing_changed() {
+    let t = tempfile::tempdir().unwrap();
+    fs::write(t.path().join(".gitignore"), "*.log\n").unwrap();
+    for name in ["a.rs", "b.rs", "c.log"] {
+        let p = t.path().join(name);
+        fs::write(&p, name).unwrap();
+        age(&p);
+    }
+    let s = session(t.path(), "{}");
+    call(&s, None);
+    let name = s.changes_live.lock().unwrap()[0].name.clone();
+    let store = Store::new(s.state_dir.as_deref(), &s.changes_memory, s.fs.services());
+    let first = store.load(&name).unwrap();
+    let damaged = store
+        .put(Arc::new(first.snapshot().unwrap().encode(b"no memo")))
+        .unwrap();
+    assert_ne!(damaged, name);
+    let start = LogicalPath::root();
+    let opts = WalkOptions {
+        include_hidden: false,
+        respect_ignore: true,
+        max_depth: usize::MAX,
+        shard: None,
+        with_stat: true,
+    };
+    let scope = serde_json::to_string(&Scope {
+        path: "",
+        include_hidden: false,
+        respect_ignore: true,
+    })
+    .unwrap();
+    let (to, found) = rescan(&s, &store, Some(&damaged), &start, &opts, &scope).unwrap();
+    assert_eq!(found.changes.map(|c| c.len()), Some(0));
+    assert_ne!(to, damaged, "a snapshot with a refused memo was kept");
+    assert_eq!(store.load(&to).unwrap().memo(), first.memo());
+    let (again, _) = rescan(&s, &store, Some(&to), &start, &opts, &scope).unwrap();
+    assert_eq!(again, to);
 }
