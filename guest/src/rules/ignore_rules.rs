@@ -124,6 +124,23 @@ impl IgnoreCache {
         }
         compiled.map(IgnoreRules::of)
     }
+
+    /// How many distinct sets of texts were compiled and are kept.
+    #[cfg(test)]
+    pub fn compiled(&self) -> usize {
+        self.0.lock().map_or(0, |k| k.by_text.len())
+    }
+}
+
+/// Whether some line of `texts` reads as a rule (comments and blank lines do not): what
+/// a walk checks before it defers compiling them (see [`IgnoreCache::rules`]). A text
+/// whose every rule is an invalid glob passes this check and compiles to nothing.
+pub fn may_hold_rules(texts: &[&[u8]]) -> bool {
+    texts.iter().any(|text| {
+        let text = String::from_utf8_lossy(text);
+        let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
+        text.lines().any(|line| parse_line(line).is_some())
+    })
 }
 
 impl IgnoreRules {

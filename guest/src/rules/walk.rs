@@ -5,6 +5,7 @@
 //! `.git`, and honours `.gitignore` and `.ignore` files (including those of the start
 //! directory's ancestors) when asked to. Everything passed over is counted by reason.
 
+use std::cell::OnceCell;
 use std::collections::BTreeMap;
 use std::rc::Rc;
 use std::sync::Arc;
@@ -13,7 +14,7 @@ use crate::error::{ToolError, ToolResult};
 use crate::fs::port::{Dir, DirItem, Stat};
 use crate::rules::classify::Kind;
 use crate::rules::fsx::{EntryType, Fs};
-use crate::rules::ignore_rules::{IgnoreRules, Verdict};
+use crate::rules::ignore_rules::{may_hold_rules, IgnoreCache, IgnoreRules, Verdict};
 use crate::rules::path::{is_temp_name, LogicalPath};
 use crate::rules::policy::{DirScope, Policy};
 use crate::rules::walk_memo::{Judgement, WalkMemo, NO_RULES};
@@ -131,7 +132,10 @@ impl Skips {
 
 /// Ignore rules of a directory and its ancestors, innermost first.
 struct IgnoreChain {
-    rules: IgnoreRules,
+    /// The directory's ignore files' texts, compiled when an entry first needs them: a
+    /// walk whose memo answers for every entry below the directory compiles nothing.
+    texts: Vec<Vec<u8>>,
+    rules: OnceCell<Option<IgnoreRules>>,
     /// Length of the directory's logical path, so an entry's path relative to it is a
     /// slice of the entry's own path.
     dir_len: usize,
@@ -147,7 +151,25 @@ fn chain_digest(chain: &Option<Rc<IgnoreChain>>) -> [u8; 32] {
     chain.as_ref().map_or(NO_RULES, |c| c.digest)
 }
 
-fn is_ignored(chain: &Option<Rc<IgnoreChain>>, path: &str, is_dir: bool) -> bool {
+impl IgnoreChain {
+    /// This node's rules, compiled through `cache` on first need; `None` when no line
+    /// compiles to a rule.
+    fn rules(&self, cache: &IgnoreCache) -> Option<&IgnoreRules> {
+        self.rules
+            .get_or_init(|| {
+                let refs: Vec<&[u8]> = self.texts.iter().map(Vec::as_slice).collect();
+                cache.rules(&refs)
+            })
+            .as_ref()
+    }
+}
+
+fn is_ignored(
+    cache: &IgnoreCache,
+    chain: &Option<Rc<IgnoreChain>>,
+    path: &str,
+    is_dir: bool,
+) -> bool {
     let mut cur = chain.as_ref();
     while let Some(node) = cur {
         let rel = if node.dir_len == 0 {
@@ -155,10 +177,10 @@ fn is_ignored(chain: &Option<Rc<IgnoreChain>>, path: &str, is_dir: bool) -> bool
         } else {
             path.get(node.dir_len + 1..).unwrap_or("")
         };
-        match node.rules.matched(rel, is_dir) {
-            Verdict::Ignore => return true,
-            Verdict::Keep => return false,
-            Verdict::None => {}
+        match node.rules(cache).map(|r| r.matched(rel, is_dir)) {
+            Some(Verdict::Ignore) => return true,
+            Some(Verdict::Keep) => return false,
+            Some(Verdict::None) | None => {}
         }
         cur = node.parent.as_ref();
     }
@@ -197,28 +219,27 @@ fn load_ignores(
         }
     }
     let refs: Vec<&[u8]> = texts.iter().map(Vec::as_slice).collect();
-    match fsx.ignore_cache().rules(&refs) {
-        Some(rules) => {
-            let digest = if keyed {
-                // Each part after its length: no two chains hash the same bytes.
-                let mut key = chain_digest(&parent).to_vec();
-                for part in std::iter::once(dir.as_str().as_bytes()).chain(refs) {
-                    key.extend_from_slice(&(part.len() as u64).to_le_bytes());
-                    key.extend_from_slice(part);
-                }
-                crate::fs::hash::sha256(&key)
-            } else {
-                NO_RULES
-            };
-            Some(Rc::new(IgnoreChain {
-                rules,
-                dir_len: dir.as_str().len(),
-                digest,
-                parent,
-            }))
-        }
-        None => parent,
+    if !may_hold_rules(&refs) {
+        return parent;
     }
+    let digest = if keyed {
+        // Each part after its length: no two chains hash the same bytes.
+        let mut key = chain_digest(&parent).to_vec();
+        for part in std::iter::once(dir.as_str().as_bytes()).chain(refs) {
+            key.extend_from_slice(&(part.len() as u64).to_le_bytes());
+            key.extend_from_slice(part);
+        }
+        crate::fs::hash::sha256(&key)
+    } else {
+        NO_RULES
+    };
+    Some(Rc::new(IgnoreChain {
+        texts,
+        rules: OnceCell::new(),
+        dir_len: dir.as_str().len(),
+        digest,
+        parent,
+    }))
 }
 
 /// Ignore files larger than this are read only this far.
@@ -516,7 +537,16 @@ impl Frame<'_, '_> {
                     }
                     v
                 }
-                None => judge(self.policy, scope, &ignores, dir, &name, &path, ty, opts),
+                None => judge(
+                    (self.policy, self.fsx.ignore_cache()),
+                    scope,
+                    &ignores,
+                    dir,
+                    &name,
+                    &path,
+                    ty,
+                    opts,
+                ),
             };
             if let (true, Some(m)) = (kept, self.memo.as_deref_mut()) {
                 m.record(&name, ty, verdict);
@@ -550,7 +580,7 @@ impl Frame<'_, '_> {
 /// whose scope is `scope` and whose ignore rules are `ignores`.
 #[allow(clippy::too_many_arguments)]
 fn judge(
-    policy: &Policy,
+    (policy, cache): (&Policy, &IgnoreCache),
     scope: &DirScope,
     ignores: &Option<Rc<IgnoreChain>>,
     dir: &LogicalPath,
@@ -569,7 +599,7 @@ fn judge(
         return Judgement::Skip(Some("hidden"));
     }
     let is_dir = ty == EntryType::Dir;
-    if opts.respect_ignore && is_ignored(ignores, path.as_str(), is_dir) {
+    if opts.respect_ignore && is_ignored(cache, ignores, path.as_str(), is_dir) {
         return Judgement::Skip(Some("ignored"));
     }
     let kind = policy.kind_in(scope, path, is_dir);
