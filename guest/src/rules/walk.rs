@@ -294,9 +294,56 @@ pub fn walk_with(
     start: &LogicalPath,
     opts: &WalkOptions,
     skips: &mut Skips,
+    memo: Option<&mut WalkMemo<'_>>,
+    visit: impl FnMut(&WalkEntry) -> Flow,
+) -> ToolResult<bool> {
+    let first = prelist(fsx, start, opts, false);
+    walk_listed(fsx, policy, first, opts, skips, memo, visit)
+}
+
+/// The start directory's listing, made before the walk that starts there ([`prelist`]).
+pub struct Prelisted {
+    start: LogicalPath,
+    listing: std::io::Result<(Vec<Listed>, Option<Arc<Dir>>)>,
+}
+
+impl Prelisted {
+    /// The directory listed.
+    pub fn start(&self) -> &LogicalPath {
+        &self.start
+    }
+}
+
+/// Lists `start` as a walk with `opts` does, for [`walk_listed`] to start from. With
+/// `early` (and metadata asked for), the host is asked for the listing twice: a host that
+/// reads listings ahead starts at the second listing of a call (one alone may be all a
+/// `list_dir` needs), so the directories below are read on its thread while the caller
+/// does other work before the walk (nothing read ahead is shown unless the walk asks
+/// for it).
+pub fn prelist(fsx: &Fs, start: &LogicalPath, opts: &WalkOptions, early: bool) -> Prelisted {
+    if early && opts.with_stat {
+        let _ = fsx.services().read_dir_stat(start);
+    }
+    Prelisted {
+        start: start.clone(),
+        listing: read_sorted(fsx, start, None, opts),
+    }
+}
+
+/// [`walk_with`] from the start directory's listing made by [`prelist`].
+///
+/// # Errors
+/// As [`walk`].
+pub fn walk_listed(
+    fsx: &Fs,
+    policy: &Policy,
+    first: Prelisted,
+    opts: &WalkOptions,
+    skips: &mut Skips,
     mut memo: Option<&mut WalkMemo<'_>>,
     mut visit: impl FnMut(&WalkEntry) -> Flow,
 ) -> ToolResult<bool> {
+    let start = &first.start;
     if opts.shard.is_some() {
         memo = None;
     }
@@ -326,8 +373,9 @@ pub fn walk_with(
     }
     let budget = policy.limits().max_walk_entries;
     let mut seen: u64 = 0;
-    let (first, held) =
-        read_sorted(fsx, start, None, opts).map_err(|e| ToolError::io(start.as_str(), &e))?;
+    let (listing, held) = first
+        .listing
+        .map_err(|e| ToolError::io(start.as_str(), &e))?;
     let scope = Rc::new(policy.scope_of(start));
     let mut frame = Frame {
         fsx,
@@ -337,7 +385,7 @@ pub fn walk_with(
         memo,
         stack: Vec::new(),
     };
-    frame.push_children(start, &scope, first, held, 1, ignores);
+    frame.push_children(start, &scope, listing, held, 1, ignores);
     while let Some(item) = frame.stack.pop() {
         seen += 1;
         if seen > budget {

@@ -310,8 +310,10 @@ fn rescan(
     opts: &WalkOptions,
     scope_key: &str,
 ) -> ToolResult<(String, Rescanned)> {
-    // The token's snapshot: the session's own, or read back from the store.
+    // The token's snapshot: the session's own, or read back from the store (meanwhile,
+    // a host that reads listings ahead lists the tree).
     let kept = from.and_then(|n| watched::kept(s, n));
+    let first = scan::ahead(s, start, opts, from.is_some() && kept.is_none());
     let stored = match (from, &kept) {
         (Some(name), None) => Some(store.load(name)?),
         _ => None,
@@ -337,9 +339,9 @@ fn rescan(
         ),
         (None, None) => Default::default(),
     };
-    let (new, mut stats) = scan::scan(
+    let (new, mut stats) = scan::scan_from(
         s,
-        start,
+        first,
         opts,
         old.as_ref(),
         old.as_ref().map(|_| &memo[..]),

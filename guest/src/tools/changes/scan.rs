@@ -23,7 +23,9 @@ use crate::fs::port::{Dir, Stat};
 use crate::rules::classify::Kind;
 use crate::rules::fsx::EntryType;
 use crate::rules::path::LogicalPath;
-use crate::rules::walk::{walk_budget, walk_with, Flow, Skips, WalkEntry, WalkOptions};
+use crate::rules::walk::{
+    prelist, walk_budget, walk_listed, Flow, Prelisted, Skips, WalkEntry, WalkOptions,
+};
 use crate::rules::walk_memo::{self, WalkMemo};
 use crate::text::bytes;
 use crate::tools::session::Session;
@@ -98,6 +100,25 @@ impl Parent {
     }
 }
 
+/// The start of a scan, listed before the scan ([`ahead`]).
+pub struct Ahead {
+    /// The snapshot's time, taken just before the listing: no metadata the snapshot
+    /// records is older.
+    taken: u64,
+    first: Prelisted,
+}
+
+/// Lists `start` for a scan with `opts` to come. With `early`, for a caller with other
+/// work first (reading the earlier snapshot back from the store): a host that reads
+/// listings ahead reads the tree below meanwhile (see [`prelist`]).
+pub fn ahead(s: &Session, start: &LogicalPath, opts: &WalkOptions, early: bool) -> Ahead {
+    let taken = now_ns();
+    Ahead {
+        taken,
+        first: prelist(&s.fs, start, opts, early),
+    }
+}
+
 /// Takes a snapshot of the files below `start` that a walk with `opts` shows, reusing the
 /// hashes of `old` for files whose metadata did not move and the verdicts of the walk's
 /// `memo` kept with it.
@@ -105,6 +126,7 @@ impl Parent {
 /// # Errors
 /// `IO_ERROR` when `start` cannot be read; `LIMIT_EXCEEDED` when the tree has more entries
 /// than the policy's `max_walk_entries` (a partial snapshot would report the rest deleted).
+#[cfg(test)]
 pub fn scan<P: AsRef<str>>(
     s: &Session,
     start: &LogicalPath,
@@ -112,17 +134,31 @@ pub fn scan<P: AsRef<str>>(
     old: Option<&Snapshot<P>>,
     memo: Option<&[u8]>,
 ) -> ToolResult<(Snapshot, ScanStats)> {
-    let taken = now_ns();
+    scan_from(s, ahead(s, start, opts, false), opts, old, memo)
+}
+
+/// [`scan`] from the start listed by [`ahead`].
+///
+/// # Errors
+/// As [`scan`].
+pub fn scan_from<P: AsRef<str>>(
+    s: &Session,
+    Ahead { taken, first }: Ahead,
+    opts: &WalkOptions,
+    old: Option<&Snapshot<P>>,
+    memo: Option<&[u8]>,
+) -> ToolResult<(Snapshot, ScanStats)> {
+    let start = first.start().clone();
     let mut stats = ScanStats::default();
     // About as many files as the earlier snapshot held: no growth, and no copy, midway.
     let mut seen = Vec::with_capacity(old.map_or(0, |o| o.files.len()) + 64);
     let mut tree = Tree::new(start.as_str());
     let binding = walk_memo::binding(&s.policy, opts.include_hidden, opts.respect_ignore);
     let mut walk_memo = WalkMemo::new(&binding, memo);
-    let stopped = walk_with(
+    let stopped = walk_listed(
         &s.fs,
         &s.policy,
-        start,
+        first,
         opts,
         &mut stats.skips,
         Some(&mut walk_memo),
