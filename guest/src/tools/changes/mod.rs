@@ -358,14 +358,32 @@ fn rescan(
     // stored with this walk's memo.
     if let (Some(old), Some(name)) = (&old, from) {
         if stats.hashed == 0 && stats.same_as_old && !stats.memo_refused {
-            let k = watched::Kept {
-                name,
-                replaces: None,
-                snap: old,
-                memo,
-                chain,
+            // (Those of the session's own snapshot are kept with it.)
+            let racy = match &stored {
+                Some(_) => watched::racy(old),
+                None => Vec::new(),
             };
-            watched::keep(s, k, scope_key, stats.tree);
+            match stored {
+                Some(stored) => {
+                    let r = watched::ReadBack {
+                        stored,
+                        racy,
+                        memo,
+                        chain,
+                    };
+                    watched::keep_read_back(s, r, scope_key, stats.tree);
+                }
+                None => {
+                    let k = watched::Kept {
+                        name,
+                        replaces: None,
+                        snap: old,
+                        memo,
+                        chain,
+                    };
+                    watched::keep(s, k, scope_key, stats.tree);
+                }
+            }
             return Ok((name.to_string(), found(Some(Vec::new()))));
         }
     }

@@ -31,6 +31,11 @@ pub struct Stored {
 }
 
 impl Stored {
+    /// Its name in the store.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
     /// Its records, read in place.
     ///
     /// # Errors

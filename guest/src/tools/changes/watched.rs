@@ -37,7 +37,7 @@ use std::sync::{Arc, Mutex};
 use super::delta::{self, Chain};
 use super::scan::{now_ns, racily_clean, records, shown, ScanStats, Seen};
 use super::snapshot::{diff, Rec, Snapshot};
-use super::store::Store;
+use super::store::{Store, Stored};
 use super::tree::{DirInfo, Tree};
 use crate::api::Change;
 use crate::error::ToolResult;
@@ -67,7 +67,7 @@ pub struct Live {
     /// The walk's memo stored with it (its base's, for a delta).
     pub memo: Arc<Vec<u8>>,
     /// Its records (read once, not at every call).
-    pub snap: Snapshot<Arc<str>>,
+    records: Records,
     /// What it differs by from the whole snapshot it is stored against.
     pub chain: Chain,
     /// The paths of its racily clean files (see [`racy`]).
@@ -78,6 +78,50 @@ pub struct Live {
     /// whole walk.
     #[cfg(test)]
     pub answered: u32,
+}
+
+impl Live {
+    /// Whether its records are still the bytes read back (see [`Records`]).
+    #[cfg(test)]
+    pub fn read_back(&self) -> bool {
+        matches!(self.records, Records::Stored(_))
+    }
+}
+
+/// A kept snapshot's records: decoded, or the bytes they decode from. A snapshot read back
+/// from the store and found to hold still is kept as it was read: a process that answers
+/// one call (the CLI) never copies its records for a next call that does not come.
+#[derive(Debug)]
+enum Records {
+    Decoded(Snapshot<Arc<str>>),
+    Stored(Stored),
+}
+
+impl Records {
+    /// The records, decoded on first need; `None` when the bytes do not read (they were
+    /// checked against their name when read back: not expected).
+    fn decoded(&mut self) -> Option<&mut Snapshot<Arc<str>>> {
+        if let Records::Stored(st) = self {
+            let decoded = owned(&st.snapshot().ok()?);
+            *self = Records::Decoded(decoded);
+        }
+        match self {
+            Records::Decoded(snap) => Some(snap),
+            Records::Stored(_) => None,
+        }
+    }
+}
+
+/// A copy of `snap` whose paths the session can keep.
+fn owned<P: AsRef<str>>(snap: &Snapshot<P>) -> Snapshot<Arc<str>> {
+    Snapshot {
+        taken: snap.taken,
+        files: snap
+            .files
+            .iter()
+            .map(|(p, r)| (Arc::from(p.as_ref()), *r))
+            .collect(),
+    }
 }
 
 /// What a call answered from the watch's stamps.
@@ -110,40 +154,80 @@ pub fn keep<P: AsRef<str>>(s: &Session, k: Kept<'_, P>, scope: &str, tree: Tree)
     let Ok(mut lives) = s.changes_live.lock() else {
         return;
     };
-    if let Some(i) = lives
-        .iter()
-        .position(|l| l.name == k.name && l.scope == scope)
-    {
-        let mut l = lives.remove(i);
-        l.tree = tree;
-        #[cfg(test)]
-        {
-            l.answered = 0;
-        }
-        lives.push(l);
+    let Some(tree) = renew(&mut lives, k.name, scope, tree) else {
         return;
-    }
-    lives.retain(|l| Some(l.name.as_str()) != k.replaces || l.scope != scope);
-    let snap = Snapshot {
-        taken: k.snap.taken,
-        files: k
-            .snap
-            .files
-            .iter()
-            .map(|(p, r)| (Arc::from(p.as_ref()), *r))
-            .collect(),
     };
-    lives.push(Live {
+    let snap = owned(k.snap);
+    let live = Live {
         name: k.name.to_string(),
         scope: scope.to_string(),
         memo: k.memo,
         racy: racy(&snap),
-        snap,
+        records: Records::Decoded(snap),
         chain: k.chain,
         tree,
         #[cfg(test)]
         answered: 0,
-    });
+    };
+    place(&mut lives, live, k.replaces);
+}
+
+/// A snapshot read back from the store and found to hold still, to be kept as read (see
+/// [`Records`]): its bytes, its racily clean files, its walk's memo and its chain.
+#[derive(Debug)]
+pub struct ReadBack {
+    pub stored: Stored,
+    pub racy: Vec<Arc<str>>,
+    pub memo: Arc<Vec<u8>>,
+    pub chain: Chain,
+}
+
+/// [`keep`] for a snapshot read back (which replaces none).
+pub fn keep_read_back(s: &Session, r: ReadBack, scope: &str, tree: Tree) {
+    let Ok(mut lives) = s.changes_live.lock() else {
+        return;
+    };
+    let Some(tree) = renew(&mut lives, r.stored.name(), scope, tree) else {
+        return;
+    };
+    let live = Live {
+        name: r.stored.name().to_string(),
+        scope: scope.to_string(),
+        memo: r.memo,
+        racy: r.racy,
+        chain: r.chain,
+        records: Records::Stored(r.stored),
+        tree,
+        #[cfg(test)]
+        answered: 0,
+    };
+    place(&mut lives, live, None);
+}
+
+/// Makes the kept snapshot `name` of `scope` the newest, its walk's tree `tree`; gives
+/// `tree` back when the session does not keep it.
+fn renew(lives: &mut Vec<Live>, name: &str, scope: &str, tree: Tree) -> Option<Tree> {
+    let Some(i) = lives
+        .iter()
+        .position(|l| l.name == name && l.scope == scope)
+    else {
+        return Some(tree);
+    };
+    let mut l = lives.remove(i);
+    l.tree = tree;
+    #[cfg(test)]
+    {
+        l.answered = 0;
+    }
+    lives.push(l);
+    None
+}
+
+/// Adds `live` as the newest kept snapshot, in place of the one of its scope named
+/// `replaces` and of the oldest beyond [`KEPT`].
+fn place(lives: &mut Vec<Live>, live: Live, replaces: Option<&str>) {
+    lives.retain(|l| Some(l.name.as_str()) != replaces || l.scope != live.scope);
+    lives.push(live);
     if lives.len() > KEPT {
         lives.remove(0);
     }
@@ -171,9 +255,10 @@ pub struct Held {
 /// The records, memo and chain of the snapshot `name` when the session keeps it (no read of
 /// the store needed).
 pub fn kept(s: &Session, name: &str) -> Option<Held> {
-    let lives = s.changes_live.lock().ok()?;
-    find(&lives, name).map(|l| Held {
-        snap: l.snap.clone(),
+    let mut lives = s.changes_live.lock().ok()?;
+    let l = lives.iter_mut().find(|l| l.name == name)?;
+    Some(Held {
+        snap: l.records.decoded()?.clone(),
         memo: l.memo.clone(),
         chain: l.chain.clone(),
     })
@@ -239,7 +324,10 @@ fn walk_stamped(
     // scan reads them again whatever changed, and so does this call (what it reads must
     // not depend on what the stamps say of hidden entries).
     let taken = now_ns();
-    if taken < live.snap.taken {
+    let Some(old) = live.records.decoded() else {
+        return Ok(None);
+    };
+    if taken < old.taken {
         // The clock went back: files the snapshot's time left behind may be racy again.
         return Ok(None);
     }
@@ -267,7 +355,6 @@ fn walk_stamped(
         }));
     }
     let held = live.memo.clone();
-    let old = &live.snap;
     let memo = held.as_slice();
     let binding = walk_memo::binding(&s.policy, opts.include_hidden, opts.respect_ignore);
     // The memo's verdicts for the directories walked again (the others are read past).
@@ -348,7 +435,7 @@ fn walk_stamped(
             .into_iter()
             .map(|(p, r)| (Arc::from(p), r))
             .collect();
-        let files = std::mem::take(&mut live.snap.files);
+        let files = std::mem::take(&mut old.files);
         let snap = Snapshot {
             taken,
             files: update(files, &moved),
@@ -357,7 +444,7 @@ fn walk_stamped(
         chain.add(moved);
         let to = chain.store(store, &snap, memo)?;
         live.name = to.clone();
-        live.snap = snap;
+        *old = snap;
         live.chain = chain;
         // Every racily clean file was in a directory walked again: those of the new
         // snapshot are among the records just taken.

@@ -599,3 +599,40 @@ fn two_chains_of_tokens_are_both_answered_from_the_stamps() {
     call(&p.on, &mut None);
     assert_eq!(p.on.changes_live.lock().unwrap().len(), watched::KEPT);
 }
+
+/// A session that reads a token's snapshot back from the store and finds the tree as it
+/// was keeps the snapshot's bytes as read, not a copy of its records. Its next call
+/// decodes them and answers from the watch's stamps, as the session that made the token
+/// would.
+#[test]
+fn a_snapshot_read_back_unchanged_is_kept_as_read_then_answers_from_the_stamps() {
+    let dir = tempfile::tempdir().unwrap();
+    let (root, state) = (dir.path().join("repo"), dir.path().join("state"));
+    for f in ["d0/a.txt", "d0/b.txt", "d1/c.txt"] {
+        write(&root, f, f);
+        age(&root, f);
+    }
+    let watch = Stamps::new(&root);
+    let maker = session(&root, &state, Some(watch.clone()));
+    let mut token = None;
+    call(&maker, &mut token);
+    let first = token.clone();
+    // Another session on the same state directory and watch: nothing held, so the count
+    // moved (by a stamp of nothing visible) sends it to read the snapshot back.
+    let s = session(&root, &state, Some(watch.clone())).with_cursor_key(maker.cursor_key.clone());
+    watch.stamp(Some(&["d1"]));
+    assert!(call(&s, &mut token).is_empty());
+    assert!(s.changes_live.lock().unwrap()[0].read_back());
+    write(&root, "d0/a.txt", "changed\n");
+    watch.stamp(Some(&["d0"]));
+    let changes = call(&s, &mut token);
+    let paths: Vec<&str> = changes.iter().map(|c| c.path.as_str()).collect();
+    assert_eq!(paths, ["d0/a.txt"]);
+    assert_eq!(answered(&s), 1, "answered from the stamps");
+    assert!(!s.changes_live.lock().unwrap()[0].read_back());
+    // A whole scan from the first token finds the same.
+    let off = session(&root, &state, None).with_cursor_key(maker.cursor_key.clone());
+    let mut token = first;
+    let scanned = call(&off, &mut token);
+    assert_eq!(scanned, changes);
+}
