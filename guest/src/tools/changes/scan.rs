@@ -206,20 +206,19 @@ pub fn shown(e: &WalkEntry) -> Option<Seen> {
 /// earlier one (the caller compares the counts).
 pub fn records<P: AsRef<str>>(
     s: &Session,
-    mut seen: Vec<Seen>,
+    seen: Vec<Seen>,
     old: Option<&Snapshot<P>>,
     stats: &mut ScanStats,
 ) -> Vec<(String, Rec)> {
     // Path order, the snapshot's: the walk's order already but for a name that sorts
-    // before '/' beside a directory's subtree, so the stable sort only merges a few runs.
-    // The earlier snapshot, in the same order, is then met in one pass beside it.
-    // (A walk visits a path once; the snapshot's form holds each path once whatever
-    // happens.)
-    // Paths compared a word at a time (`text::bytes::cmp`): they share long prefixes.
-    seen.sort_by(|a, b| bytes::cmp(a.0.as_str().as_bytes(), b.0.as_str().as_bytes()));
-    seen.dedup_by(|a, b| bytes::eq_short(a.0.as_str().as_bytes(), b.0.as_str().as_bytes()));
+    // before '/' beside a directory's subtree, so only those few are sorted apart and
+    // merged back (`bytes::in_order`). The earlier snapshot, in the same order, is then
+    // met in one pass beside it. (A walk visits a path once; the snapshot's form holds
+    // each path once whatever happens.)
+    let n = seen.len();
+    let seen = bytes::in_order(seen, |s| s.0.as_str().as_bytes());
     let mut earlier = old.map(|o| (o.taken, o.files.iter().peekable()));
-    let mut files = Vec::with_capacity(seen.len());
+    let mut files = Vec::with_capacity(n);
     let mut parent: Option<Parent> = None;
     let mut same = true;
     for (path, kind, held, listed_stat) in seen {
