@@ -5,7 +5,7 @@
 //! `.git`, and honours `.gitignore` and `.ignore` files (including those of the start
 //! directory's ancestors) when asked to. Everything passed over is counted by reason.
 
-use std::cell::OnceCell;
+use std::cell::{OnceCell, RefCell};
 use std::collections::BTreeMap;
 use std::rc::Rc;
 use std::sync::Arc;
@@ -132,9 +132,12 @@ impl Skips {
 
 /// Ignore rules of a directory and its ancestors, innermost first.
 struct IgnoreChain {
-    /// The directory's ignore files' texts, compiled when an entry first needs them: a
-    /// walk whose memo answers for every entry below the directory compiles nothing.
-    texts: Vec<Vec<u8>>,
+    /// The directory's ignore files' texts, compiled when an entry first needs them (a
+    /// walk whose memo answers for every entry below the directory compiles nothing),
+    /// then let go. Texts over [`LAZY_MAX_TEXT_BYTES`] are compiled at once: a node is
+    /// held while its subtree is walked, and a deep tree of large ignore files would
+    /// otherwise hold them all.
+    texts: RefCell<Vec<Vec<u8>>>,
     rules: OnceCell<Option<IgnoreRules>>,
     /// Length of the directory's logical path, so an entry's path relative to it is a
     /// slice of the entry's own path.
@@ -157,7 +160,8 @@ impl IgnoreChain {
     fn rules(&self, cache: &IgnoreCache) -> Option<&IgnoreRules> {
         self.rules
             .get_or_init(|| {
-                let refs: Vec<&[u8]> = self.texts.iter().map(Vec::as_slice).collect();
+                let texts = std::mem::take(&mut *self.texts.borrow_mut());
+                let refs: Vec<&[u8]> = texts.iter().map(Vec::as_slice).collect();
                 cache.rules(&refs)
             })
             .as_ref()
@@ -233,14 +237,23 @@ fn load_ignores(
     } else {
         NO_RULES
     };
-    Some(Rc::new(IgnoreChain {
-        texts,
+    let large = texts.iter().map(Vec::len).sum::<usize>() > LAZY_MAX_TEXT_BYTES;
+    let node = IgnoreChain {
+        texts: RefCell::new(texts),
         rules: OnceCell::new(),
         dir_len: dir.as_str().len(),
         digest,
         parent,
-    }))
+    };
+    if large {
+        node.rules(fsx.ignore_cache());
+    }
+    Some(Rc::new(node))
 }
+
+/// A directory's ignore files holding more than this together are compiled when it is
+/// entered (see [`IgnoreChain::texts`]).
+const LAZY_MAX_TEXT_BYTES: usize = 16 << 10;
 
 /// Ignore files larger than this are read only this far.
 const MAX_IGNORE_FILE_BYTES: u64 = 4 << 20;

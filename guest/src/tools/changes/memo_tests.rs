@@ -236,9 +236,9 @@ fn a_verdict_is_judged_again_when_its_rules_or_its_type_moved() {
     assert_eq!(after.1.skips.describe(), "1 generated, 1 hidden");
 }
 
-/// A walk whose memo answers for every entry compiles no ignore file (each session here
-/// starts with an empty cache of compiled rules); an entry the memo does not know has the
-/// rules it is judged by compiled, and no others.
+/// A walk whose memo answers for every entry compiles no ignore file but a large one
+/// (each session here starts with an empty cache of compiled rules); an entry the memo
+/// does not know has the rules it is judged by compiled, and no others.
 #[test]
 fn ignore_rules_are_compiled_only_for_entries_the_memo_cannot_answer() {
     let t = tempfile::tempdir().unwrap();
@@ -252,22 +252,33 @@ fn ignore_rules_are_compiled_only_for_entries_the_memo_cannot_answer() {
     fs::write(root.join("src/b.tmp"), "b\n").unwrap();
     fs::write(root.join("lib/.gitignore"), "*.o\n").unwrap();
     fs::write(root.join("lib/x.c"), "x\n").unwrap();
+    // Rules too large to hold until needed: compiled when their directory is entered.
+    fs::create_dir_all(root.join("big")).unwrap();
+    let many: String = (0..2000).map(|i| format!("generated_{i:05}.c\n")).collect();
+    assert!(many.len() > 16 << 10);
+    fs::write(root.join("big/.gitignore"), many).unwrap();
+    fs::write(root.join("big/generated_00001.c"), "g\n").unwrap();
+    fs::write(root.join("big/kept.c"), "k\n").unwrap();
     let o = opts(false, true);
     let session = || Session::new(Fs::open(root).unwrap(), Policy::from_json("{}").unwrap());
     let first = session();
     let (seen, skips, memo) = walked(&first, &o, None);
-    assert_eq!(seen.len(), 4, "{seen:?}");
+    assert_eq!(seen.len(), 6, "{seen:?}");
     // Without a memo every directory's rules are compiled (the control).
-    assert_eq!(first.fs.ignore_cache().compiled(), 3);
+    assert_eq!(first.fs.ignore_cache().compiled(), 4);
     let again = session();
     let (seen_again, skips_again, _) = walked(&again, &o, Some(&memo));
     assert_eq!((&seen_again, &skips_again), (&seen, &skips));
-    assert_eq!(again.fs.ignore_cache().compiled(), 0);
+    assert_eq!(
+        again.fs.ignore_cache().compiled(),
+        1,
+        "the large rules only"
+    );
     // A new name in `src` is judged: by `src`'s rules, which ignore it, and by no others.
     fs::write(root.join("src/c.tmp"), "c\n").unwrap();
     let third = session();
     let (seen_third, skips_third, _) = walked(&third, &o, Some(&memo));
     assert_eq!(seen_third, seen);
     assert_ne!(skips_third, skips, "the new file is counted as ignored");
-    assert_eq!(third.fs.ignore_cache().compiled(), 1);
+    assert_eq!(third.fs.ignore_cache().compiled(), 2);
 }
