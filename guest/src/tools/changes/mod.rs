@@ -137,6 +137,10 @@ pub fn changes_since(
         .and_then(|t| t.changes)
         .filter(|_| changes_now.is_some());
     let from = from.map(|t| t.snap);
+    // The time of a snapshot taken by a whole scan: before anything is listed (the walks
+    // of `watched::since` may leave listings read ahead that the scan's walk is answered
+    // with), so that no metadata it records is older.
+    let began = scan::now_ns();
     // Every change, when the watch's stamps answered (see [`watched`]).
     let mut known = None;
     let scope_key = serde_json::to_string(&scope).unwrap_or_default();
@@ -170,7 +174,14 @@ pub fn changes_since(
             (Some(from.clone()), found.to, None, found.hashed)
         }
         _ => {
-            let (to, found) = rescan(s, &store, from.as_deref(), &start, &opts, &scope_key)?;
+            let (to, found) = rescan(
+                s,
+                &store,
+                (from.as_deref(), began),
+                &start,
+                &opts,
+                &scope_key,
+            )?;
             log.bytes_read += found.bytes;
             known = found.changes;
             (from, to, None, found.hashed)
@@ -300,12 +311,12 @@ struct Rescanned {
 }
 
 /// Scans the whole tree below `start` against the token's snapshot `from` (when given),
-/// stores the new snapshot (or keeps `from`'s when nothing visible moved) and keeps it as
-/// the session's newest; returns its name.
+/// taking the new snapshot at time `taken`; stores it (or keeps `from`'s when nothing
+/// visible moved) and keeps it as the session's newest; returns its name.
 fn rescan(
     s: &Session,
     store: &Store<'_>,
-    from: Option<&str>,
+    (from, taken): (Option<&str>, u64),
     start: &crate::rules::path::LogicalPath,
     opts: &WalkOptions,
     scope_key: &str,
@@ -313,7 +324,7 @@ fn rescan(
     // The token's snapshot: the session's own, or read back from the store (meanwhile,
     // a host that reads listings ahead lists the tree).
     let kept = from.and_then(|n| watched::kept(s, n));
-    let first = scan::ahead(s, start, opts, from.is_some() && kept.is_none());
+    let first = scan::ahead(s, start, opts, from.is_some() && kept.is_none(), taken);
     let stored = match (from, &kept) {
         (Some(name), None) => Some(store.load(name)?),
         _ => None,

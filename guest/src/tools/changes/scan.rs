@@ -102,17 +102,23 @@ impl Parent {
 
 /// The start of a scan, listed before the scan ([`ahead`]).
 pub struct Ahead {
-    /// The snapshot's time, taken just before the listing: no metadata the snapshot
-    /// records is older.
+    /// The snapshot's time: no metadata the snapshot records is older.
     taken: u64,
     first: Prelisted,
 }
 
-/// Lists `start` for a scan with `opts` to come. With `early`, for a caller with other
-/// work first (reading the earlier snapshot back from the store): a host that reads
-/// listings ahead reads the tree below meanwhile (see [`prelist`]).
-pub fn ahead(s: &Session, start: &LogicalPath, opts: &WalkOptions, early: bool) -> Ahead {
-    let taken = now_ns();
+/// Lists `start` for a scan with `opts` to come, whose snapshot's time is `taken` (read
+/// before anything of the tree was listed in the call: a host may answer the scan's walk
+/// with listings read ahead for an earlier walk of the same call). With `early`, for a
+/// caller with other work first (reading the earlier snapshot back from the store): a
+/// host that reads listings ahead reads the tree below meanwhile (see [`prelist`]).
+pub fn ahead(
+    s: &Session,
+    start: &LogicalPath,
+    opts: &WalkOptions,
+    early: bool,
+    taken: u64,
+) -> Ahead {
     Ahead {
         taken,
         first: prelist(&s.fs, start, opts, early),
@@ -134,7 +140,7 @@ pub fn scan<P: AsRef<str>>(
     old: Option<&Snapshot<P>>,
     memo: Option<&[u8]>,
 ) -> ToolResult<(Snapshot, ScanStats)> {
-    scan_from(s, ahead(s, start, opts, false), opts, old, memo)
+    scan_from(s, ahead(s, start, opts, false, now_ns()), opts, old, memo)
 }
 
 /// [`scan`] from the start listed by [`ahead`].

@@ -411,10 +411,26 @@ fn a_refused_memo_is_replaced_even_where_nothing_changed() {
         respect_ignore: true,
     })
     .unwrap();
-    let (to, found) = rescan(&s, &store, Some(&damaged), &start, &opts, &scope).unwrap();
+    let (to, found) = rescan(
+        &s,
+        &store,
+        (Some(&damaged), scan::now_ns()),
+        &start,
+        &opts,
+        &scope,
+    )
+    .unwrap();
     assert_eq!(found.changes.map(|c| c.len()), Some(0));
     assert_ne!(to, damaged, "a snapshot with a refused memo was kept");
     assert_eq!(store.load(&to).unwrap().memo(), first.memo());
-    let (again, _) = rescan(&s, &store, Some(&to), &start, &opts, &scope).unwrap();
+    let (again, _) = rescan(
+        &s,
+        &store,
+        (Some(&to), scan::now_ns()),
+        &start,
+        &opts,
+        &scope,
+    )
+    .unwrap();
     assert_eq!(again, to);
 }
