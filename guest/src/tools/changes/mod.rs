@@ -369,7 +369,8 @@ fn rescan(
     // stored with this walk's memo.
     if let (Some(old), Some(name)) = (&old, from) {
         if stats.hashed == 0 && stats.same_as_old && !stats.memo_refused {
-            // (Those of the session's own snapshot are kept with it.)
+            // A snapshot read back is kept as read, its racily clean files listed now
+            // while its records are at hand; the session's own is renewed.
             let racy = match &stored {
                 Some(_) => watched::racy(old),
                 None => Vec::new(),
