@@ -134,9 +134,9 @@ impl Skips {
 struct IgnoreChain {
     /// The directory's ignore files' texts, compiled when an entry first needs them (a
     /// walk whose memo answers for every entry below the directory compiles nothing),
-    /// then let go. Texts over [`LAZY_MAX_TEXT_BYTES`] are compiled at once: a node is
-    /// held while its subtree is walked, and a deep tree of large ignore files would
-    /// otherwise hold them all.
+    /// then let go. A walk without a memo, and texts over [`LAZY_MAX_TEXT_BYTES`], compile
+    /// at once: a node is held while its subtree is walked, and a deep tree of large
+    /// ignore files would otherwise hold them all.
     texts: RefCell<Vec<Vec<u8>>>,
     rules: OnceCell<Option<IgnoreRules>>,
     /// Length of the directory's logical path, so an entry's path relative to it is a
@@ -223,7 +223,15 @@ fn load_ignores(
         }
     }
     let refs: Vec<&[u8]> = texts.iter().map(Vec::as_slice).collect();
-    if !may_hold_rules(&refs) {
+    // Compiled now where the walk keeps no memo (every entry below is judged) or the
+    // texts are large (see [`IgnoreChain::texts`]); otherwise when an entry needs them.
+    let large = texts.iter().map(Vec::len).sum::<usize>() > LAZY_MAX_TEXT_BYTES;
+    let compiled = (!keyed || large).then(|| fsx.ignore_cache().rules(&refs));
+    let holds = match &compiled {
+        Some(rules) => rules.is_some(),
+        None => may_hold_rules(&refs),
+    };
+    if !holds {
         return parent;
     }
     let digest = if keyed {
@@ -237,18 +245,17 @@ fn load_ignores(
     } else {
         NO_RULES
     };
-    let large = texts.iter().map(Vec::len).sum::<usize>() > LAZY_MAX_TEXT_BYTES;
-    let node = IgnoreChain {
+    let (texts, rules) = match compiled {
+        Some(rules) => (Vec::new(), OnceCell::from(rules)),
+        None => (texts, OnceCell::new()),
+    };
+    Some(Rc::new(IgnoreChain {
         texts: RefCell::new(texts),
-        rules: OnceCell::new(),
+        rules,
         dir_len: dir.as_str().len(),
         digest,
         parent,
-    };
-    if large {
-        node.rules(fsx.ignore_cache());
-    }
-    Some(Rc::new(node))
+    }))
 }
 
 /// A directory's ignore files holding more than this together are compiled when it is
