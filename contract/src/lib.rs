@@ -104,9 +104,57 @@ pub const INDEX_BUILDING: &str = "building";
 /// How long an [`INDEX_BUILDING`] announcement holds after its last touch.
 pub const INDEX_BUILDING_FRESH_SECS: u64 = 10;
 
+/// The suffix of a `changes/` snapshot a prune condemned: `<sha256>.<16 hex>.gone` (a
+/// prune renames a snapshot so before it removes it).
+pub const CONDEMNED_SUFFIX: &str = ".gone";
+
+/// Whether `s` is `n` hex digits.
+fn hex(s: &str, n: usize) -> bool {
+    s.len() == n && s.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
+/// Whether `name` is the temporary file of a state-directory write before its rename:
+/// `.<16 hex>.tmp`.
+pub fn is_state_temp_name(name: &str) -> bool {
+    name.strip_prefix('.')
+        .and_then(|n| n.strip_suffix(".tmp"))
+        .is_some_and(|n| hex(n, 16))
+}
+
+/// The snapshot name a condemned file's name `<sha256>.<16 hex>.gone` stands for; `None`
+/// for any other name.
+pub fn condemned_snapshot(name: &str) -> Option<&str> {
+    let (sha, nonce) = name.strip_suffix(CONDEMNED_SUFFIX)?.split_once('.')?;
+    (hex(sha, 64) && hex(nonce, 16)).then_some(sha)
+}
+
+/// Whether `name` is a snapshot's name in `changes/`: its 64-hex-digit sha256.
+pub fn is_snapshot_name(name: &str) -> bool {
+    hex(name, 64)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn state_file_names_are_told_by_their_form() {
+        const SHA: &str = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789ABCDEF";
+        assert!(is_snapshot_name(SHA));
+        assert!(!is_snapshot_name(&SHA[1..]));
+        assert!(is_state_temp_name(".0123456789abcdef.tmp"));
+        assert!(!is_state_temp_name(".0123456789abcdeg.tmp"));
+        assert!(!is_state_temp_name("0123456789abcdef.tmp"));
+        let gone = concat!(
+            "0123456789abcdef0123456789abcdef0123456789abcdef0123456789ABCDEF",
+            ".0123456789abcdef.gone"
+        );
+        assert!(gone.ends_with(CONDEMNED_SUFFIX));
+        assert_eq!(condemned_snapshot(gone), Some(SHA));
+        assert_eq!(condemned_snapshot(&gone[1..]), None);
+        assert_eq!(condemned_snapshot(".0123456789abcdef.gone"), None);
+        assert_eq!(condemned_snapshot(SHA), None);
+    }
 
     #[test]
     fn the_state_path_is_the_state_name_at_the_root() {

@@ -247,11 +247,6 @@ pub fn temp_suffix() -> String {
     format!("{:016x}", h.finish())
 }
 
-/// True for what [`temp_suffix`] makes: 16 hex digits.
-pub fn is_temp_suffix(s: &str) -> bool {
-    s.len() == 16 && s.bytes().all(|b| b.is_ascii_hexdigit())
-}
-
 /// True for names of file-tools' own temporary files, in any spelling a folding file
 /// system opens as one (see `fold`).
 pub fn is_temp_name(name: &str) -> bool {

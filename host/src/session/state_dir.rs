@@ -278,28 +278,18 @@ pub struct ResetOutcome {
 /// Whether file-tools makes a file called `name` in the state directory's top (`top`) or in
 /// one of its subdirectories.
 fn ours(name: &str, top: bool) -> bool {
-    let temp = name
-        .strip_prefix('.')
-        .and_then(|n| n.strip_suffix(".tmp"))
-        .is_some_and(|n| hex(n, 16));
-    temp || if top {
-        TOP_FILES.contains(&name)
-    } else {
-        hex(name, 64)
-    }
+    file_tools_contract::is_state_temp_name(name)
+        || if top {
+            TOP_FILES.contains(&name)
+        } else {
+            file_tools_contract::is_snapshot_name(name)
+        }
 }
 
-/// Whether `s` is `n` hex digits.
-fn hex(s: &str, n: usize) -> bool {
-    s.len() == n && s.bytes().all(|b| b.is_ascii_hexdigit())
-}
-
-/// Whether `name` is a `changes/` snapshot a prune condemned: `<sha256>.<16 hex>.gone`
-/// (`changes_since` renames a snapshot so before it removes it).
+/// Whether `name` is a `changes/` snapshot a prune condemned (`changes_since` renames a
+/// snapshot so before it removes it).
 fn condemned(name: &str) -> bool {
-    name.strip_suffix(".gone")
-        .and_then(|n| n.split_once('.'))
-        .is_some_and(|(sha, nonce)| hex(sha, 64) && hex(nonce, 16))
+    file_tools_contract::condemned_snapshot(name).is_some()
 }
 
 /// Removes file-tools' own files from the subdirectory `path` (called `name`), then the

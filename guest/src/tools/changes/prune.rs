@@ -36,10 +36,7 @@ use std::time::SystemTime;
 
 use super::delta;
 use super::store::KEEP;
-use crate::rules::path::is_temp_suffix;
-
-/// The suffix of a condemned snapshot.
-const GONE: &str = ".gone";
+use file_tools_contract::{condemned_snapshot, is_state_temp_name, CONDEMNED_SUFFIX};
 
 /// Removes all but the newest [`KEEP`] snapshots and the bases of the deltas among them in
 /// `dir`; `newest`, just stored, counts among the newest. Best effort: a failure leaves
@@ -59,11 +56,7 @@ fn sweep_temps(dir: &Path) {
     };
     for e in entries.flatten() {
         // `write_atomic`'s temporary name.
-        let is_temp = e.file_name().to_str().is_some_and(|n| {
-            n.strip_prefix('.')
-                .and_then(|n| n.strip_suffix(".tmp"))
-                .is_some_and(is_temp_suffix)
-        });
+        let is_temp = e.file_name().to_str().is_some_and(is_state_temp_name);
         let old = e
             .metadata()
             .and_then(|m| m.modified())
@@ -144,7 +137,7 @@ pub(super) fn verdicts(dir: &Path) -> Vec<Verdict> {
         .flatten()
         .filter_map(|e| {
             let file = e.file_name().into_string().ok()?;
-            let name = condemned_name(&file)?.to_string();
+            let name = condemned_snapshot(&file)?.to_string();
             Some((e.metadata().ok()?.modified().ok()?, name, e.path()))
         })
         .collect();
@@ -200,13 +193,7 @@ pub(super) fn carry_out(dir: &Path, verdicts: Vec<Verdict>) {
 /// to this condemnation.
 pub(super) fn condemned_path(dir: &Path, name: &str) -> PathBuf {
     let nonce = crate::rules::path::temp_suffix();
-    dir.join(format!("{name}.{nonce}{GONE}"))
-}
-
-/// The snapshot name of a condemned file's name `<sha256>.<16 hex>.gone`.
-fn condemned_name(file: &str) -> Option<&str> {
-    let (name, nonce) = file.strip_suffix(GONE)?.split_once('.')?;
-    (crate::fs::hash::is_sha256(name) && is_temp_suffix(nonce)).then_some(name)
+    dir.join(format!("{name}.{nonce}{CONDEMNED_SUFFIX}"))
 }
 
 #[cfg(test)]
