@@ -127,61 +127,45 @@ pub fn eq_opt(a: Option<&[u8]>, b: Option<&[u8]>) -> bool {
     }
 }
 
-/// `items` in the byte order of their keys (`key` gives each one's), each key once, for
-/// items that come nearly in that order: those that break it are set aside, sorted, and
-/// merged back as the items are taken. A walk's paths (in order but for names that sort
-/// before `/` beside a directory of the same stem) then cost a pass, not a sort.
-pub fn in_order<T>(items: Vec<T>, key: fn(&T) -> &[u8]) -> impl Iterator<Item = T> {
-    let mut main: Vec<T> = Vec::with_capacity(items.len());
-    let mut aside = Vec::new();
-    for item in items {
-        match main.last() {
-            Some(last) if cmp(key(&item), key(last)).is_lt() => aside.push(item),
-            _ => main.push(item),
-        }
-    }
-    aside.sort_by(|a, b| cmp(key(a), key(b)));
-    Merged {
-        main: main.into_iter().peekable(),
-        aside: aside.into_iter().peekable(),
-        key,
-    }
-}
-
-/// Two sequences in key order, merged (see [`in_order`]).
-struct Merged<T> {
-    main: std::iter::Peekable<std::vec::IntoIter<T>>,
-    aside: std::iter::Peekable<std::vec::IntoIter<T>>,
+/// Items that come nearly in the byte order of their keys (`key` gives each one's), put
+/// in that order: those that break it are set aside, and merged back at the end. A walk's
+/// paths (in order but for names that sort before `/` beside a directory of the same stem)
+/// then cost a comparison each and one merge, not a sort.
+pub struct NearlySorted<T> {
+    sorted: Vec<T>,
+    aside: Vec<T>,
     key: fn(&T) -> &[u8],
 }
 
-impl<T> Iterator for Merged<T> {
-    type Item = T;
+impl<T> NearlySorted<T> {
+    /// Room for `n` items.
+    pub fn with_capacity(n: usize, key: fn(&T) -> &[u8]) -> Self {
+        NearlySorted {
+            sorted: Vec::with_capacity(n),
+            aside: Vec::new(),
+            key,
+        }
+    }
 
-    fn next(&mut self) -> Option<T> {
+    pub fn push(&mut self, item: T) {
         let key = self.key;
-        let from_aside = match (self.main.peek(), self.aside.peek()) {
-            (Some(m), Some(a)) => cmp(key(a), key(m)).is_lt(),
-            (None, Some(_)) => true,
-            (_, None) => false,
-        };
-        let item = if from_aside {
-            self.aside.next()
-        } else {
-            self.main.next()
-        }?;
-        // The same key again, on either side: passed over.
-        while self
-            .main
-            .next_if(|m| eq_short(key(m), key(&item)))
-            .is_some()
-        {}
-        while self
-            .aside
-            .next_if(|a| eq_short(key(a), key(&item)))
-            .is_some()
-        {}
-        Some(item)
+        match self.sorted.last() {
+            Some(last) if cmp(key(&item), key(last)).is_le() => self.aside.push(item),
+            _ => self.sorted.push(item),
+        }
+    }
+
+    /// The items in the order of their keys (items with equal keys in the order given).
+    pub fn into_sorted(mut self) -> Vec<T> {
+        if !self.aside.is_empty() {
+            let key = self.key;
+            let by_key = |a: &T, b: &T| cmp(key(a), key(b));
+            self.aside.sort_by(by_key);
+            // Two runs in order: the stable sort finds them and merges them in one pass.
+            self.sorted.append(&mut self.aside);
+            self.sorted.sort_by(by_key);
+        }
+        self.sorted
     }
 }
 
@@ -245,10 +229,10 @@ mod tests {
         }
     }
 
-    /// `in_order` gives what a sort and a removal of repeated keys give, for sequences in
+    /// `NearlySorted` gives what a stable sort gives, for sequences in
     /// order, nearly in order (a walk's), reversed and random, with repeated keys.
     #[test]
-    fn in_order_is_a_sort_without_repeats() {
+    fn nearly_sorted_gives_a_stable_sort() {
         let mut seed = 0x9E37_79B9_7F4A_7C15u64;
         let mut draw = |n: u64| {
             seed ^= seed << 13;
@@ -283,12 +267,14 @@ mod tests {
                 2 => items.sort_by(|a, b| b.cmp(a)),
                 _ => {}
             }
-            let mut expected: Vec<Vec<u8>> = items.iter().map(|(k, _)| k.clone()).collect();
-            expected.sort();
-            expected.dedup();
-            let got: Vec<Vec<u8>> = in_order(items, |(k, _)| k.as_slice())
-                .map(|(k, _)| k)
-                .collect();
+            let mut expected = items.clone();
+            expected.sort_by(|a, b| a.0.cmp(&b.0));
+            let mut got =
+                NearlySorted::with_capacity(items.len(), |(k, _): &(Vec<u8>, usize)| k.as_slice());
+            for item in items {
+                got.push(item);
+            }
+            let got = got.into_sorted();
             assert_eq!(got, expected, "round {round}");
         }
     }

@@ -12,6 +12,7 @@
 
 pub mod delta;
 mod prune;
+mod record;
 pub mod scan;
 pub mod snapshot;
 pub mod store;

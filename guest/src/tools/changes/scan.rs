@@ -13,10 +13,10 @@
 //! rules are unchanged ([`crate::rules::walk_memo`]): an entry's name is compared, not
 //! judged again.
 
-use std::cmp::Ordering;
 use std::sync::Arc;
 
-use super::snapshot::{Rec, Sha256, Shown, Snapshot};
+use super::record::Recorder;
+use super::snapshot::{Rec, Shown, Snapshot};
 pub use super::tree::Tree;
 use crate::error::{ToolError, ToolResult};
 use crate::fs::port::{Dir, Stat};
@@ -27,7 +27,6 @@ use crate::rules::walk::{
     prelist, walk_budget, walk_listed, Flow, Prelisted, Skips, WalkEntry, WalkOptions,
 };
 use crate::rules::walk_memo::{self, WalkMemo};
-use crate::text::bytes;
 use crate::tools::session::Session;
 
 /// The timestamp granularity assumed of the file system: 2 s, the coarsest in common use
@@ -73,31 +72,6 @@ pub fn nanos(t: Option<std::time::SystemTime>) -> Option<u64> {
 /// Now, in nanoseconds since the Unix epoch (0 when the clock is before it).
 pub fn now_ns() -> u64 {
     nanos(Some(std::time::SystemTime::now())).unwrap_or(0)
-}
-
-/// The directory holding a file: the walk's held handle, or opened by path on first need.
-enum Parent {
-    Held(Arc<Dir>),
-    ByPath {
-        path: LogicalPath,
-        opened: Option<Option<Arc<Dir>>>,
-    },
-}
-
-impl Parent {
-    /// True for a directory opened by its path, `dir`.
-    fn opened_at(&self, dir: &str) -> bool {
-        matches!(self, Parent::ByPath { path, .. } if path.as_str() == dir)
-    }
-
-    fn dir(&mut self, s: &Session) -> Option<Arc<Dir>> {
-        match self {
-            Parent::Held(d) => Some(d.clone()),
-            Parent::ByPath { path, opened } => opened
-                .get_or_insert_with(|| s.fs.open_dir(path).ok())
-                .clone(),
-        }
-    }
 }
 
 /// The start of a scan, listed before the scan ([`ahead`]).
@@ -156,8 +130,11 @@ pub fn scan_from<P: AsRef<str>>(
 ) -> ToolResult<(Snapshot, ScanStats)> {
     let start = first.start().clone();
     let mut stats = ScanStats::default();
-    // About as many files as the earlier snapshot held: no growth, and no copy, midway.
-    let mut seen = Vec::with_capacity(old.map_or(0, |o| o.files.len()) + 64);
+    // Against an earlier snapshot, each file is recorded as the walk shows it (mostly a
+    // comparison of metadata), beside the host's listings. A first scan reads every file:
+    // it records them once the walk is known to fit the policy's bound.
+    let mut recorder = Recorder::new(old);
+    let mut later = Vec::new();
     let mut tree = Tree::new(start.as_str());
     let binding = walk_memo::binding(&s.policy, opts.include_hidden, opts.respect_ignore);
     let mut walk_memo = WalkMemo::new(&binding, memo);
@@ -170,7 +147,11 @@ pub fn scan_from<P: AsRef<str>>(
         Some(&mut walk_memo),
         |e| {
             tree.visited(e);
-            seen.extend(shown(e));
+            match (shown(e), old) {
+                (Some(file), Some(_)) => recorder.take(s, file),
+                (Some(file), None) => later.push(file),
+                (None, _) => {}
+            }
             Flow::Continue
         },
     )?;
@@ -189,7 +170,10 @@ pub fn scan_from<P: AsRef<str>>(
         ));
     }
     stats.tree = tree;
-    let files = records(s, seen, old, &mut stats);
+    for file in later {
+        recorder.take(s, file);
+    }
+    let files = recorder.finish(&mut stats);
     // Every file met an equal earlier record, and as many as there were: the same files.
     stats.same_as_old &= old.is_some_and(|o| o.files.len() == files.len());
     Ok((Snapshot { taken, files }, stats))
@@ -205,146 +189,4 @@ pub type Seen = (LogicalPath, Kind, Option<Arc<Dir>>, Option<Stat>);
 pub fn shown(e: &WalkEntry) -> Option<Seen> {
     matches!(e.ty, EntryType::File | EntryType::Symlink)
         .then(|| (e.path.clone(), e.kind, e.dir.clone(), e.stat))
-}
-
-/// The records of the files `seen`, in path order, reusing `old`'s hashes where the
-/// metadata did not move; sets `stats.same_as_old` to whether every record met an equal
-/// earlier one (the caller compares the counts).
-pub fn records<P: AsRef<str>>(
-    s: &Session,
-    seen: Vec<Seen>,
-    old: Option<&Snapshot<P>>,
-    stats: &mut ScanStats,
-) -> Vec<(String, Rec)> {
-    // Path order, the snapshot's: the walk's order already but for a name that sorts
-    // before '/' beside a directory's subtree, so only those few are sorted apart and
-    // merged back (`bytes::in_order`). The earlier snapshot, in the same order, is then
-    // met in one pass beside it. (A walk visits a path once; the snapshot's form holds
-    // each path once whatever happens.)
-    let n = seen.len();
-    let seen = bytes::in_order(seen, |s| s.0.as_str().as_bytes());
-    let mut earlier = old.map(|o| (o.taken, o.files.iter().peekable()));
-    let mut files = Vec::with_capacity(n);
-    let mut parent: Option<Parent> = None;
-    let mut same = true;
-    for (path, kind, held, listed_stat) in seen {
-        let prev = match &mut earlier {
-            Some((taken, it)) => loop {
-                match it
-                    .peek()
-                    .map(|(p, _)| bytes::cmp(p.as_ref().as_bytes(), path.as_str().as_bytes()))
-                {
-                    Some(Ordering::Less) => drop(it.next()),
-                    Some(Ordering::Equal) => break it.next().map(|(_, r)| (*taken, r)),
-                    _ => break None,
-                }
-            },
-            None => None,
-        };
-        // The directory holding the file: the walk's held handle, else the one opened
-        // for the file before it when that one lies in the same directory.
-        let parent = match (held, &mut parent) {
-            (Some(d), _) => parent.insert(Parent::Held(d)),
-            (None, Some(p)) if p.opened_at(path.parent_str()) => p,
-            (None, _) => parent.insert(Parent::ByPath {
-                path: path.parent(),
-                opened: None,
-            }),
-        };
-        // The walk's own listing with metadata (`with_stat`, where the host lists with
-        // metadata), else one look through the directory.
-        let st = match listed_stat {
-            Some(st) => Some(st),
-            None => parent
-                .dir(s)
-                .and_then(|d| d.stat_at(path.name()).ok().flatten()),
-        };
-        // Gone, or unreadable, since the walk listed it: not part of this snapshot.
-        let Some(st) = st else {
-            continue;
-        };
-        if let Some(rec) = look(s, parent, &path, kind, &st, prev, stats) {
-            same &= prev.is_some_and(|(_, p)| p.tells_same(&rec));
-            files.push((path.into_string(), rec));
-        }
-    }
-    stats.same_as_old = same;
-    files
-}
-
-/// The record of one file; `None` for what is to be left out (a directory or special
-/// file swapped in since the walk).
-fn look(
-    s: &Session,
-    parent: &mut Parent,
-    path: &LogicalPath,
-    kind: Kind,
-    st: &Stat,
-    prev: Option<(u64, &Rec)>,
-    stats: &mut ScanStats,
-) -> Option<Rec> {
-    let mut rec = Rec {
-        size: st.size,
-        mtime: nanos(st.modified),
-        ctime: nanos(st.changed),
-        inode: st.inode,
-        shown: Shown::Name,
-        sha256: None,
-    };
-    match st.ty {
-        EntryType::Symlink => {
-            rec.shown = Shown::Link;
-            return Some(rec);
-        }
-        EntryType::File => {}
-        EntryType::Dir | EntryType::Other => return None,
-    }
-    // A secret by name, or a file another name of which may lie outside: name only.
-    if kind == Kind::Secret || !s.policy.links_allowed(st.nlink) {
-        return Some(rec);
-    }
-    // Blocked and not-allowed paths never reach here: the walk leaves them out.
-    if let Some((taken, p)) = prev {
-        // Equal metadata: the earlier record's time is this one's.
-        if p.same_metadata(&rec) && !racily_clean(p, taken) {
-            rec.shown = p.shown;
-            rec.sha256 = p.sha256;
-            return Some(rec);
-        }
-    }
-    let max = s.policy.limits().max_hash_bytes;
-    if st.size > max {
-        rec.shown = Shown::Size;
-        return Some(rec);
-    }
-    let data = match s.fs.services().read_file(path, max.saturating_add(1)) {
-        Some(r) => r.ok()?,
-        None => {
-            parent
-                .dir(s)?
-                .read_file(path.name(), max.saturating_add(1))
-                .ok()?
-                .0
-        }
-    };
-    stats.bytes += data.len() as u64;
-    if data.len() as u64 > max {
-        rec.shown = Shown::Size;
-        return Some(rec);
-    }
-    // Size as read: the file may have moved since the stat.
-    rec.size = data.len() as u64;
-    if s.policy.sniff(path, &data).is_some() {
-        // Holds what looks like a secret: name only, as every other tool withholds it
-        // (and not counted as hashed: the count would tell that it moved).
-        return Some(rec);
-    }
-    // A digest not of the expected form (never from a working host) tells nothing.
-    let Some(digest) = Sha256::parse(&s.fs.services().sha256_hex(&data)) else {
-        return Some(rec);
-    };
-    stats.hashed += 1;
-    rec.shown = Shown::Content;
-    rec.sha256 = Some(digest);
-    Some(rec)
 }

@@ -210,6 +210,12 @@ fn names_sorting_before_a_slash_meet_their_earlier_records() {
     };
     assert_eq!(paths(&listed), ["a b", "a-b", "a.c", "a/b/y", "a/x", "a0"]);
     assert_eq!(paths(&looked), paths(&listed));
+    // Recorded as the walk goes against the earlier snapshot: each file met its earlier
+    // record (only `a/x`, written within a timestamp tick of it, is read again), and the
+    // records still come in path order.
+    let (rescanned, stats) = scan(&s, &root, &opts(true), Some(&listed), None).unwrap();
+    assert_eq!(paths(&rescanned), paths(&listed));
+    assert_eq!((stats.hashed, stats.same_as_old), (1, true));
 }
 
 #[test]

@@ -9,7 +9,7 @@
 //! stamp touched lists as it did, with the same metadata for every entry, so its records
 //! in the snapshot still hold. Each stamped directory the walk had visited is walked again,
 //! one level deep, with the walk's own rules; its files are looked at and hashed as a scan
-//! would ([`super::scan::records`]). So is every directory holding a file with other
+//! would ([`super::record::records`]). So is every directory holding a file with other
 //! names, at every call (a write through another name is reported to that name's directory
 //! only), and every one holding a file a scan would read again as racily clean (what a call
 //! reads must not tell where hidden entries changed).
@@ -35,7 +35,8 @@ use std::cmp::Ordering;
 use std::sync::{Arc, Mutex};
 
 use super::delta::{self, Chain};
-use super::scan::{now_ns, racily_clean, records, shown, ScanStats, Seen};
+use super::record::records;
+use super::scan::{now_ns, racily_clean, shown, ScanStats, Seen};
 use super::snapshot::{diff, Rec, Snapshot};
 use super::store::{Store, Stored};
 use super::tree::{DirInfo, Tree};
