@@ -4,6 +4,9 @@
 //! one's record: its metadata, and its content's digest, reused from the earlier snapshot
 //! where the metadata did not move (see [`super::scan`]). It is fed while the walk goes on,
 //! so that this work runs beside the host's listings rather than after the last of them.
+//! The files whose content is to be read wait for [`Recorder::finish`], which the scan
+//! calls once the walk is known to fit the policy's bound: a tree past it costs its
+//! listings, not its reads.
 //!
 //! The earlier snapshot is in path order (bytes), the walk's in component order: the two
 //! differ only for a name that sorts before `/` beside a directory of the same stem. The
@@ -22,6 +25,7 @@ use crate::text::bytes::{self, NearlySorted};
 use crate::tools::session::Session;
 
 /// The directory holding a file: the walk's held handle, or opened by path on first need.
+#[derive(Clone)]
 enum Parent {
     Held(Arc<Dir>),
     ByPath {
@@ -63,6 +67,8 @@ pub struct Recorder<'o, P> {
     next: usize,
     parent: Option<Parent>,
     files: NearlySorted<(String, Rec)>,
+    /// The files whose content is to be read, with their records so far.
+    to_read: Vec<ToRead<'o>>,
     /// Whether every record so far met an equal earlier one.
     same: bool,
     tally: Tally,
@@ -80,6 +86,7 @@ impl<'o, P: AsRef<str>> Recorder<'o, P> {
             files: NearlySorted::with_capacity(old.map_or(0, |o| o.files.len()) + 64, |f| {
                 f.0.as_bytes()
             }),
+            to_read: Vec::new(),
             same: true,
             tally: Tally::default(),
         }
@@ -123,17 +130,32 @@ impl<'o, P: AsRef<str>> Recorder<'o, P> {
         let Some(st) = st else {
             return;
         };
-        let Some(rec) = look(s, parent, &path, kind, &st, prev, &mut self.tally) else {
-            return;
-        };
-        self.same &= prev.is_some_and(|(_, p)| p.tells_same(&rec));
+        match look(s, kind, &st, prev) {
+            None => {}
+            Some(Look::Done(rec)) => self.keep(path, rec, prev.map(|p| p.1)),
+            Some(Look::Read(rec)) => self.to_read.push(ToRead {
+                path,
+                parent: parent.clone(),
+                rec,
+                prev: prev.map(|p| p.1),
+            }),
+        }
+    }
+
+    fn keep(&mut self, path: LogicalPath, rec: Rec, prev: Option<&Rec>) {
+        self.same &= prev.is_some_and(|p| p.tells_same(&rec));
         self.files.push((path.into_string(), rec));
     }
 
     /// The records, in path order; adds what reading cost to `stats` and sets
     /// `stats.same_as_old` to whether every record met an equal earlier one (the caller
     /// compares the counts).
-    pub fn finish(self, stats: &mut ScanStats) -> Vec<(String, Rec)> {
+    pub fn finish(mut self, s: &Session, stats: &mut ScanStats) -> Vec<(String, Rec)> {
+        for mut f in std::mem::take(&mut self.to_read) {
+            if let Some(rec) = read(s, &mut f.parent, &f.path, f.rec, &mut self.tally) {
+                self.keep(f.path, rec, f.prev);
+            }
+        }
         stats.hashed += self.tally.hashed;
         stats.bytes += self.tally.bytes;
         stats.same_as_old = self.same;
@@ -154,20 +176,29 @@ pub fn records<P: AsRef<str>>(
     for file in seen {
         recorder.take(s, file);
     }
-    recorder.finish(stats)
+    recorder.finish(s, stats)
 }
 
-/// The record of one file; `None` for what is to be left out (a directory or special
-/// file swapped in since the walk).
-fn look(
-    s: &Session,
-    parent: &mut Parent,
-    path: &LogicalPath,
-    kind: Kind,
-    st: &Stat,
-    prev: Option<(u64, &Rec)>,
-    tally: &mut Tally,
-) -> Option<Rec> {
+/// A file whose content is to be read.
+struct ToRead<'o> {
+    path: LogicalPath,
+    parent: Parent,
+    /// Its record from its metadata.
+    rec: Rec,
+    prev: Option<&'o Rec>,
+}
+
+/// What the metadata of a file tells.
+enum Look {
+    /// Its record.
+    Done(Rec),
+    /// Its record so far: its content is to be read.
+    Read(Rec),
+}
+
+/// What the metadata `st` of one file tells; `None` for what is to be left out (a
+/// directory or special file swapped in since the walk).
+fn look(s: &Session, kind: Kind, st: &Stat, prev: Option<(u64, &Rec)>) -> Option<Look> {
     let mut rec = Rec {
         size: st.size,
         mtime: nanos(st.modified),
@@ -179,14 +210,14 @@ fn look(
     match st.ty {
         EntryType::Symlink => {
             rec.shown = Shown::Link;
-            return Some(rec);
+            return Some(Look::Done(rec));
         }
         EntryType::File => {}
         EntryType::Dir | EntryType::Other => return None,
     }
     // A secret by name, or a file another name of which may lie outside: name only.
     if kind == Kind::Secret || !s.policy.links_allowed(st.nlink) {
-        return Some(rec);
+        return Some(Look::Done(rec));
     }
     // Blocked and not-allowed paths never reach here: the walk leaves them out.
     if let Some((taken, p)) = prev {
@@ -194,14 +225,26 @@ fn look(
         if p.same_metadata(&rec) && !racily_clean(p, taken) {
             rec.shown = p.shown;
             rec.sha256 = p.sha256;
-            return Some(rec);
+            return Some(Look::Done(rec));
         }
     }
-    let max = s.policy.limits().max_hash_bytes;
-    if st.size > max {
+    if st.size > s.policy.limits().max_hash_bytes {
         rec.shown = Shown::Size;
-        return Some(rec);
+        return Some(Look::Done(rec));
     }
+    Some(Look::Read(rec))
+}
+
+/// The record `rec` of the file at `path` completed with what its content tells; `None`
+/// when it can no longer be read (gone since the walk).
+fn read(
+    s: &Session,
+    parent: &mut Parent,
+    path: &LogicalPath,
+    mut rec: Rec,
+    tally: &mut Tally,
+) -> Option<Rec> {
+    let max = s.policy.limits().max_hash_bytes;
     let data = match s.fs.services().read_file(path, max.saturating_add(1)) {
         Some(r) => r.ok()?,
         None => {

@@ -130,11 +130,10 @@ pub fn scan_from<P: AsRef<str>>(
 ) -> ToolResult<(Snapshot, ScanStats)> {
     let start = first.start().clone();
     let mut stats = ScanStats::default();
-    // Against an earlier snapshot, each file is recorded as the walk shows it (mostly a
-    // comparison of metadata), beside the host's listings. A first scan reads every file:
-    // it records them once the walk is known to fit the policy's bound.
+    // Each file is looked at as the walk shows it (mostly a comparison of metadata with
+    // the earlier record), beside the host's listings; contents are read once the walk is
+    // known to fit the policy's bound.
     let mut recorder = Recorder::new(old);
-    let mut later = Vec::new();
     let mut tree = Tree::new(start.as_str());
     let binding = walk_memo::binding(&s.policy, opts.include_hidden, opts.respect_ignore);
     let mut walk_memo = WalkMemo::new(&binding, memo);
@@ -147,10 +146,8 @@ pub fn scan_from<P: AsRef<str>>(
         Some(&mut walk_memo),
         |e| {
             tree.visited(e);
-            match (shown(e), old) {
-                (Some(file), Some(_)) => recorder.take(s, file),
-                (Some(file), None) => later.push(file),
-                (None, _) => {}
+            if let Some(file) = shown(e) {
+                recorder.take(s, file);
             }
             Flow::Continue
         },
@@ -170,10 +167,7 @@ pub fn scan_from<P: AsRef<str>>(
         ));
     }
     stats.tree = tree;
-    for file in later {
-        recorder.take(s, file);
-    }
-    let files = recorder.finish(&mut stats);
+    let files = recorder.finish(s, &mut stats);
     // Every file met an equal earlier record, and as many as there were: the same files.
     stats.same_as_old &= old.is_some_and(|o| o.files.len() == files.len());
     Ok((Snapshot { taken, files }, stats))

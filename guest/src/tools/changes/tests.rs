@@ -440,3 +440,54 @@ fn a_refused_memo_is_replaced_even_where_nothing_changed() {
     .unwrap();
     assert_eq!(again, to);
 }
+
+/// A file whose metadata answers is recorded as the walk shows it; one whose content is to
+/// be read is read only when the recorder finishes (the scan finishes it once the walk is
+/// known to fit its bound, so a tree past the bound costs no reads).
+#[test]
+fn contents_are_read_when_the_recorder_finishes() {
+    use super::record::Recorder;
+    use super::scan::{shown, ScanStats};
+    use crate::rules::walk::{walk_with, Flow, Skips};
+    let t = tempfile::tempdir().unwrap();
+    for f in ["kept.txt", "read.txt"] {
+        fs::write(t.path().join(f), format!("{f}\n")).unwrap();
+        age(&t.path().join(f));
+    }
+    let s = session(t.path(), "{}");
+    let root = LogicalPath::root();
+    let opts = WalkOptions {
+        include_hidden: false,
+        respect_ignore: true,
+        max_depth: usize::MAX,
+        shard: None,
+        with_stat: true,
+    };
+    let (earlier, _) = scan::<String>(&s, &root, &opts, None, None).unwrap();
+    fs::write(t.path().join("read.txt"), "other\n").unwrap();
+    let mut recorder = Recorder::new(Some(&earlier));
+    walk_with(
+        &s.fs,
+        &s.policy,
+        &root,
+        &opts,
+        &mut Skips::default(),
+        None,
+        |e| {
+            if let Some(file) = shown(e) {
+                recorder.take(&s, file);
+            }
+            Flow::Continue
+        },
+    )
+    .unwrap();
+    // Both go after the walk: the one answered by its metadata was recorded already, the
+    // other is not read until now, and is gone.
+    fs::remove_file(t.path().join("kept.txt")).unwrap();
+    fs::remove_file(t.path().join("read.txt")).unwrap();
+    let mut stats = ScanStats::default();
+    let files = recorder.finish(&s, &mut stats);
+    let paths: Vec<&str> = files.iter().map(|(p, _)| p.as_str()).collect();
+    assert_eq!(paths, ["kept.txt"]);
+    assert_eq!(stats.hashed, 0);
+}
