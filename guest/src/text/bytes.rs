@@ -158,16 +158,22 @@ impl<T> NearlySorted<T> {
     /// The items in the order of their keys, of items with equal keys the first given
     /// only (a listing may show a name twice when the directory changes meanwhile).
     pub fn into_sorted(mut self) -> Vec<T> {
-        if !self.aside.is_empty() {
-            let key = self.key;
-            let by_key = |a: &T, b: &T| cmp(key(a), key(b));
-            self.aside.sort_by(by_key);
-            // Two runs in order: the stable sort finds them and merges them in one pass.
-            self.sorted.append(&mut self.aside);
-            self.sorted.sort_by(by_key);
-            self.sorted
-                .dedup_by(|later, first| cmp(key(later), key(first)).is_eq());
+        if self.aside.is_empty() {
+            return self.sorted;
         }
+        let key = self.key;
+        let by_key = |a: &T, b: &T| cmp(key(a), key(b));
+        self.aside.sort_by(by_key);
+        // Each key once, the first given: an item set aside came after every item in order
+        // with its key (those that came later have greater keys than it).
+        self.aside
+            .dedup_by(|later, first| cmp(key(later), key(first)).is_eq());
+        let sorted = &self.sorted;
+        self.aside
+            .retain(|a| sorted.binary_search_by(|s| cmp(key(s), key(a))).is_err());
+        // Two runs in order: the stable sort finds them and merges them in one pass.
+        self.sorted.append(&mut self.aside);
+        self.sorted.sort_by(by_key);
         self.sorted
     }
 }
