@@ -96,7 +96,7 @@ impl<'o, P: AsRef<str>> Recorder<'o, P> {
     fn earlier(&mut self, path: &[u8]) -> Option<(u64, &'o Rec)> {
         let (taken, files) = self.old?;
         let at = match files.get(self.next) {
-            Some((p, _)) if p.as_ref().as_bytes() == path => Some(self.next),
+            Some((p, _)) if bytes::eq_short(p.as_ref().as_bytes(), path) => Some(self.next),
             _ => files
                 .binary_search_by(|(p, _)| bytes::cmp(p.as_ref().as_bytes(), path))
                 .ok(),
