@@ -25,7 +25,6 @@ use crate::text::bytes::{self, NearlySorted};
 use crate::tools::session::Session;
 
 /// The directory holding a file: the walk's held handle, or opened by path on first need.
-#[derive(Clone)]
 enum Parent {
     Held(Arc<Dir>),
     ByPath {
@@ -83,9 +82,7 @@ impl<'o, P: AsRef<str>> Recorder<'o, P> {
             parent: None,
             // About as many files as the earlier snapshot held: no growth, and no copy,
             // midway.
-            files: NearlySorted::with_capacity(old.map_or(0, |o| o.files.len()) + 64, |f| {
-                f.0.as_bytes()
-            }),
+            files: NearlySorted::with_capacity(old.map_or(0, |o| o.files.len()) + 64, by_path),
             to_read: Vec::new(),
             same: true,
             tally: Tally::default(),
@@ -108,16 +105,7 @@ impl<'o, P: AsRef<str>> Recorder<'o, P> {
     /// Records the file `seen` (each path once).
     pub fn take(&mut self, s: &Session, (path, kind, held, listed_stat): Seen) {
         let prev = self.earlier(path.as_str().as_bytes());
-        // The directory holding the file: the walk's held handle, else the one opened
-        // for the file before it when that one lies in the same directory.
-        let parent = match (held, &mut self.parent) {
-            (Some(d), _) => self.parent.insert(Parent::Held(d)),
-            (None, Some(p)) if p.opened_at(path.parent_str()) => p,
-            (None, _) => self.parent.insert(Parent::ByPath {
-                path: path.parent(),
-                opened: None,
-            }),
-        };
+        let parent = parent_of(&mut self.parent, &path, held.clone());
         // The walk's own listing with metadata (`with_stat`, where the host lists with
         // metadata), else one look through the directory.
         let st = match listed_stat {
@@ -133,9 +121,10 @@ impl<'o, P: AsRef<str>> Recorder<'o, P> {
         match look(s, kind, &st, prev) {
             None => {}
             Some(Look::Done(rec)) => self.keep(path, rec, prev.map(|p| p.1)),
+            // A directory opened by path is let go meanwhile (opened again then).
             Some(Look::Read(rec)) => self.to_read.push(ToRead {
                 path,
-                parent: parent.clone(),
+                held,
                 rec,
                 prev: prev.map(|p| p.1),
             }),
@@ -151,15 +140,29 @@ impl<'o, P: AsRef<str>> Recorder<'o, P> {
     /// `stats.same_as_old` to whether every record met an equal earlier one (the caller
     /// compares the counts).
     pub fn finish(mut self, s: &Session, stats: &mut ScanStats) -> Vec<(String, Rec)> {
-        for mut f in std::mem::take(&mut self.to_read) {
-            if let Some(rec) = read(s, &mut f.parent, &f.path, f.rec, &mut self.tally) {
-                self.keep(f.path, rec, f.prev);
+        // In the walk's order, as they came: a run of their own, merged with the rest.
+        let mut read_now = NearlySorted::with_capacity(self.to_read.len(), by_path);
+        let mut parent = None;
+        for f in std::mem::take(&mut self.to_read) {
+            let dir = parent_of(&mut parent, &f.path, f.held);
+            if let Some(rec) = read(s, dir, &f.path, f.rec, &mut self.tally) {
+                self.same &= f.prev.is_some_and(|p| p.tells_same(&rec));
+                read_now.push((f.path.into_string(), rec));
             }
         }
         stats.hashed += self.tally.hashed;
         stats.bytes += self.tally.bytes;
         stats.same_as_old = self.same;
-        self.files.into_sorted()
+        let mut files = self.files.into_sorted();
+        let read_now = read_now.into_sorted();
+        if !read_now.is_empty() {
+            // Two runs in order, merged in one pass; a name listed twice (once answered
+            // by its metadata, once read) is kept once.
+            files.extend(read_now);
+            files.sort_by(|a, b| bytes::cmp(by_path(a), by_path(b)));
+            files.dedup_by(|later, first| bytes::eq_short(by_path(later), by_path(first)));
+        }
+        files
     }
 }
 
@@ -179,10 +182,38 @@ pub fn records<P: AsRef<str>>(
     recorder.finish(s, stats)
 }
 
+/// A record's path, as the records are ordered.
+fn by_path(f: &(String, Rec)) -> &[u8] {
+    f.0.as_bytes()
+}
+
+/// The directory holding the file at `path`: the walk's `held` handle, else `last` when
+/// it was opened for a file before in the same directory, else that directory by path.
+fn parent_of<'p>(
+    last: &'p mut Option<Parent>,
+    path: &LogicalPath,
+    held: Option<Arc<Dir>>,
+) -> &'p mut Parent {
+    if let Some(d) = held {
+        return last.insert(Parent::Held(d));
+    }
+    if !last
+        .as_ref()
+        .is_some_and(|p| p.opened_at(path.parent_str()))
+    {
+        *last = None;
+    }
+    last.get_or_insert_with(|| Parent::ByPath {
+        path: path.parent(),
+        opened: None,
+    })
+}
+
 /// A file whose content is to be read.
 struct ToRead<'o> {
     path: LogicalPath,
-    parent: Parent,
+    /// The walk's handle of its directory, when the walk held one.
+    held: Option<Arc<Dir>>,
     /// Its record from its metadata.
     rec: Rec,
     prev: Option<&'o Rec>,
@@ -246,13 +277,19 @@ fn read(
 ) -> Option<Rec> {
     let max = s.policy.limits().max_hash_bytes;
     let data = match s.fs.services().read_file(path, max.saturating_add(1)) {
+        // The host refuses anything but a regular file with one name.
         Some(r) => r.ok()?,
         None => {
-            parent
+            let (data, st) = parent
                 .dir(s)?
                 .read_file(path.name(), max.saturating_add(1))
-                .ok()?
-                .0
+                .ok()?;
+            // The file as opened: since the walk's look, another name of a file outside
+            // may have taken its place (name only, as `look` would say now).
+            if !s.policy.links_allowed(st.nlink) {
+                return Some(rec);
+            }
+            data
         }
     };
     tally.bytes += data.len() as u64;

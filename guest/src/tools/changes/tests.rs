@@ -491,3 +491,63 @@ fn contents_are_read_when_the_recorder_finishes() {
     assert_eq!(paths, ["kept.txt"]);
     assert_eq!(stats.hashed, 0);
 }
+
+/// Where the component reads through the port (a host without batched reads), a file
+/// replaced between the walk's look and its read by another name of a file outside is
+/// recorded by name only: what the outside file holds is neither hashed nor counted.
+#[test]
+fn a_file_swapped_for_a_hard_link_before_its_read_is_recorded_by_name_only() {
+    use super::record::Recorder;
+    use super::scan::{shown, ScanStats};
+    use super::snapshot::Shown;
+    use crate::rules::walk::{walk_with, Flow, Skips};
+    let outside = tempfile::tempdir().unwrap();
+    fs::write(outside.path().join("credentials"), "outside\n").unwrap();
+    for swap in [false, true] {
+        let t = tempfile::tempdir().unwrap();
+        fs::write(t.path().join("x.txt"), "x\n").unwrap();
+        let s = session(t.path(), "{}");
+        let root = LogicalPath::root();
+        let opts = WalkOptions {
+            include_hidden: false,
+            respect_ignore: true,
+            max_depth: usize::MAX,
+            shard: None,
+            with_stat: true,
+        };
+        let mut recorder = Recorder::new(None::<&Snapshot>);
+        walk_with(
+            &s.fs,
+            &s.policy,
+            &root,
+            &opts,
+            &mut Skips::default(),
+            None,
+            |e| {
+                if let Some(file) = shown(e) {
+                    recorder.take(&s, file);
+                }
+                Flow::Continue
+            },
+        )
+        .unwrap();
+        if swap {
+            let link = t.path().join("link");
+            fs::hard_link(outside.path().join("credentials"), &link).unwrap();
+            fs::rename(&link, t.path().join("x.txt")).unwrap();
+        }
+        let mut stats = ScanStats::default();
+        let files = recorder.finish(&s, &mut stats);
+        assert_eq!(files.len(), 1, "swap {swap}");
+        let rec = files[0].1;
+        if swap {
+            assert_eq!(
+                (rec.shown, rec.sha256, stats.hashed, stats.bytes),
+                (Shown::Name, None, 0, 0)
+            );
+        } else {
+            // The control: the same file left alone is read and hashed.
+            assert_eq!((rec.shown, stats.hashed), (Shown::Content, 1));
+        }
+    }
+}
