@@ -5,10 +5,13 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use super::scan::{scan, RACY_NS};
+use super::record::Recorder;
+use super::scan::{scan, shown, ScanStats, RACY_NS};
+use super::snapshot::Shown;
 use super::*;
 use crate::rules::fsx::Fs;
 use crate::rules::path::LogicalPath;
+use crate::rules::walk::{walk_with, Flow, Skips};
 
 fn session(root: &Path, policy: &str) -> Session {
     Session::new(Fs::open(root).unwrap(), Policy::from_json(policy).unwrap())
@@ -38,6 +41,40 @@ fn seen(r: &ChangesSinceResult) -> Vec<(String, ChangeKind)> {
         .iter()
         .map(|c| (c.path.clone(), c.change))
         .collect()
+}
+
+/// The walk options of a whole scan: hidden files left out, ignore rules on.
+fn whole(with_stat: bool) -> WalkOptions {
+    WalkOptions {
+        include_hidden: false,
+        respect_ignore: true,
+        max_depth: usize::MAX,
+        shard: None,
+        with_stat,
+    }
+}
+
+/// A recorder fed every file a whole walk of the repository shows, not yet finished.
+fn walked<'o>(s: &Session, old: Option<&'o Snapshot>) -> Recorder<'o, String> {
+    let mut recorder = Recorder::new(old);
+    let root = LogicalPath::root();
+    let mut skips = Skips::default();
+    walk_with(
+        &s.fs,
+        &s.policy,
+        &root,
+        &whole(true),
+        &mut skips,
+        None,
+        |e| {
+            if let Some(file) = shown(e) {
+                recorder.take(s, file);
+            }
+            Flow::Continue
+        },
+    )
+    .unwrap();
+    recorder
 }
 
 #[test]
@@ -193,15 +230,8 @@ fn names_sorting_before_a_slash_meet_their_earlier_records() {
     assert_eq!(edited.rehashed, 1);
     // The walk's listing with and without metadata gives the same snapshot.
     let root = crate::rules::path::LogicalPath::root();
-    let opts = |with_stat| WalkOptions {
-        include_hidden: false,
-        respect_ignore: true,
-        max_depth: usize::MAX,
-        shard: None,
-        with_stat,
-    };
-    let (listed, _) = scan::<String>(&s, &root, &opts(true), None, None).unwrap();
-    let (looked, _) = scan::<String>(&s, &root, &opts(false), None, None).unwrap();
+    let (listed, _) = scan::<String>(&s, &root, &whole(true), None, None).unwrap();
+    let (looked, _) = scan::<String>(&s, &root, &whole(false), None, None).unwrap();
     let paths = |snap: &Snapshot| {
         snap.files
             .iter()
@@ -213,7 +243,7 @@ fn names_sorting_before_a_slash_meet_their_earlier_records() {
     // Recorded as the walk goes against the earlier snapshot: each file met its earlier
     // record (only `a/x`, written within a timestamp tick of it, is read again), and the
     // records still come in path order.
-    let (rescanned, stats) = scan(&s, &root, &opts(true), Some(&listed), None).unwrap();
+    let (rescanned, stats) = scan(&s, &root, &whole(true), Some(&listed), None).unwrap();
     assert_eq!(paths(&rescanned), paths(&listed));
     assert_eq!((stats.hashed, stats.same_as_old), (1, true));
 }
@@ -224,13 +254,7 @@ fn a_racily_clean_file_is_hashed_again() {
     let p = t.path().join("f.txt");
     fs::write(&p, "one\n").unwrap();
     let s = session(t.path(), "{}");
-    let opts = WalkOptions {
-        include_hidden: false,
-        respect_ignore: true,
-        max_depth: usize::MAX,
-        shard: None,
-        with_stat: false,
-    };
+    let opts = whole(false);
     let root = crate::rules::path::LogicalPath::root();
     let (mut snap, _) = scan::<String>(&s, &root, &opts, None, None).unwrap();
     // The same metadata with other content, as a write in the snapshot's own timestamp
@@ -404,13 +428,7 @@ fn a_refused_memo_is_replaced_even_where_nothing_changed() {
         .unwrap();
     assert_ne!(damaged, name);
     let start = LogicalPath::root();
-    let opts = WalkOptions {
-        include_hidden: false,
-        respect_ignore: true,
-        max_depth: usize::MAX,
-        shard: None,
-        with_stat: true,
-    };
+    let opts = whole(true);
     let scope = serde_json::to_string(&Scope {
         path: "",
         include_hidden: false,
@@ -446,9 +464,6 @@ fn a_refused_memo_is_replaced_even_where_nothing_changed() {
 /// known to fit its bound, so a tree past the bound costs no reads).
 #[test]
 fn contents_are_read_when_the_recorder_finishes() {
-    use super::record::Recorder;
-    use super::scan::{shown, ScanStats};
-    use crate::rules::walk::{walk_with, Flow, Skips};
     let t = tempfile::tempdir().unwrap();
     for f in ["kept.txt", "read.txt"] {
         fs::write(t.path().join(f), format!("{f}\n")).unwrap();
@@ -456,31 +471,9 @@ fn contents_are_read_when_the_recorder_finishes() {
     }
     let s = session(t.path(), "{}");
     let root = LogicalPath::root();
-    let opts = WalkOptions {
-        include_hidden: false,
-        respect_ignore: true,
-        max_depth: usize::MAX,
-        shard: None,
-        with_stat: true,
-    };
-    let (earlier, _) = scan::<String>(&s, &root, &opts, None, None).unwrap();
+    let (earlier, _) = scan::<String>(&s, &root, &whole(true), None, None).unwrap();
     fs::write(t.path().join("read.txt"), "other\n").unwrap();
-    let mut recorder = Recorder::new(Some(&earlier));
-    walk_with(
-        &s.fs,
-        &s.policy,
-        &root,
-        &opts,
-        &mut Skips::default(),
-        None,
-        |e| {
-            if let Some(file) = shown(e) {
-                recorder.take(&s, file);
-            }
-            Flow::Continue
-        },
-    )
-    .unwrap();
+    let recorder = walked(&s, Some(&earlier));
     // Both go after the walk: the one answered by its metadata was recorded already, the
     // other is not read until now, and is gone.
     fs::remove_file(t.path().join("kept.txt")).unwrap();
@@ -497,40 +490,13 @@ fn contents_are_read_when_the_recorder_finishes() {
 /// recorded by name only: what the outside file holds is neither hashed nor counted.
 #[test]
 fn a_file_swapped_for_a_hard_link_before_its_read_is_recorded_by_name_only() {
-    use super::record::Recorder;
-    use super::scan::{shown, ScanStats};
-    use super::snapshot::Shown;
-    use crate::rules::walk::{walk_with, Flow, Skips};
     let outside = tempfile::tempdir().unwrap();
     fs::write(outside.path().join("credentials"), "outside\n").unwrap();
     for swap in [false, true] {
         let t = tempfile::tempdir().unwrap();
         fs::write(t.path().join("x.txt"), "x\n").unwrap();
         let s = session(t.path(), "{}");
-        let root = LogicalPath::root();
-        let opts = WalkOptions {
-            include_hidden: false,
-            respect_ignore: true,
-            max_depth: usize::MAX,
-            shard: None,
-            with_stat: true,
-        };
-        let mut recorder = Recorder::new(None::<&Snapshot>);
-        walk_with(
-            &s.fs,
-            &s.policy,
-            &root,
-            &opts,
-            &mut Skips::default(),
-            None,
-            |e| {
-                if let Some(file) = shown(e) {
-                    recorder.take(&s, file);
-                }
-                Flow::Continue
-            },
-        )
-        .unwrap();
+        let recorder = walked(&s, None);
         if swap {
             let link = t.path().join("link");
             fs::hard_link(outside.path().join("credentials"), &link).unwrap();
