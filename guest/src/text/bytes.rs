@@ -238,8 +238,9 @@ mod tests {
         }
     }
 
-    /// `NearlySorted` gives what a stable sort keeping the first of equal keys gives, for sequences in
-    /// order, nearly in order (a walk's), reversed and random, with repeated keys.
+    /// `NearlySorted` gives what a stable sort keeping the first of equal keys gives, for
+    /// sequences in order, nearly in order (a walk's), reversed and random, with repeated
+    /// keys.
     #[test]
     fn nearly_sorted_is_a_stable_sort_keeping_the_first_of_equal_keys() {
         let mut seed = 0x9E37_79B9_7F4A_7C15u64;

@@ -64,6 +64,7 @@ pub struct Recorder<'o, P> {
     old: Option<(u64, &'o [(P, Rec)])>,
     /// The index in `old` of the record expected next.
     next: usize,
+    /// The directory of the last file looked at by `stat` (a listing without metadata).
     parent: Option<Parent>,
     files: NearlySorted<(String, Rec)>,
     /// The files whose content is to be read, with their records so far.
@@ -105,12 +106,11 @@ impl<'o, P: AsRef<str>> Recorder<'o, P> {
     /// Records the file `seen` (each path once).
     pub fn take(&mut self, s: &Session, (path, kind, held, listed_stat): Seen) {
         let prev = self.earlier(path.as_str().as_bytes());
-        let parent = parent_of(&mut self.parent, &path, held.clone());
         // The walk's own listing with metadata (`with_stat`, where the host lists with
         // metadata), else one look through the directory.
         let st = match listed_stat {
             Some(st) => Some(st),
-            None => parent
+            None => parent_of(&mut self.parent, &path, held.clone())
                 .dir(s)
                 .and_then(|d| d.stat_at(path.name()).ok().flatten()),
         };
@@ -140,29 +140,17 @@ impl<'o, P: AsRef<str>> Recorder<'o, P> {
     /// `stats.same_as_old` to whether every record met an equal earlier one (the caller
     /// compares the counts).
     pub fn finish(mut self, s: &Session, stats: &mut ScanStats) -> Vec<(String, Rec)> {
-        // In the walk's order, as they came: a run of their own, merged with the rest.
-        let mut read_now = NearlySorted::with_capacity(self.to_read.len(), by_path);
         let mut parent = None;
         for f in std::mem::take(&mut self.to_read) {
             let dir = parent_of(&mut parent, &f.path, f.held);
             if let Some(rec) = read(s, dir, &f.path, f.rec, &mut self.tally) {
-                self.same &= f.prev.is_some_and(|p| p.tells_same(&rec));
-                read_now.push((f.path.into_string(), rec));
+                self.keep(f.path, rec, f.prev);
             }
         }
         stats.hashed += self.tally.hashed;
         stats.bytes += self.tally.bytes;
         stats.same_as_old = self.same;
-        let mut files = self.files.into_sorted();
-        let read_now = read_now.into_sorted();
-        if !read_now.is_empty() {
-            // Two runs in order, merged in one pass; a name listed twice (once answered
-            // by its metadata, once read) is kept once.
-            files.extend(read_now);
-            files.sort_by(|a, b| bytes::cmp(by_path(a), by_path(b)));
-            files.dedup_by(|later, first| bytes::eq_short(by_path(later), by_path(first)));
-        }
-        files
+        self.files.into_sorted()
     }
 }
 
