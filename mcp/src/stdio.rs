@@ -4,6 +4,7 @@
 use rmcp::ServiceExt;
 
 use crate::server::McpServer;
+use crate::wire::lines;
 
 /// Serves `server` on stdin/stdout until the client closes the connection.
 ///
@@ -20,12 +21,15 @@ pub fn serve_stdio(server: McpServer) -> Result<(), String> {
         .build()
         .map_err(|e| format!("cannot start the async runtime: {e}"))?;
     rt.block_on(async move {
+        // Each direction passes the translation of the 2025-11-25 form of tasks.
         let running = if both_pipes() {
             // Read and written on the runtime's reactor, not handed to a blocking thread
             // each time (rmcp reopens the two pipes for that, on descriptors of its own).
-            server.serve(rmcp::transport::stdio_pipes()).await
+            let (read, write) = rmcp::transport::stdio_pipes();
+            server.serve(lines::pair(read, write)).await
         } else {
-            server.serve(rmcp::transport::stdio()).await
+            let (read, write) = rmcp::transport::stdio();
+            server.serve(lines::pair(read, write)).await
         }
         .map_err(|e| format!("MCP handshake failed: {e}"))?;
         let stopped = running.waiting().await;

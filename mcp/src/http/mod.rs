@@ -28,6 +28,7 @@ use crate::metrics::Metrics;
 
 mod connections;
 mod sessions;
+mod tasks_2025;
 mod timed_io;
 pub use sessions::{valid_name, OpenError, Opener, Sessions, SESSION_HEADER};
 
@@ -156,16 +157,22 @@ impl Router {
             Ok(body) => body,
             Err(refused) => return refused,
         };
-        let req = Request::from_parts(parts, Full::new(body));
+        let sent = tasks_2025::request(&parts.headers, body);
+        let req = Request::from_parts(parts, Full::new(sent.body));
         let named = req
             .headers()
             .get(SESSION_HEADER)
             .map(|v| v.to_str().unwrap_or(""));
-        let Ok(_slot) = self.working.acquire().await else {
-            return text(StatusCode::SERVICE_UNAVAILABLE, "the server is stopping\n");
+        let _slot = if sent.waits {
+            None
+        } else {
+            match self.working.acquire().await {
+                Ok(slot) => Some(slot),
+                Err(_) => return text(StatusCode::SERVICE_UNAVAILABLE, "the server is stopping\n"),
+            }
         };
         match sessions.service(named).await {
-            Ok(service) => service.handle(req).await,
+            Ok(service) => tasks_2025::answer(service.handle(req).await, sent.patch).await,
             Err(e) => text(e.status(), &format!("{e}\n")),
         }
     }

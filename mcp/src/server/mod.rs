@@ -20,6 +20,7 @@ pub mod resources;
 pub mod roots;
 mod subscriptions;
 pub mod tasks;
+mod tasks_2025;
 mod tools;
 
 use std::sync::Arc;
@@ -27,11 +28,11 @@ use std::sync::Arc;
 use rmcp::model::CacheScope;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams,
-    CompleteRequestParams, CompleteResult, GetTaskParams, GetTaskResult, Implementation,
-    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
-    ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse, Reference,
-    ServerCapabilities, ServerConfig, SubscribeRequestParams, SubscriptionFilter, Tool,
-    UnsubscribeRequestParams, UpdateTaskParams,
+    CompleteRequestParams, CompleteResult, CustomRequest, CustomResult, GetTaskParams,
+    GetTaskResult, Implementation, ListResourceTemplatesResult, ListResourcesResult,
+    ListToolsResult, PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams,
+    ReadResourceResponse, Reference, ServerCapabilities, ServerConfig, SubscribeRequestParams,
+    SubscriptionFilter, Tool, UnsubscribeRequestParams, UpdateTaskParams,
 };
 use rmcp::service::{ElicitationMode, NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
@@ -420,6 +421,15 @@ impl ServerHandler for McpServer {
             return Ok(CallToolResponse::InputRequired(ask));
         }
         Ok(result.into())
+    }
+
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, ErrorData> {
+        // The only custom requests are the 2025-11-25 form of tasks.
+        self.answer_2025(request, context).await
     }
 
     async fn get_task(

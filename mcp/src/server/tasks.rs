@@ -177,6 +177,19 @@ impl Tasks {
         self.own(id)?;
         self.manager.cancel_task(id)
     }
+
+    /// The ids of this session's tasks still kept, oldest first.
+    pub(crate) fn own_ids(&self) -> Vec<String> {
+        let Ok(mut book) = self.book.lock() else {
+            return Vec::new();
+        };
+        book.prune();
+        book.made
+            .iter()
+            .filter(|m| m.2 == self.owner)
+            .map(|m| m.1.clone())
+            .collect()
+    }
 }
 
 /// The call a request runs: what it needs to run again inside a task.
@@ -217,6 +230,18 @@ impl McpServer {
             }
         }
         Ran::Task(self.hand_over(run, call, permit))
+    }
+
+    /// Runs `call` with `options` as a new task at once, and answers with its handle (a
+    /// 2025-11-25 client asks for one on the request).
+    pub(crate) fn task_at_once(
+        &self,
+        call: Call,
+        options: CallOptions,
+        permit: Permit,
+    ) -> CreateTaskResult {
+        let run = self.spawn_call(call.name.clone(), call.args.clone(), options);
+        self.hand_over(run, call, permit)
     }
 
     /// Runs the call of `name` with `args` on a blocking thread (every session call

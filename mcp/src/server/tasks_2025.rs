@@ -1,0 +1,276 @@
+//! Tasks for clients of the 2025-11-25 revision: a `tools/call` that carries `task` answers
+//! at once with a task, and `tasks/get`, `tasks/result`, `tasks/list` and `tasks/cancel`
+//! answer in that revision's shapes. The transport renames these requests (see
+//! [`crate::wire`]), so they arrive here as custom requests.
+//!
+//! The tasks are those of the [`Tasks`](super::tasks::Tasks) store, with its bounds, its
+//! time to live and its rule that a session sees only its own: the call goes on exactly as
+//! a plain call would (same session, limits and audit event), and the task only waits for
+//! it. As that revision asks, a tool result marked `isError` ends the task `failed`; its
+//! result, error code and all, is still what `tasks/result` answers.
+//!
+//! A change that needs approval asks the user as for any call of this revision, by an
+//! elicitation request, while the task stays `working`.
+
+use std::time::Duration;
+
+use rmcp::model::{CustomRequest, CustomResult, DetailedTask, ErrorCode, Task, TaskPayload};
+use rmcp::service::{ElicitationMode, RequestContext};
+use rmcp::{ErrorData, RoleServer};
+use serde_json::{json, Map, Value};
+
+use file_tools_host::call::{CallOptions, CancelToken};
+
+use super::{approval, modern, progress, tasks, McpServer};
+use crate::wire::PREFIX;
+
+/// How often `tasks/result` looks whether the task has ended.
+const LOOK: Duration = Duration::from_millis(20);
+/// How long `tasks/cancel` waits for the call to stop before it answers.
+const SETTLE: Duration = Duration::from_secs(2);
+/// The metadata key that ties a result to its task.
+const RELATED: &str = "io.modelcontextprotocol/related-task";
+
+impl McpServer {
+    /// Answers a request the transport renamed for a 2025-11-25 client.
+    pub(crate) async fn answer_2025(
+        &self,
+        request: CustomRequest,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, ErrorData> {
+        let not_found =
+            || ErrorData::new(ErrorCode::METHOD_NOT_FOUND, request.method.clone(), None);
+        // A later client uses the tasks extension instead.
+        let method = match request.method.strip_prefix(PREFIX) {
+            Some(m) if !modern(&context) => m,
+            _ => return Err(not_found()),
+        };
+        let params = match request.params {
+            Some(Value::Object(map)) => map,
+            None => Map::new(),
+            Some(_) => return Err(ErrorData::invalid_params("params must be an object", None)),
+        };
+        let answer = match method {
+            "tools/call" => self.start_2025(&params, &context)?,
+            "tasks/get" => shape(&self.tasks.get(task_id(&params)?)?),
+            "tasks/result" => self.result_2025(task_id(&params)?, &context).await?,
+            "tasks/list" => {
+                let tasks: Vec<Value> = self
+                    .tasks
+                    .own_ids()
+                    .iter()
+                    .filter_map(|id| self.tasks.get(id).ok())
+                    .map(|t| shape(&t))
+                    .collect();
+                json!({ "tasks": tasks })
+            }
+            "tasks/cancel" => self.cancel_2025(task_id(&params)?).await?,
+            _ => return Err(not_found()),
+        };
+        Ok(CustomResult::new(answer))
+    }
+
+    /// Makes a task of the call `params` names and answers with it.
+    fn start_2025(
+        &self,
+        params: &Map<String, Value>,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<Value, ErrorData> {
+        let name = params
+            .get("name")
+            .and_then(Value::as_str)
+            .ok_or_else(|| ErrorData::invalid_params("tools/call needs a tool `name`", None))?;
+        if !self.tools.iter().any(|t| t.name == name) {
+            // Refused as a plain call would be, before any task is made.
+            return self
+                .call(name, None, &CallOptions::new())
+                .map(|_| Value::Null);
+        }
+        let args = match params.get("arguments") {
+            None | Some(Value::Null) => None,
+            Some(Value::Object(a)) => Some(a.clone()),
+            Some(_) => {
+                return Err(ErrorData::invalid_params(
+                    "`arguments` must be an object",
+                    None,
+                ))
+            }
+        };
+        let permit = self.tasks.permit().ok_or_else(|| {
+            ErrorData::new(
+                ErrorCode::INTERNAL_ERROR,
+                "the server holds as many tasks as it keeps; call without a task, or later",
+                None,
+            )
+        })?;
+        let cancel = CancelToken::new();
+        let mut options = CallOptions::new().cancel(cancel.clone());
+        if context
+            .peer
+            .supported_elicitation_modes()
+            .contains(&ElicitationMode::Form)
+        {
+            let elicitor = approval::Elicitor::new(
+                context.peer.clone(),
+                tokio::runtime::Handle::current(),
+                cancel.clone(),
+            );
+            options = options.approver(std::sync::Arc::new(elicitor));
+        }
+        if let Some(token) = context.meta.get_progress_token() {
+            let notifier = progress::Notifier::start(context.peer.clone(), token);
+            options = options.progress(std::sync::Arc::new(notifier));
+        }
+        let call = tasks::Call {
+            name: name.to_string(),
+            args,
+            cancel,
+            round: None,
+        };
+        let made = self.task_at_once(call, options, permit);
+        Ok(json!({ "task": shape_task(&made.task, None) }))
+    }
+
+    /// The task's result once it has ended, as the call would have answered.
+    async fn result_2025(
+        &self,
+        id: &str,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<Value, ErrorData> {
+        loop {
+            let task = self.tasks.get(id)?;
+            match task.payload {
+                TaskPayload::Completed { mut result } => {
+                    // The revision has no `resultType`.
+                    if result.get("resultType") == Some(&json!("complete")) {
+                        result.remove("resultType");
+                    }
+                    let meta = result
+                        .entry("_meta")
+                        .or_insert_with(|| Value::Object(Map::new()));
+                    if let Some(meta) = meta.as_object_mut() {
+                        meta.insert(RELATED.into(), json!({ "taskId": id }));
+                    }
+                    return Ok(Value::Object(result));
+                }
+                TaskPayload::Failed { error } => {
+                    return Err(serde_json::from_value(Value::Object(error))
+                        .unwrap_or_else(|_| ErrorData::internal_error("the task failed", None)))
+                }
+                TaskPayload::Cancelled => {
+                    return Err(ErrorData::invalid_params(
+                        format!("task {id} was cancelled: it has no result"),
+                        None,
+                    ))
+                }
+                _ => {}
+            }
+            tokio::select! {
+                () = context.ct.cancelled() => {
+                    return Err(ErrorData::internal_error("the request was cancelled", None));
+                }
+                () = tokio::time::sleep(LOOK) => {}
+            }
+        }
+    }
+
+    /// Asks the task to stop and answers with its state once it has (or after
+    /// [`SETTLE`]): a call that has begun to change files finishes, and its task ends
+    /// with what it returned.
+    async fn cancel_2025(&self, id: &str) -> Result<Value, ErrorData> {
+        let task = self.tasks.get(id)?;
+        if ended(&task) {
+            return Err(ErrorData::invalid_params(
+                format!("task {id} has already ended; it cannot be cancelled"),
+                None,
+            ));
+        }
+        self.tasks.cancel(id)?;
+        let until = tokio::time::Instant::now() + SETTLE;
+        loop {
+            let task = self.tasks.get(id)?;
+            if ended(&task) || tokio::time::Instant::now() >= until {
+                return Ok(shape(&task));
+            }
+            tokio::time::sleep(LOOK).await;
+        }
+    }
+}
+
+fn task_id(params: &Map<String, Value>) -> Result<&str, ErrorData> {
+    params
+        .get("taskId")
+        .and_then(Value::as_str)
+        .ok_or_else(|| ErrorData::invalid_params("the request needs a `taskId`", None))
+}
+
+fn ended(task: &DetailedTask) -> bool {
+    matches!(
+        task.payload,
+        TaskPayload::Completed { .. } | TaskPayload::Failed { .. } | TaskPayload::Cancelled
+    )
+}
+
+/// A task as the 2025-11-25 revision shows it.
+fn shape(task: &DetailedTask) -> Value {
+    shape_task(&task.task, Some(&task.payload))
+}
+
+fn shape_task(task: &Task, payload: Option<&TaskPayload>) -> Value {
+    let is_error = |r: &Map<String, Value>| r.get("isError") == Some(&Value::Bool(true));
+    let status = match payload {
+        Some(TaskPayload::Completed { result }) if is_error(result) => json!("failed"),
+        _ => serde_json::to_value(task.status).unwrap_or(Value::Null),
+    };
+    let mut shown = json!({
+        "taskId": task.task_id,
+        "status": status,
+        "createdAt": task.created_at,
+        "lastUpdatedAt": task.last_updated_at,
+        "ttl": task.ttl_ms,
+    });
+    if let Some(poll) = task.poll_interval_ms {
+        shown["pollInterval"] = json!(poll);
+    }
+    if let Some(message) = &task.status_message {
+        shown["statusMessage"] = json!(message);
+    }
+    shown
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rmcp::model::TaskStatus;
+
+    fn task(status: TaskStatus) -> Task {
+        Task::new("t1", status, "2026-11-28T00:00:00Z", "2026-11-28T00:00:01Z")
+            .with_ttl_ms(600_000)
+            .with_poll_interval_ms(250)
+    }
+
+    #[test]
+    fn a_task_is_shown_in_the_revisions_shape() {
+        let shown = shape_task(&task(TaskStatus::Working), None);
+        assert_eq!(
+            shown,
+            json!({"taskId": "t1", "status": "working", "createdAt": "2026-11-28T00:00:00Z",
+                   "lastUpdatedAt": "2026-11-28T00:00:01Z", "ttl": 600_000, "pollInterval": 250})
+        );
+    }
+
+    #[test]
+    fn a_tool_result_marked_is_error_ends_the_task_failed() {
+        let mut result = Map::new();
+        result.insert("isError".into(), json!(true));
+        let failed = TaskPayload::Completed {
+            result: result.clone(),
+        };
+        let shown = shape_task(&task(TaskStatus::Completed), Some(&failed));
+        assert_eq!(shown["status"], "failed");
+        result.insert("isError".into(), json!(false));
+        let done = TaskPayload::Completed { result };
+        let shown = shape_task(&task(TaskStatus::Completed), Some(&done));
+        assert_eq!(shown["status"], "completed");
+    }
+}
