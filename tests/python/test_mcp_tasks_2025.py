@@ -172,6 +172,8 @@ def test_only_a_2025_11_25_client_gets_the_revisions_tasks(repo):
     try:
         plain = earlier.task("list_dir", {})
         listed = earlier.ask("tasks/list")
+        # The names the transport gives a 2025-11-25 client's requests are its alone.
+        direct = earlier.ask("file-tools/2025-11-25/tools/call", {"name": "list_dir", "task": {}})
         init = earlier.init["result"]
         tools = earlier.ask("tools/list")["result"]["tools"]
     finally:
@@ -179,6 +181,7 @@ def test_only_a_2025_11_25_client_gets_the_revisions_tasks(repo):
     # A revision without tasks gets the call's answer, and no task methods or fields.
     assert "task" not in plain["result"] and "structuredContent" in plain["result"], plain
     assert listed["error"]["code"] == -32601, listed
+    assert direct["error"]["code"] == -32601, direct
     assert "tasks" not in init["capabilities"] and all("execution" not in t for t in tools)
     # Positive control: the 2025-11-25 client on the same repository.
     c = Client(repo)

@@ -157,13 +157,7 @@ impl Router {
             Ok(body) => body,
             Err(refused) => return refused,
         };
-        let sent = tasks_2025::request(&parts.headers, body);
-        let req = Request::from_parts(parts, Full::new(sent.body));
-        let named = req
-            .headers()
-            .get(SESSION_HEADER)
-            .map(|v| v.to_str().unwrap_or(""));
-        let _slot = if sent.waits {
+        let _slot = if tasks_2025::waits(&parts.headers, &body) {
             None
         } else {
             match self.working.acquire().await {
@@ -171,8 +165,14 @@ impl Router {
                 Err(_) => return text(StatusCode::SERVICE_UNAVAILABLE, "the server is stopping\n"),
             }
         };
+        let (body, patch) = tasks_2025::request(&parts.headers, body);
+        let req = Request::from_parts(parts, Full::new(body));
+        let named = req
+            .headers()
+            .get(SESSION_HEADER)
+            .map(|v| v.to_str().unwrap_or(""));
         match sessions.service(named).await {
-            Ok(service) => tasks_2025::answer(service.handle(req).await, sent.patch).await,
+            Ok(service) => tasks_2025::answer(service.handle(req).await, patch).await,
             Err(e) => text(e.status(), &format!("{e}\n")),
         }
     }

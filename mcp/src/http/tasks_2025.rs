@@ -9,46 +9,50 @@ use hyper::Response;
 use serde_json::Value;
 
 use super::Body;
-use crate::wire::{inbound, may_translate, outbound, Patch, PREFIX, REVISION};
+use crate::wire::{inbound, may_translate, outbound, Patch, REVISION};
 
 /// The header in which a client names the revision it negotiated.
 const VERSION_HEADER: &str = "mcp-protocol-version";
 
-/// A request body as the server takes it.
-pub(super) struct Translated {
-    pub(super) body: Bytes,
-    /// What the answer needs.
-    pub(super) patch: Option<Patch>,
-    /// The request waits for a task to end (`tasks/result`): it costs nothing meanwhile,
-    /// so it takes none of the places of requests being worked on.
-    pub(super) waits: bool,
+/// The largest body [`waits`] looks at: a `tasks/result` request is small.
+const MAX_WAITING_BODY: usize = 4096;
+
+fn older(headers: &HeaderMap) -> bool {
+    headers
+        .get(VERSION_HEADER)
+        .is_some_and(|v| v.as_bytes() == REVISION.as_bytes())
 }
 
-/// `body` translated for the client whose request carries `headers`.
-pub(super) fn request(headers: &HeaderMap, body: Bytes) -> Translated {
-    let older = headers
-        .get(VERSION_HEADER)
-        .is_some_and(|v| v.as_bytes() == REVISION.as_bytes());
+/// Whether the request only waits for a task to end (a 2025-11-25 `tasks/result`): it
+/// costs nothing meanwhile, so it takes none of the places of requests being worked on.
+/// Judged on the method alone, without building the body's tree.
+pub(super) fn waits(headers: &HeaderMap, body: &[u8]) -> bool {
+    #[derive(serde::Deserialize)]
+    struct Head {
+        method: Option<String>,
+    }
+    older(headers)
+        && body.len() <= MAX_WAITING_BODY
+        && serde_json::from_slice::<Head>(body)
+            .is_ok_and(|h| h.method.as_deref() == Some("tasks/result"))
+}
+
+/// `body` translated for the client whose request carries `headers`, and what its answer
+/// will need.
+pub(super) fn request(headers: &HeaderMap, body: Bytes) -> (Bytes, Option<Patch>) {
+    let older = older(headers);
     let parsed = may_translate(&body, older)
         .then(|| serde_json::from_slice::<Value>(&body).ok())
         .flatten();
     let Some(mut message) = parsed else {
-        return Translated {
-            body,
-            patch: None,
-            waits: false,
-        };
+        return (body, None);
     };
     let done = inbound(&mut message, older);
     let patch = done.awaited.map(|(_, p)| p);
-    let waits =
-        message.get("method").and_then(Value::as_str) == Some(&format!("{PREFIX}tasks/result"));
-    let body = if !done.renamed {
-        body
-    } else {
-        Bytes::from(message.to_string())
-    };
-    Translated { body, patch, waits }
+    if !done.renamed {
+        return (body, patch);
+    }
+    (Bytes::from(message.to_string()), patch)
 }
 
 /// The answer with `patch` applied, when it is a JSON body; any other answer as it came.
@@ -93,19 +97,22 @@ mod tests {
     #[test]
     fn only_a_2025_11_25_clients_requests_are_translated() {
         let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tasks/list"}).to_string();
-        let sent = request(&headers(REVISION), Bytes::from(call.clone()));
-        let body: Value = serde_json::from_slice(&sent.body).expect("json");
+        let (sent, _) = request(&headers(REVISION), Bytes::from(call.clone()));
+        let body: Value = serde_json::from_slice(&sent).expect("json");
         assert_eq!(body["method"], "file-tools/2025-11-25/tasks/list");
-        assert!(!sent.waits);
+        assert!(!waits(&headers(REVISION), call.as_bytes()));
         for other in ["2025-06-18", "2026-07-28"] {
-            let sent = request(&headers(other), Bytes::from(call.clone()));
-            assert_eq!(sent.body, call.as_bytes());
-            assert_eq!(sent.patch, None);
+            let (sent, patch) = request(&headers(other), Bytes::from(call.clone()));
+            assert_eq!(sent, call.as_bytes());
+            assert_eq!(patch, None);
         }
         let wait =
             json!({"jsonrpc": "2.0", "id": 2, "method": "tasks/result", "params": {"taskId": "t"}});
-        assert!(request(&headers(REVISION), Bytes::from(wait.to_string())).waits);
-        assert!(!request(&headers("2026-07-28"), Bytes::from(wait.to_string())).waits);
+        assert!(waits(&headers(REVISION), wait.to_string().as_bytes()));
+        assert!(!waits(&headers("2026-07-28"), wait.to_string().as_bytes()));
+        // A large body takes its place like any other.
+        let padded = json!({"method": "tasks/result", "params": {"taskId": "t".repeat(5000)}});
+        assert!(!waits(&headers(REVISION), padded.to_string().as_bytes()));
     }
 
     #[test]

@@ -28,6 +28,7 @@ use rmcp::model::{CallToolResult, CreateTaskResult, DetailedTask, InputResponses
 use rmcp::task_manager::{TaskContext, TaskExit, TaskManager, TaskOptions};
 use rmcp::ErrorData;
 use serde_json::{Map, Value};
+use tokio::sync::Notify;
 use tokio::task::JoinHandle;
 
 use file_tools_host::call::{CallOptions, CancelToken};
@@ -61,6 +62,8 @@ pub struct Tasks {
     after: Duration,
     book: Arc<Mutex<Book>>,
     owner: Arc<str>,
+    /// Woken as each task's call ends (just before the manager records its end).
+    pub(crate) ended: Arc<Notify>,
 }
 
 impl std::fmt::Debug for Tasks {
@@ -117,6 +120,7 @@ impl Tasks {
             after,
             book: Arc::default(),
             owner: Arc::from(""),
+            ended: Arc::default(),
         }
     }
 
@@ -284,11 +288,12 @@ impl McpServer {
             .with_ttl_ms(TTL.as_millis() as u64)
             .with_poll_interval_ms(POLL.as_millis() as u64);
         let began = Instant::now();
+        let ended = WakeOnDrop(self.tasks.ended.clone());
         let task = self.tasks.manager.spawn(options, move |ctx| {
             Box::pin(async move {
                 // Dropped when the task ends, is cancelled or expires: the call stops
-                // too, and the task's place is freed.
-                let _held = (permit, StopOnDrop(cancel.clone()));
+                // too, the task's place is freed, and those waiting for it look again.
+                let _held = (permit, StopOnDrop(cancel.clone()), ended);
                 let mut result = finish(&ctx, &cancel, async { settled(run.await) }).await?;
                 let mut round = round;
                 for n in 1..=MAX_ROUNDS {
@@ -318,6 +323,15 @@ struct StopOnDrop(CancelToken);
 impl Drop for StopOnDrop {
     fn drop(&mut self) {
         self.0.cancel();
+    }
+}
+
+/// Wakes those waiting for tasks when the task's future is dropped.
+struct WakeOnDrop(Arc<Notify>);
+
+impl Drop for WakeOnDrop {
+    fn drop(&mut self) {
+        self.0.notify_waiters();
     }
 }
 

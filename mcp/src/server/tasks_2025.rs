@@ -21,11 +21,14 @@ use serde_json::{json, Map, Value};
 
 use file_tools_host::call::{CallOptions, CancelToken};
 
-use super::{approval, modern, progress, tasks, McpServer};
-use crate::wire::PREFIX;
+use super::{approval, progress, tasks, McpServer};
+use crate::wire::{PREFIX, REVISION};
 
-/// How often `tasks/result` looks whether the task has ended.
-const LOOK: Duration = Duration::from_millis(20);
+/// How often a wait for a task's end looks again unwoken (a task that expires wakes
+/// nobody).
+const LOOK: Duration = Duration::from_secs(1);
+/// How soon it looks again once woken: the manager records the end just after the wake.
+const SOON: Duration = Duration::from_millis(5);
 /// How long `tasks/cancel` waits for the call to stop before it answers.
 const SETTLE: Duration = Duration::from_secs(2);
 /// The metadata key that ties a result to its task.
@@ -41,8 +44,10 @@ impl McpServer {
         let not_found =
             || ErrorData::new(ErrorCode::METHOD_NOT_FOUND, request.method.clone(), None);
         // A later client uses the tasks extension instead.
+        // The requests the transport renames for a 2025-11-25 client alone.
+        let revision = context.protocol_version();
         let method = match request.method.strip_prefix(PREFIX) {
-            Some(m) if !modern(&context) => m,
+            Some(m) if revision.is_some_and(|v| v.as_str() == REVISION) => m,
             _ => return Err(not_found()),
         };
         let params = match request.params {
@@ -51,7 +56,7 @@ impl McpServer {
             Some(_) => return Err(ErrorData::invalid_params("params must be an object", None)),
         };
         let answer = match method {
-            "tools/call" => self.start_2025(&params, &context)?,
+            "tools/call" => self.start_2025(&params, &context).await?,
             "tasks/get" => shape(&self.tasks.get(task_id(&params)?)?),
             "tasks/result" => self.result_2025(task_id(&params)?, &context).await?,
             "tasks/list" => {
@@ -71,7 +76,7 @@ impl McpServer {
     }
 
     /// Makes a task of the call `params` names and answers with it.
-    fn start_2025(
+    async fn start_2025(
         &self,
         params: &Map<String, Value>,
         context: &RequestContext<RoleServer>,
@@ -81,9 +86,12 @@ impl McpServer {
             .and_then(Value::as_str)
             .ok_or_else(|| ErrorData::invalid_params("tools/call needs a tool `name`", None))?;
         if !self.tools.iter().any(|t| t.name == name) {
-            // Refused as a plain call would be, before any task is made.
+            // Refused (and audited) as a plain call would be, before any task is made: on
+            // a blocking thread, since the audit waits for the session.
+            let name = name.to_string();
             return self
-                .call(name, None, &CallOptions::new())
+                .blocking(move |s| s.call(&name, None, &CallOptions::new()))
+                .await
                 .map(|_| Value::Null);
         }
         let args = match params.get("arguments") {
@@ -137,40 +145,62 @@ impl McpServer {
         id: &str,
         context: &RequestContext<RoleServer>,
     ) -> Result<Value, ErrorData> {
+        let task = tokio::select! {
+            () = context.ct.cancelled() => {
+                return Err(ErrorData::internal_error("the request was cancelled", None));
+            }
+            task = self.ended_2025(id, None) => task?,
+        };
+        match task.payload {
+            TaskPayload::Completed { mut result } => {
+                // The revision has no `resultType`.
+                if result.get("resultType") == Some(&json!("complete")) {
+                    result.remove("resultType");
+                }
+                let meta = result
+                    .entry("_meta")
+                    .or_insert_with(|| Value::Object(Map::new()));
+                if let Some(meta) = meta.as_object_mut() {
+                    meta.insert(RELATED.into(), json!({ "taskId": id }));
+                }
+                Ok(Value::Object(result))
+            }
+            TaskPayload::Failed { error } => Err(serde_json::from_value(Value::Object(error))
+                .unwrap_or_else(|_| ErrorData::internal_error("the task failed", None))),
+            TaskPayload::Cancelled => Err(ErrorData::invalid_params(
+                format!("task {id} was cancelled: it has no result"),
+                None,
+            )),
+            // Not ended: `ended_2025` waits for an end.
+            _ => Err(ErrorData::internal_error("the task has not ended", None)),
+        }
+    }
+
+    /// The task `id` once it has ended, or as it stands at `deadline`.
+    async fn ended_2025(
+        &self,
+        id: &str,
+        deadline: Option<tokio::time::Instant>,
+    ) -> Result<DetailedTask, ErrorData> {
+        let mut woken = false;
         loop {
+            // Listening before looking, so that an end between the two still wakes.
+            let wake = self.tasks.ended.notified();
+            tokio::pin!(wake);
+            wake.as_mut().enable();
             let task = self.tasks.get(id)?;
-            match task.payload {
-                TaskPayload::Completed { mut result } => {
-                    // The revision has no `resultType`.
-                    if result.get("resultType") == Some(&json!("complete")) {
-                        result.remove("resultType");
-                    }
-                    let meta = result
-                        .entry("_meta")
-                        .or_insert_with(|| Value::Object(Map::new()));
-                    if let Some(meta) = meta.as_object_mut() {
-                        meta.insert(RELATED.into(), json!({ "taskId": id }));
-                    }
-                    return Ok(Value::Object(result));
-                }
-                TaskPayload::Failed { error } => {
-                    return Err(serde_json::from_value(Value::Object(error))
-                        .unwrap_or_else(|_| ErrorData::internal_error("the task failed", None)))
-                }
-                TaskPayload::Cancelled => {
-                    return Err(ErrorData::invalid_params(
-                        format!("task {id} was cancelled: it has no result"),
-                        None,
-                    ))
-                }
-                _ => {}
+            let now = tokio::time::Instant::now();
+            if ended(&task) || deadline.is_some_and(|d| now >= d) {
+                return Ok(task);
             }
-            tokio::select! {
-                () = context.ct.cancelled() => {
-                    return Err(ErrorData::internal_error("the request was cancelled", None));
-                }
-                () = tokio::time::sleep(LOOK) => {}
+            let mut until = now + if woken { SOON } else { LOOK };
+            if let Some(d) = deadline {
+                until = until.min(d);
             }
+            woken = tokio::select! {
+                () = wake => true,
+                () = tokio::time::sleep_until(until) => false,
+            };
         }
     }
 
@@ -186,14 +216,10 @@ impl McpServer {
             ));
         }
         self.tasks.cancel(id)?;
-        let until = tokio::time::Instant::now() + SETTLE;
-        loop {
-            let task = self.tasks.get(id)?;
-            if ended(&task) || tokio::time::Instant::now() >= until {
-                return Ok(shape(&task));
-            }
-            tokio::time::sleep(LOOK).await;
-        }
+        let settled = self
+            .ended_2025(id, Some(tokio::time::Instant::now() + SETTLE))
+            .await?;
+        Ok(shape(&settled))
     }
 }
 

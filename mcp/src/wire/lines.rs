@@ -10,6 +10,7 @@ use std::io;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::task::{ready, Context, Poll};
+use std::time::{Duration, Instant};
 
 use serde_json::Value;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
@@ -18,14 +19,27 @@ use super::{answer_id, inbound, may_translate, outbound, Patch};
 
 /// Answers awaited for a patch at once, at most.
 const MAX_AWAITED: usize = 64;
+/// How long an answer is awaited: one that never comes (rmcp answers a request it cannot
+/// read with a null id) stops costing the writer a parse of every line after this.
+const AWAIT_FOR: Duration = Duration::from_secs(60);
+/// The longest line translated: rmcp's own bound on a line, which it discards whole. A
+/// longer one is passed on as it comes, unread, for rmcp to discard.
+const MAX_LINE: usize = 16 * 1024 * 1024;
 
 /// What the two directions of one connection share.
 #[derive(Debug, Default)]
 struct Shared {
     /// The client negotiated 2025-11-25.
     older: bool,
-    /// Answers to patch, by request id.
-    awaited: Vec<(Value, Patch)>,
+    /// Answers to patch: request id, patch, when asked.
+    awaited: Vec<(Value, Patch, Instant)>,
+}
+
+impl Shared {
+    fn awaiting(&mut self) -> bool {
+        self.awaited.retain(|a| a.2.elapsed() < AWAIT_FOR);
+        !self.awaited.is_empty()
+    }
 }
 
 /// The two ends of one connection's translation.
@@ -34,6 +48,8 @@ pub(crate) fn pair<R, W>(read: R, write: W) -> (Reader<R>, Writer<W>) {
     let reader = Reader {
         inner: read,
         raw: Vec::new(),
+        scanned: 0,
+        passing: false,
         out: Vec::new(),
         at: 0,
         ended: false,
@@ -55,6 +71,10 @@ pub(crate) struct Reader<R> {
     inner: R,
     /// Bytes read, not yet a whole line.
     raw: Vec<u8>,
+    /// How much of `raw` holds no line end.
+    scanned: usize,
+    /// Within a line longer than [`MAX_LINE`]: its bytes pass as they come.
+    passing: bool,
     /// Translated bytes not yet handed on, from `at`.
     out: Vec<u8>,
     at: usize,
@@ -67,40 +87,51 @@ impl<R> Reader<R> {
     /// the input, the rest too.
     fn take_lines(&mut self) {
         let mut start = 0;
-        while let Some(n) = self.raw[start..].iter().position(|&b| b == b'\n') {
-            let end = start + n + 1;
-            self.translate(start, end);
+        while let Some(n) = memchr::memchr(b'\n', &self.raw[start + self.scanned..]) {
+            let end = start + self.scanned + n + 1;
+            self.scanned = 0;
+            if std::mem::take(&mut self.passing) || end - start > MAX_LINE {
+                self.out.extend_from_slice(&self.raw[start..end]);
+            } else {
+                self.translate(start, end);
+            }
             start = end;
         }
-        if self.ended && start < self.raw.len() {
+        let rest = self.raw.len() - start;
+        if rest > 0 && self.ended && !self.passing {
+            // The last line, without its line end.
             self.translate(start, self.raw.len());
+            start = self.raw.len();
+        } else if rest > 0 && (self.passing || rest > MAX_LINE) {
+            // A line too long to translate: as it comes.
+            self.passing = !self.ended;
+            self.out.extend_from_slice(&self.raw[start..]);
             start = self.raw.len();
         }
         self.raw.drain(..start);
+        self.scanned = self.raw.len();
     }
 
     fn translate(&mut self, start: usize, end: usize) {
         let line = &self.raw[start..end];
-        let Ok(mut shared) = self.shared.lock() else {
-            self.out.extend_from_slice(line);
-            return;
-        };
-        let parsed = may_translate(line, shared.older)
+        let older = self.shared.lock().is_ok_and(|s| s.older);
+        let parsed = may_translate(line, older)
             .then(|| serde_json::from_slice::<Value>(line).ok())
             .flatten();
         let Some(mut message) = parsed else {
             self.out.extend_from_slice(line);
             return;
         };
-        let done = inbound(&mut message, shared.older);
-        if let Some((id, patch)) = done.awaited {
+        let done = inbound(&mut message, older);
+        if let (Some((id, patch)), Ok(mut shared)) = (done.awaited, self.shared.lock()) {
             if patch == Patch::Initialize {
                 shared.older = true;
             }
             // A client that asks without waiting for answers gets some unpatched, rather
             // than a list that grows.
+            shared.awaiting();
             if shared.awaited.len() < MAX_AWAITED {
-                shared.awaited.push((id, patch));
+                shared.awaited.push((id, patch, Instant::now()));
             }
         }
         if !done.renamed {
@@ -173,7 +204,7 @@ impl<W: AsyncWrite + Unpin> Writer<W> {
     }
 
     fn awaiting(&self) -> bool {
-        self.shared.lock().is_ok_and(|s| !s.awaited.is_empty())
+        self.shared.lock().is_ok_and(|mut s| s.awaiting())
     }
 
     /// Moves the whole lines gathered to `out`, patched where awaited.
@@ -201,10 +232,10 @@ impl<W: AsyncWrite + Unpin> Writer<W> {
         let Some(id) = answer_id(message) else {
             return false;
         };
-        let Some(i) = shared.awaited.iter().position(|(a, _)| a == id) else {
+        let Some(i) = shared.awaited.iter().position(|a| &a.0 == id) else {
             return false;
         };
-        let (_, patch) = shared.awaited.swap_remove(i);
+        let (_, patch, _) = shared.awaited.swap_remove(i);
         outbound(message, patch);
         true
     }
@@ -218,9 +249,15 @@ impl<W: AsyncWrite + Unpin> AsyncWrite for Writer<W> {
     ) -> Poll<io::Result<usize>> {
         let this = &mut *self;
         ready!(this.poll_out(cx))?;
-        if this.line.is_empty() && !(this.line_start && this.awaiting()) {
-            // Nothing to patch: straight through.
-            let n = ready!(Pin::new(&mut this.inner).poll_write(cx, buf))?;
+        let awaiting = this.awaiting();
+        if this.line.is_empty() && !(this.line_start && awaiting) {
+            // Nothing to patch: straight through, up to the end of the line while an
+            // answer is awaited, so that it is gathered from its start.
+            let upto = match memchr::memchr(b'\n', buf) {
+                Some(n) if awaiting => n + 1,
+                _ => buf.len(),
+            };
+            let n = ready!(Pin::new(&mut this.inner).poll_write(cx, &buf[..upto]))?;
             if n > 0 {
                 this.line_start = buf[n - 1] == b'\n';
             }
@@ -313,6 +350,72 @@ mod tests {
             assert_eq!(out[2]["result"]["tools"][0]["execution"]["taskSupport"], "optional");
             assert_eq!(out[3], answers[3], "only awaited answers are patched");
         });
+    }
+
+    #[test]
+    fn a_line_past_the_bound_passes_as_it_came_and_the_next_is_translated() {
+        let mut long = b"{\"method\":\"tasks/list\",\"x\":\"".to_vec();
+        long.resize(MAX_LINE + 100, b'a');
+        long.extend_from_slice(b"\"}\n");
+        let next = json!({"jsonrpc": "2.0", "id": 2, "method": "tasks/list"});
+        let mut sent = long.clone();
+        sent.extend_from_slice(format!("{next}\n").as_bytes());
+        rt().block_on(async {
+            let (mut reader, _) = pair(&sent[..], Vec::<u8>::new());
+            reader.shared.lock().expect("lock").older = true;
+            let mut got = Vec::new();
+            reader.read_to_end(&mut got).await.expect("read");
+            assert!(
+                got.starts_with(&long),
+                "the long line passes whole and first"
+            );
+            // What was held at once stayed within the bound (plus one read).
+            assert!(reader.raw.capacity() <= 2 * MAX_LINE + 64 * 1024);
+            let last: Value = serde_json::from_slice(&got[long.len()..]).expect("json");
+            assert_eq!(last["method"], "file-tools/2025-11-25/tasks/list");
+        });
+    }
+
+    #[test]
+    fn an_answer_that_begins_within_a_passing_write_is_still_patched() {
+        rt().block_on(async {
+            let (_, mut writer) = pair(&b""[..], Vec::<u8>::new());
+            // A line half written while nothing was awaited.
+            writer.write_all(b"{\"id\":9,\"res").await.expect("write");
+            writer.shared.lock().expect("lock").awaited.push((
+                json!(3),
+                Patch::ToolsList,
+                Instant::now(),
+            ));
+            let answer = json!({"jsonrpc": "2.0", "id": 3, "result": {"tools": [{"name": "a"}]}});
+            let rest = format!("ult\":{{}}}}\n{answer}\n");
+            writer.write_all(rest.as_bytes()).await.expect("write");
+            writer.flush().await.expect("flush");
+            let out = String::from_utf8(writer.inner.clone()).expect("utf-8");
+            let lines: Vec<Value> = out
+                .lines()
+                .map(|l| serde_json::from_str(l).expect("json"))
+                .collect();
+            assert_eq!(lines[0], json!({"id": 9, "result": {}}));
+            assert_eq!(
+                lines[1]["result"]["tools"][0]["execution"]["taskSupport"],
+                "optional"
+            );
+        });
+    }
+
+    #[test]
+    fn an_answer_never_given_is_not_awaited_for_ever() {
+        let (_, writer) = pair(&b""[..], Vec::<u8>::new());
+        let old = Instant::now() - AWAIT_FOR - Duration::from_secs(1);
+        writer
+            .shared
+            .lock()
+            .expect("lock")
+            .awaited
+            .push((json!(1), Patch::ToolsList, old));
+        assert!(!writer.awaiting());
+        assert!(writer.shared.lock().expect("lock").awaited.is_empty());
     }
 
     #[test]
