@@ -3,6 +3,9 @@
 // JSON object for the test that runs it (tests/python/test_mcp_tasks_2025.py).
 //
 // Usage: node tasks_2025_client.mjs SDK_DIR (stdio BIN REPO | http URL)
+//        node tasks_2025_client.mjs SDK_DIR approve BIN REPO POLICY
+// The second form writes docs/new.md as a task under POLICY (which asks approval for it),
+// the client's user accepting after a while.
 
 import { pathToFileURL } from 'node:url';
 import { join } from 'node:path';
@@ -10,19 +13,31 @@ import { join } from 'node:path';
 const [sdkDir, transportKind, ...rest] = process.argv.slice(2);
 const load = (path) => import(pathToFileURL(join(sdkDir, 'dist/esm', path)).href);
 const { Client } = await load('client/index.js');
-const { CallToolResultSchema, LATEST_PROTOCOL_VERSION } = await load('types.js');
+const { CallToolResultSchema, ElicitRequestSchema, LATEST_PROTOCOL_VERSION } = await load('types.js');
 
 let transport;
-if (transportKind === 'stdio') {
-    const { StdioClientTransport } = await load('client/stdio.js');
-    const [bin, repo] = rest;
-    transport = new StdioClientTransport({ command: bin, args: ['--repo', repo, 'mcp'], stderr: 'inherit' });
-} else {
+if (transportKind === 'http') {
     const { StreamableHTTPClientTransport } = await load('client/streamableHttp.js');
     transport = new StreamableHTTPClientTransport(new URL(rest[0]));
+} else {
+    const { StdioClientTransport } = await load('client/stdio.js');
+    const [bin, repo, policy] = rest;
+    const args = ['--repo', repo, ...(policy ? ['--policy', policy] : []), 'mcp'];
+    transport = new StdioClientTransport({ command: bin, args, stderr: 'inherit' });
 }
 
-const client = new Client({ name: 'tasks-2025', version: '1' }, { capabilities: {} });
+const approving = transportKind === 'approve';
+const capabilities = approving ? { elicitation: { form: {} } } : {};
+const client = new Client({ name: 'tasks-2025', version: '1' }, { capabilities });
+const asked = [];
+if (approving) {
+    client.setRequestHandler(ElicitRequestSchema, async (request) => {
+        asked.push(request.params._meta ?? null);
+        // Long enough for a poll to see the task waiting.
+        await new Promise((resolve) => setTimeout(resolve, 800));
+        return { action: 'accept', content: { approve: true } };
+    });
+}
 await client.connect(transport);
 
 // What a stream of a task-augmented call yields, in order (results kept whole).
@@ -47,6 +62,14 @@ async function settled(promise) {
     } catch (e) {
         return { error: String(e?.message ?? e), code: e?.code };
     }
+}
+
+if (approving) {
+    await client.listTools();
+    const seen = await streamed('write_file', { path: 'docs/new.md', content: 'new\n' });
+    await client.close();
+    console.log(JSON.stringify({ seen, asked }));
+    process.exit(0);
 }
 
 const out = {};

@@ -69,6 +69,25 @@ def test_the_official_sdk_runs_tools_as_tasks_over_http(repo, tmp_path):
         check_official(official_client("http", f"{base}/mcp"))
 
 
+def test_the_official_sdk_approves_a_change_inside_a_task(repo, tmp_path):
+    policy = tmp_path / "policy.toml"
+    policy.write_text('[approval]\npaths = ["docs/**"]\n')
+    before = snapshot(repo)
+    got = official_client("approve", BIN, str(repo), str(policy))
+    made = got["seen"][0]["task"]
+    statuses = [m["task"]["status"] for m in got["seen"] if m["type"] == "taskStatus"]
+    # The task waited for the user, and the question named it.
+    assert "input_required" in statuses, statuses
+    related = [m and m.get("io.modelcontextprotocol/related-task") for m in got["asked"]]
+    assert related == [{"taskId": made["taskId"]}], got["asked"]
+    result = got["seen"][-1]
+    assert result["type"] == "result" and not result["result"].get("isError"), result
+    after = snapshot(repo)
+    assert after.pop("docs/new.md")
+    assert after == before
+    assert (repo / "docs" / "new.md").read_text() == "new\n"
+
+
 class Client:
     """A raw stdio client of the revision REVISION; the server's requests are kept apart."""
 
@@ -149,6 +168,9 @@ def test_approval_inside_a_task_is_asked_by_elicitation_and_writes_only_when_gra
         made = c.task("write_file", {"path": "docs/new.md", "content": "new\n"})["result"]["task"]
         asked = c.asked.get(timeout=120)
         assert asked["method"] == "elicitation/create" and "docs/new.md" in json.dumps(asked), asked
+        assert asked["params"]["_meta"]["io.modelcontextprotocol/related-task"] == {"taskId": made["taskId"]}
+        waiting = c.ask("tasks/get", {"taskId": made["taskId"]})["result"]
+        assert waiting["status"] == "input_required", waiting
         # Nothing is written while the user is asked.
         assert not (repo / "docs" / "new.md").exists()
         response = {"action": "accept", "content": {"approve": True}} if answer == "accept" else {"action": "decline"}

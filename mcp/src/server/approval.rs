@@ -8,10 +8,14 @@
 //! The answer is "approve" only when the user accepts with the box ticked; declining,
 //! cancelling, a client error or a cancelled call all refuse, and nothing is written.
 
-use std::sync::mpsc;
-use std::time::Duration;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc, OnceLock};
+use std::time::{Duration, Instant};
 
-use rmcp::model::{ElicitRequestParams, ElicitationAction, ElicitationSchema};
+use rmcp::model::{
+    ElicitRequestParams, ElicitationAction, ElicitationSchema, JsonObject, MetaObject,
+    RequestMetaObject,
+};
 use rmcp::{Peer, RoleServer};
 
 use file_tools_host::approval::{ApprovalRequest, Approver};
@@ -28,7 +32,30 @@ pub(crate) struct Elicitor {
     peer: Peer<RoleServer>,
     runtime: tokio::runtime::Handle,
     cancel: CancelToken,
+    task: Option<Arc<TaskLink>>,
 }
+
+/// The 2025-11-25 task a call runs in, as its approvals see it: the task's id once it is
+/// made (each elicitation names it in `_meta`, as that revision asks) and whether one is
+/// waiting for the user (the task then shows `input_required`).
+#[derive(Debug, Default)]
+pub(crate) struct TaskLink {
+    pub(crate) id: OnceLock<String>,
+    asking: AtomicBool,
+}
+
+impl TaskLink {
+    pub(crate) fn asking(&self) -> bool {
+        self.asking.load(Ordering::Acquire)
+    }
+}
+
+/// The metadata key that ties a message to its task (2025-11-25).
+pub(crate) const RELATED_TASK: &str = "io.modelcontextprotocol/related-task";
+
+/// How long an approval inside a task waits for the task's id (set as the task is made,
+/// before the call can plan anything).
+const ID_WAIT: Duration = Duration::from_secs(1);
 
 impl Elicitor {
     /// An approver that asks through `peer`, on `runtime`, and gives up when `cancel` is
@@ -42,6 +69,24 @@ impl Elicitor {
             peer,
             runtime,
             cancel,
+            task: None,
+        }
+    }
+
+    /// The same approver for a call that runs in the 2025-11-25 task `link` names.
+    pub(crate) fn in_task(mut self, link: Arc<TaskLink>) -> Self {
+        self.task = Some(link);
+        self
+    }
+}
+
+/// Sets the link's `asking` for as long as it lives.
+struct Asking<'a>(Option<&'a TaskLink>);
+
+impl Drop for Asking<'_> {
+    fn drop(&mut self) {
+        if let Some(link) = self.0 {
+            link.asking.store(false, Ordering::Release);
         }
     }
 }
@@ -73,9 +118,22 @@ pub(crate) fn approves(action: &ElicitationAction, content: Option<&serde_json::
 
 impl Approver for Elicitor {
     fn approve(&self, request: &ApprovalRequest) -> bool {
-        let Some(params) = form(request) else {
+        let Some(mut params) = form(request) else {
             return false;
         };
+        let link = self.task.as_deref();
+        if let Some(id) = link.and_then(task_id) {
+            let ElicitRequestParams::FormElicitationParams { meta, .. } = &mut params else {
+                return false;
+            };
+            let mut related = JsonObject::new();
+            related.insert(RELATED_TASK.into(), serde_json::json!({ "taskId": id }));
+            *meta = Some(RequestMetaObject(MetaObject(related)));
+        }
+        let _asking = Asking(link);
+        if let Some(link) = link {
+            link.asking.store(true, Ordering::Release);
+        }
         let (tx, rx) = mpsc::channel();
         let peer = self.peer.clone();
         self.runtime.spawn(async move {
@@ -91,6 +149,20 @@ impl Approver for Elicitor {
                 Err(mpsc::RecvTimeoutError::Timeout) => {}
             }
         }
+    }
+}
+
+/// The link's task id, waiting a moment for it to be set.
+fn task_id(link: &TaskLink) -> Option<&str> {
+    let since = Instant::now();
+    loop {
+        if let Some(id) = link.id.get() {
+            return Some(id);
+        }
+        if since.elapsed() > ID_WAIT {
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(2));
     }
 }
 

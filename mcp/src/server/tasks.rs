@@ -21,7 +21,7 @@
 
 use std::collections::VecDeque;
 use std::future::Future;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
 use rmcp::model::{CallToolResult, CreateTaskResult, DetailedTask, InputResponses};
@@ -33,6 +33,7 @@ use tokio::task::JoinHandle;
 
 use file_tools_host::call::{CallOptions, CancelToken};
 
+use super::approval::TaskLink;
 use super::input_required::{error_code, needs_approval, Round, INPUT_KEY};
 use super::{settled, McpServer};
 
@@ -64,6 +65,9 @@ pub struct Tasks {
     owner: Arc<str>,
     /// Woken as each task's call ends (just before the manager records its end).
     pub(crate) ended: Arc<Notify>,
+    /// The 2025-11-25 tasks whose calls can ask their user, by task id (the call holds
+    /// the link while it runs).
+    links: Arc<Mutex<Vec<Linked>>>,
 }
 
 impl std::fmt::Debug for Tasks {
@@ -73,6 +77,9 @@ impl std::fmt::Debug for Tasks {
             .finish_non_exhaustive()
     }
 }
+
+/// A 2025-11-25 task's id and the link its call holds.
+type Linked = (String, Weak<TaskLink>);
 
 /// What the store's bounds count.
 #[derive(Default)]
@@ -121,6 +128,7 @@ impl Tasks {
             book: Arc::default(),
             owner: Arc::from(""),
             ended: Arc::default(),
+            links: Arc::default(),
         }
     }
 
@@ -180,6 +188,26 @@ impl Tasks {
     pub(crate) fn cancel(&self, id: &str) -> Result<(), ErrorData> {
         self.own(id)?;
         self.manager.cancel_task(id)
+    }
+
+    /// Ties the task `id` to the approvals of its call.
+    pub(crate) fn link(&self, id: &str, link: &Arc<TaskLink>) {
+        if let Ok(mut links) = self.links.lock() {
+            links.retain(|l| l.1.strong_count() > 0);
+            links.push((id.to_string(), Arc::downgrade(link)));
+        }
+        let _ = link.id.set(id.to_string());
+    }
+
+    /// Whether the call of the task `id` is waiting for its user's approval.
+    pub(crate) fn asking(&self, id: &str) -> bool {
+        self.links.lock().is_ok_and(|links| {
+            links
+                .iter()
+                .filter(|l| l.0 == id)
+                .filter_map(|l| l.1.upgrade())
+                .any(|l| l.asking())
+        })
     }
 
     /// The ids of this session's tasks still kept, oldest first.

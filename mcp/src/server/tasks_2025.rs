@@ -10,8 +10,10 @@
 //! result, error code and all, is still what `tasks/result` answers.
 //!
 //! A change that needs approval asks the user as for any call of this revision, by an
-//! elicitation request, while the task stays `working`.
+//! elicitation request, which names the task in its `_meta`; the task shows
+//! `input_required` until the user answers.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use rmcp::model::{CustomRequest, CustomResult, DetailedTask, ErrorCode, Task, TaskPayload};
@@ -21,6 +23,7 @@ use serde_json::{json, Map, Value};
 
 use file_tools_host::call::{CallOptions, CancelToken};
 
+use super::approval::{TaskLink, RELATED_TASK};
 use super::{approval, progress, tasks, McpServer};
 use crate::wire::{PREFIX, REVISION};
 
@@ -31,8 +34,6 @@ const LOOK: Duration = Duration::from_secs(1);
 const SOON: Duration = Duration::from_millis(5);
 /// How long `tasks/cancel` waits for the call to stop before it answers.
 const SETTLE: Duration = Duration::from_secs(2);
-/// The metadata key that ties a result to its task.
-const RELATED: &str = "io.modelcontextprotocol/related-task";
 
 impl McpServer {
     /// Answers a request the transport renamed for a 2025-11-25 client.
@@ -57,7 +58,7 @@ impl McpServer {
         };
         let answer = match method {
             "tools/call" => self.start_2025(&params, &context).await?,
-            "tasks/get" => shape(&self.tasks.get(task_id(&params)?)?),
+            "tasks/get" => self.shape(&self.tasks.get(task_id(&params)?)?),
             "tasks/result" => self.result_2025(task_id(&params)?, &context).await?,
             "tasks/list" => {
                 let tasks: Vec<Value> = self
@@ -65,7 +66,7 @@ impl McpServer {
                     .own_ids()
                     .iter()
                     .filter_map(|id| self.tasks.get(id).ok())
-                    .map(|t| shape(&t))
+                    .map(|t| self.shape(&t))
                     .collect();
                 json!({ "tasks": tasks })
             }
@@ -112,6 +113,7 @@ impl McpServer {
             )
         })?;
         let cancel = CancelToken::new();
+        let link = Arc::new(TaskLink::default());
         let mut options = CallOptions::new().cancel(cancel.clone());
         if context
             .peer
@@ -122,12 +124,13 @@ impl McpServer {
                 context.peer.clone(),
                 tokio::runtime::Handle::current(),
                 cancel.clone(),
-            );
-            options = options.approver(std::sync::Arc::new(elicitor));
+            )
+            .in_task(link.clone());
+            options = options.approver(Arc::new(elicitor));
         }
         if let Some(token) = context.meta.get_progress_token() {
             let notifier = progress::Notifier::start(context.peer.clone(), token);
-            options = options.progress(std::sync::Arc::new(notifier));
+            options = options.progress(Arc::new(notifier));
         }
         let call = tasks::Call {
             name: name.to_string(),
@@ -136,7 +139,8 @@ impl McpServer {
             round: None,
         };
         let made = self.task_at_once(call, options, permit);
-        Ok(json!({ "task": shape_task(&made.task, None) }))
+        self.tasks.link(&made.task.task_id, &link);
+        Ok(json!({ "task": shape_task(&made.task, None, false) }))
     }
 
     /// The task's result once it has ended, as the call would have answered.
@@ -161,7 +165,7 @@ impl McpServer {
                     .entry("_meta")
                     .or_insert_with(|| Value::Object(Map::new()));
                 if let Some(meta) = meta.as_object_mut() {
-                    meta.insert(RELATED.into(), json!({ "taskId": id }));
+                    meta.insert(RELATED_TASK.into(), json!({ "taskId": id }));
                 }
                 Ok(Value::Object(result))
             }
@@ -219,7 +223,7 @@ impl McpServer {
         let settled = self
             .ended_2025(id, Some(tokio::time::Instant::now() + SETTLE))
             .await?;
-        Ok(shape(&settled))
+        Ok(self.shape(&settled))
     }
 }
 
@@ -237,15 +241,21 @@ fn ended(task: &DetailedTask) -> bool {
     )
 }
 
-/// A task as the 2025-11-25 revision shows it.
-fn shape(task: &DetailedTask) -> Value {
-    shape_task(&task.task, Some(&task.payload))
+impl McpServer {
+    /// A task as the 2025-11-25 revision shows it.
+    fn shape(&self, task: &DetailedTask) -> Value {
+        let asking = self.tasks.asking(&task.task.task_id);
+        shape_task(&task.task, Some(&task.payload), asking)
+    }
 }
 
-fn shape_task(task: &Task, payload: Option<&TaskPayload>) -> Value {
+/// `task` in the revision's shape: `failed` for a tool result marked `isError`,
+/// `input_required` while its call is `asking` its user.
+fn shape_task(task: &Task, payload: Option<&TaskPayload>, asking: bool) -> Value {
     let is_error = |r: &Map<String, Value>| r.get("isError") == Some(&Value::Bool(true));
     let status = match payload {
         Some(TaskPayload::Completed { result }) if is_error(result) => json!("failed"),
+        Some(TaskPayload::Working) | None if asking => json!("input_required"),
         _ => serde_json::to_value(task.status).unwrap_or(Value::Null),
     };
     let mut shown = json!({
@@ -277,7 +287,7 @@ mod tests {
 
     #[test]
     fn a_task_is_shown_in_the_revisions_shape() {
-        let shown = shape_task(&task(TaskStatus::Working), None);
+        let shown = shape_task(&task(TaskStatus::Working), None, false);
         assert_eq!(
             shown,
             json!({"taskId": "t1", "status": "working", "createdAt": "2026-11-28T00:00:00Z",
@@ -292,11 +302,11 @@ mod tests {
         let failed = TaskPayload::Completed {
             result: result.clone(),
         };
-        let shown = shape_task(&task(TaskStatus::Completed), Some(&failed));
+        let shown = shape_task(&task(TaskStatus::Completed), Some(&failed), false);
         assert_eq!(shown["status"], "failed");
         result.insert("isError".into(), json!(false));
         let done = TaskPayload::Completed { result };
-        let shown = shape_task(&task(TaskStatus::Completed), Some(&done));
+        let shown = shape_task(&task(TaskStatus::Completed), Some(&done), true);
         assert_eq!(shown["status"], "completed");
     }
 }
