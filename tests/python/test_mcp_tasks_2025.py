@@ -215,6 +215,21 @@ def test_only_a_2025_11_25_client_gets_the_revisions_tasks(repo):
         c.close()
 
 
+def test_tasks_are_listed_a_page_at_a_time(repo):
+    c = Client(repo)
+    try:
+        made = [c.task("file_info", {"path": "README.md"})["result"]["task"]["taskId"] for _ in range(20)]
+        first = c.ask("tasks/list")["result"]
+        second = c.ask("tasks/list", {"cursor": first["nextCursor"]})["result"]
+        bad = c.ask("tasks/list", {"cursor": "not-a-cursor"})
+    finally:
+        c.close()
+    assert len(first["tasks"]) == 16 and "nextCursor" in first, first
+    assert "nextCursor" not in second, second
+    assert [t["taskId"] for t in first["tasks"] + second["tasks"]] == made
+    assert bad["error"]["code"] == -32602, bad
+
+
 def test_a_task_for_a_tool_not_offered_is_refused_as_the_call_would_be(repo):
     c = Client(repo)
     try:

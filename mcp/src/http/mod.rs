@@ -130,6 +130,8 @@ struct Router {
     /// Requests handled at once (tool calls among them); more wait for a slot, so that
     /// many clients cannot run more instances than the machine has room for.
     working: tokio::sync::Semaphore,
+    /// Requests that only wait for a task to end ([`MAX_WAITING`]).
+    waiting: tokio::sync::Semaphore,
 }
 
 impl Router {
@@ -157,15 +159,20 @@ impl Router {
             Ok(body) => body,
             Err(refused) => return refused,
         };
-        let _slot = if tasks_2025::waits(&parts.headers, &body) {
-            None
+        // A small body is translated first: a 2025-11-25 `tasks/result` only waits for a
+        // task, so it waits in a place of its own rather than one of the working ones.
+        let early = tasks_2025::small(&body)
+            .then(|| tasks_2025::request(&parts.headers, body.clone(), MAX_BODY));
+        let places = if early.as_ref().is_some_and(|t| t.waits) {
+            &self.waiting
         } else {
-            match self.working.acquire().await {
-                Ok(slot) => Some(slot),
-                Err(_) => return text(StatusCode::SERVICE_UNAVAILABLE, "the server is stopping\n"),
-            }
+            &self.working
         };
-        let (body, patch) = tasks_2025::request(&parts.headers, body);
+        let Ok(_slot) = places.acquire().await else {
+            return text(StatusCode::SERVICE_UNAVAILABLE, "the server is stopping\n");
+        };
+        let sent = early.unwrap_or_else(|| tasks_2025::request(&parts.headers, body, MAX_BODY));
+        let (body, patch) = (sent.body, sent.patch);
         let req = Request::from_parts(parts, Full::new(body));
         let named = req
             .headers()
@@ -337,6 +344,10 @@ fn bearer_matches(req: &Request<Incoming>, token: &str) -> bool {
     a.iter().zip(b.iter()).fold(0u8, |d, (x, y)| d | (x ^ y)) == 0
 }
 
+/// Requests waiting for a task to end at once (each answers with the task's result, so
+/// this bounds the memory their answers take besides the working places).
+const MAX_WAITING: usize = 16;
+
 /// Requests handled at once: two per core, at least four.
 fn max_working() -> usize {
     std::thread::available_parallelism().map_or(4, |n| (2 * n.get()).max(4))
@@ -396,6 +407,7 @@ pub fn serve_http(
             port: addr.port(),
             metrics,
             working: tokio::sync::Semaphore::new(max_working()),
+            waiting: tokio::sync::Semaphore::new(MAX_WAITING),
         });
         let paths: Vec<&str> = router.repos.keys().map(String::as_str).collect();
         eprintln!(

@@ -9,50 +9,70 @@ use hyper::Response;
 use serde_json::Value;
 
 use super::Body;
-use crate::wire::{inbound, may_translate, outbound, Patch, REVISION};
+use crate::wire::{inbound, may_translate, outbound, Patch, PREFIX, REVISION};
 
 /// The header in which a client names the revision it negotiated.
 const VERSION_HEADER: &str = "mcp-protocol-version";
 
-/// The largest body [`waits`] looks at: a `tasks/result` request is small.
+/// The largest body translated before its request takes a place: a `tasks/result`
+/// request, which waits in a place of its own, is small.
 const MAX_WAITING_BODY: usize = 4096;
 
-fn older(headers: &HeaderMap) -> bool {
-    headers
+/// A request body as the server takes it.
+pub(super) struct Translated {
+    pub(super) body: Bytes,
+    /// What the answer needs.
+    pub(super) patch: Option<Patch>,
+    /// A 2025-11-25 `tasks/result`: it only waits for a task to end.
+    pub(super) waits: bool,
+}
+
+/// Whether `body` is small enough to be translated before its request takes a place.
+pub(super) fn small(body: &[u8]) -> bool {
+    body.len() <= MAX_WAITING_BODY
+}
+
+/// `body` translated for the client whose request carries `headers`. A body the
+/// translation would take past `limit` bytes goes as it came (the server then answers it
+/// as an ordinary request).
+pub(super) fn request(headers: &HeaderMap, body: Bytes, limit: usize) -> Translated {
+    let older = headers
         .get(VERSION_HEADER)
-        .is_some_and(|v| v.as_bytes() == REVISION.as_bytes())
-}
-
-/// Whether the request only waits for a task to end (a 2025-11-25 `tasks/result`): it
-/// costs nothing meanwhile, so it takes none of the places of requests being worked on.
-/// Judged on the method alone, without building the body's tree.
-pub(super) fn waits(headers: &HeaderMap, body: &[u8]) -> bool {
-    #[derive(serde::Deserialize)]
-    struct Head {
-        method: Option<String>,
-    }
-    older(headers)
-        && body.len() <= MAX_WAITING_BODY
-        && serde_json::from_slice::<Head>(body)
-            .is_ok_and(|h| h.method.as_deref() == Some("tasks/result"))
-}
-
-/// `body` translated for the client whose request carries `headers`, and what its answer
-/// will need.
-pub(super) fn request(headers: &HeaderMap, body: Bytes) -> (Bytes, Option<Patch>) {
-    let older = older(headers);
+        .is_some_and(|v| v.as_bytes() == REVISION.as_bytes());
     let parsed = may_translate(&body, older)
         .then(|| serde_json::from_slice::<Value>(&body).ok())
         .flatten();
     let Some(mut message) = parsed else {
-        return (body, None);
+        return Translated {
+            body,
+            patch: None,
+            waits: false,
+        };
     };
     let done = inbound(&mut message, older);
     let patch = done.awaited.map(|(_, p)| p);
     if !done.renamed {
-        return (body, patch);
+        return Translated {
+            body,
+            patch,
+            waits: false,
+        };
     }
-    (Bytes::from(message.to_string()), patch)
+    let waits = message.get("method").and_then(Value::as_str)
+        == Some(format!("{PREFIX}tasks/result").as_str());
+    let renamed = message.to_string();
+    if renamed.len() > limit {
+        return Translated {
+            body,
+            patch,
+            waits: false,
+        };
+    }
+    Translated {
+        body: Bytes::from(renamed),
+        patch,
+        waits,
+    }
 }
 
 /// The answer with `patch` applied, when it is a JSON body; any other answer as it came.
@@ -97,22 +117,29 @@ mod tests {
     #[test]
     fn only_a_2025_11_25_clients_requests_are_translated() {
         let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tasks/list"}).to_string();
-        let (sent, _) = request(&headers(REVISION), Bytes::from(call.clone()));
-        let body: Value = serde_json::from_slice(&sent).expect("json");
+        let sent = request(&headers(REVISION), Bytes::from(call.clone()), usize::MAX);
+        let body: Value = serde_json::from_slice(&sent.body).expect("json");
         assert_eq!(body["method"], "file-tools/2025-11-25/tasks/list");
-        assert!(!waits(&headers(REVISION), call.as_bytes()));
+        assert!(!sent.waits);
         for other in ["2025-06-18", "2026-07-28"] {
-            let (sent, patch) = request(&headers(other), Bytes::from(call.clone()));
-            assert_eq!(sent, call.as_bytes());
-            assert_eq!(patch, None);
+            let sent = request(&headers(other), Bytes::from(call.clone()), usize::MAX);
+            assert_eq!(sent.body, call.as_bytes());
+            assert_eq!(sent.patch, None);
         }
         let wait =
             json!({"jsonrpc": "2.0", "id": 2, "method": "tasks/result", "params": {"taskId": "t"}});
-        assert!(waits(&headers(REVISION), wait.to_string().as_bytes()));
-        assert!(!waits(&headers("2026-07-28"), wait.to_string().as_bytes()));
-        // A large body takes its place like any other.
-        let padded = json!({"method": "tasks/result", "params": {"taskId": "t".repeat(5000)}});
-        assert!(!waits(&headers(REVISION), padded.to_string().as_bytes()));
+        let bytes = || Bytes::from(wait.to_string());
+        assert!(request(&headers(REVISION), bytes(), usize::MAX).waits);
+        assert!(!request(&headers("2026-07-28"), bytes(), usize::MAX).waits);
+        // An escaped or listed method is not renamed, so it does not wait either.
+        let escaped = Bytes::from(r#"{"jsonrpc":"2.0","id":3,"method":"tasks\/result"}"#);
+        assert!(!request(&headers(REVISION), escaped, usize::MAX).waits);
+        let listed = Bytes::from(r#"["tasks/result"]"#);
+        assert!(!request(&headers(REVISION), listed, usize::MAX).waits);
+        // A body the renaming would take past the limit goes as it came.
+        let sent = request(&headers(REVISION), bytes(), wait.to_string().len() + 5);
+        assert_eq!(sent.body, bytes());
+        assert!(!sent.waits);
     }
 
     #[test]

@@ -32,6 +32,8 @@ use crate::wire::{PREFIX, REVISION};
 const LOOK: Duration = Duration::from_secs(1);
 /// How soon it looks again once woken: the manager records the end just after the wake.
 const SOON: Duration = Duration::from_millis(5);
+/// Tasks per page of `tasks/list` (each is looked up whole, result and all).
+const PAGE: usize = 16;
 /// How long `tasks/cancel` waits for the call to stop before it answers.
 const SETTLE: Duration = Duration::from_secs(2);
 
@@ -60,20 +62,36 @@ impl McpServer {
             "tools/call" => self.start_2025(&params, &context).await?,
             "tasks/get" => self.shape(&self.tasks.get(task_id(&params)?)?),
             "tasks/result" => self.result_2025(task_id(&params)?, &context).await?,
-            "tasks/list" => {
-                let tasks: Vec<Value> = self
-                    .tasks
-                    .own_ids()
-                    .iter()
-                    .filter_map(|id| self.tasks.get(id).ok())
-                    .map(|t| self.shape(&t))
-                    .collect();
-                json!({ "tasks": tasks })
-            }
+            "tasks/list" => self.list_2025(&params)?,
             "tasks/cancel" => self.cancel_2025(task_id(&params)?).await?,
             _ => return Err(not_found()),
         };
         Ok(CustomResult::new(answer))
+    }
+
+    /// A page of the session's tasks, oldest first. The cursor is where the page begins
+    /// among them (a task that expires meanwhile moves the later ones up by one).
+    fn list_2025(&self, params: &Map<String, Value>) -> Result<Value, ErrorData> {
+        let from = match params.get("cursor") {
+            None | Some(Value::Null) => 0,
+            Some(c) => c
+                .as_str()
+                .and_then(|c| c.parse::<usize>().ok())
+                .ok_or_else(|| ErrorData::invalid_params("unknown cursor", None))?,
+        };
+        let ids = self.tasks.own_ids();
+        let page: Vec<Value> = ids
+            .iter()
+            .skip(from)
+            .take(PAGE)
+            .filter_map(|id| self.tasks.get(id).ok())
+            .map(|t| self.shape(&t))
+            .collect();
+        let mut answer = json!({ "tasks": page });
+        if ids.len() > from.saturating_add(PAGE) {
+            answer["nextCursor"] = json!((from + PAGE).to_string());
+        }
+        Ok(answer)
     }
 
     /// Makes a task of the call `params` names and answers with it.

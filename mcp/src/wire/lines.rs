@@ -134,11 +134,15 @@ impl<R> Reader<R> {
                 shared.awaited.push((id, patch, Instant::now()));
             }
         }
-        if !done.renamed {
-            self.out.extend_from_slice(line);
-        } else {
-            self.out.extend_from_slice(message.to_string().as_bytes());
-            self.out.push(b'\n');
+        let renamed = done.renamed.then(|| message.to_string());
+        match renamed {
+            // Past rmcp's bound the renamed line would be dropped unanswered: the line
+            // goes as it came, an ordinary request.
+            Some(text) if text.len() < MAX_LINE => {
+                self.out.extend_from_slice(text.as_bytes());
+                self.out.push(b'\n');
+            }
+            _ => self.out.extend_from_slice(line),
         }
     }
 }
@@ -401,6 +405,21 @@ mod tests {
                 lines[1]["result"]["tools"][0]["execution"]["taskSupport"],
                 "optional"
             );
+        });
+    }
+
+    #[test]
+    fn a_line_the_renaming_would_take_past_the_bound_goes_as_it_came() {
+        let head = r#"{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"taskId":""#;
+        let mut line = head.as_bytes().to_vec();
+        line.resize(MAX_LINE - 10, b't');
+        line.extend_from_slice(b"\"}}\n");
+        rt().block_on(async {
+            let (mut reader, _) = pair(&line[..], Vec::<u8>::new());
+            reader.shared.lock().expect("lock").older = true;
+            let mut got = Vec::new();
+            reader.read_to_end(&mut got).await.expect("read");
+            assert!(got == line, "unchanged");
         });
     }
 

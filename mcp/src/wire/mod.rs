@@ -56,10 +56,12 @@ pub fn inbound(message: &mut Value, older: bool) -> Inbound {
     let Some(method) = object.get("method").and_then(Value::as_str) else {
         return done;
     };
-    // An answer is awaited only for an id JSON-RPC allows (one rmcp refuses gets none).
+    // An answer is awaited only for a request rmcp answers with its own id: JSON-RPC 2.0,
+    // the id a string or an integer it takes (an id it refuses gets a null one).
     let id = object
         .get("id")
-        .filter(|id| id.is_string() || id.is_i64() || id.is_u64())
+        .filter(|id| id.is_string() || id.is_i64())
+        .filter(|_| object.get("jsonrpc").and_then(Value::as_str) == Some("2.0"))
         .cloned();
     if method == "initialize" {
         let asked = object
@@ -199,8 +201,13 @@ mod tests {
         );
         assert_eq!(awaited(list.clone(), false), None);
         // An id JSON-RPC does not allow is not awaited: no answer would come.
-        let odd = json!({"jsonrpc": "2.0", "id": {"x": 1}, "method": "tools/list"});
-        assert_eq!(awaited(odd, true), None);
+        for odd in [
+            json!({"jsonrpc": "2.0", "id": {"x": 1}, "method": "tools/list"}),
+            json!({"jsonrpc": "2.0", "id": u64::MAX, "method": "tools/list"}),
+            json!({"jsonrpc": "1.0", "id": 8, "method": "tools/list"}),
+        ] {
+            assert_eq!(awaited(odd, true), None);
+        }
         // Notifications pass.
         let note = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
         assert_eq!(inbound(&mut note.clone(), true), Inbound::default());
