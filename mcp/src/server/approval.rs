@@ -16,6 +16,7 @@ use rmcp::model::{
     ElicitRequestParams, ElicitationAction, ElicitationSchema, JsonObject, MetaObject,
     RequestMetaObject,
 };
+use rmcp::service::{ElicitationMode, RequestContext};
 use rmcp::{Peer, RoleServer};
 
 use file_tools_host::approval::{ApprovalRequest, Approver};
@@ -71,6 +72,22 @@ impl Elicitor {
             cancel,
             task: None,
         }
+    }
+
+    /// An approver for a call of the request `context`, when its client can be asked
+    /// (it declared form elicitation).
+    pub(crate) fn for_request(
+        context: &RequestContext<RoleServer>,
+        cancel: &CancelToken,
+    ) -> Option<Self> {
+        let modes = context.peer.supported_elicitation_modes();
+        modes.contains(&ElicitationMode::Form).then(|| {
+            Elicitor::new(
+                context.peer.clone(),
+                tokio::runtime::Handle::current(),
+                cancel.clone(),
+            )
+        })
     }
 
     /// The same approver for a call that runs in the 2025-11-25 task `link` names.

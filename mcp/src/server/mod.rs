@@ -34,7 +34,7 @@ use rmcp::model::{
     ReadResourceResponse, Reference, ServerCapabilities, ServerConfig, SubscribeRequestParams,
     SubscriptionFilter, Tool, UnsubscribeRequestParams, UpdateTaskParams,
 };
-use rmcp::service::{ElicitationMode, NotificationContext, RequestContext, SubscriptionContext};
+use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::{json, Value};
 
@@ -383,20 +383,10 @@ impl ServerHandler for McpServer {
             ));
             options = options.approver(r.clone());
             round = Some(r);
-        } else if context
-            .peer
-            .supported_elicitation_modes()
-            .contains(&ElicitationMode::Form)
-        {
-            let elicitor = approval::Elicitor::new(
-                context.peer.clone(),
-                tokio::runtime::Handle::current(),
-                cancel.clone(),
-            );
+        } else if let Some(elicitor) = approval::Elicitor::for_request(&context, &cancel) {
             options = options.approver(Arc::new(elicitor));
         }
-        if let Some(token) = context.meta.get_progress_token() {
-            let notifier = progress::Notifier::start(context.peer.clone(), token);
+        if let Some(notifier) = progress::Notifier::for_request(&context) {
             options = options.progress(Arc::new(notifier));
         }
         // Only a 2026-07-28 request that declares the tasks extension may get a task.

@@ -6,6 +6,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use rmcp::model::{ProgressNotificationParam, ProgressToken};
+use rmcp::service::RequestContext;
 use rmcp::{Peer, RoleServer};
 use tokio::sync::mpsc;
 
@@ -21,6 +22,12 @@ pub(crate) struct Notifier {
 }
 
 impl Notifier {
+    /// A notifier for the request `context`, when it carries a progress token.
+    pub(crate) fn for_request(context: &RequestContext<RoleServer>) -> Option<Notifier> {
+        let token = context.meta.get_progress_token()?;
+        Some(Notifier::start(context.peer.clone(), token))
+    }
+
     /// A notifier for `token`, and the task (spawned on the current runtime) that sends
     /// its notifications through `peer` until the notifier is dropped.
     pub(crate) fn start(peer: Peer<RoleServer>, token: ProgressToken) -> Notifier {

@@ -17,7 +17,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use rmcp::model::{CustomRequest, CustomResult, DetailedTask, ErrorCode, Task, TaskPayload};
-use rmcp::service::{ElicitationMode, RequestContext};
+use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer};
 use serde_json::{json, Map, Value};
 
@@ -133,21 +133,10 @@ impl McpServer {
         let cancel = CancelToken::new();
         let link = Arc::new(TaskLink::default());
         let mut options = CallOptions::new().cancel(cancel.clone());
-        if context
-            .peer
-            .supported_elicitation_modes()
-            .contains(&ElicitationMode::Form)
-        {
-            let elicitor = approval::Elicitor::new(
-                context.peer.clone(),
-                tokio::runtime::Handle::current(),
-                cancel.clone(),
-            )
-            .in_task(link.clone());
-            options = options.approver(Arc::new(elicitor));
+        if let Some(elicitor) = approval::Elicitor::for_request(context, &cancel) {
+            options = options.approver(Arc::new(elicitor.in_task(link.clone())));
         }
-        if let Some(token) = context.meta.get_progress_token() {
-            let notifier = progress::Notifier::start(context.peer.clone(), token);
+        if let Some(notifier) = progress::Notifier::for_request(context) {
             options = options.progress(Arc::new(notifier));
         }
         let call = tasks::Call {
