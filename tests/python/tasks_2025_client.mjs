@@ -13,7 +13,7 @@ import { join } from 'node:path';
 const [sdkDir, transportKind, ...rest] = process.argv.slice(2);
 const load = (path) => import(pathToFileURL(join(sdkDir, 'dist/esm', path)).href);
 const { Client } = await load('client/index.js');
-const { CallToolResultSchema, ElicitRequestSchema, LATEST_PROTOCOL_VERSION } = await load('types.js');
+const { CallToolResultSchema, ElicitRequestSchema } = await load('types.js');
 
 let transport;
 if (transportKind === 'http') {
@@ -26,6 +26,14 @@ if (transportKind === 'http') {
     transport = new StdioClientTransport({ command: bin, args, stderr: 'inherit' });
 }
 
+// The revision the server answered, as the client hands it to its transport.
+let negotiated = null;
+const setVersion = transport.setProtocolVersion?.bind(transport);
+transport.setProtocolVersion = (version) => {
+    negotiated = version;
+    setVersion?.(version);
+};
+
 const approving = transportKind === 'approve';
 const capabilities = approving ? { elicitation: { form: {} } } : {};
 const client = new Client({ name: 'tasks-2025', version: '1' }, { capabilities });
@@ -34,7 +42,7 @@ if (approving) {
     client.setRequestHandler(ElicitRequestSchema, async (request) => {
         asked.push(request.params._meta ?? null);
         // Long enough for a poll to see the task waiting.
-        await new Promise((resolve) => setTimeout(resolve, 800));
+        await new Promise((resolve) => setTimeout(resolve, 1200));
         return { action: 'accept', content: { approve: true } };
     });
 }
@@ -73,8 +81,7 @@ if (approving) {
 }
 
 const out = {};
-// The client asks for its latest revision and refuses a server that answers another.
-out.version = LATEST_PROTOCOL_VERSION;
+out.version = negotiated;
 out.capabilities = client.getServerCapabilities();
 const listed = await client.listTools();
 out.taskSupport = Object.fromEntries(listed.tools.map((t) => [t.name, t.execution?.taskSupport ?? null]));

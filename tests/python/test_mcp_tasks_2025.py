@@ -258,7 +258,10 @@ def test_over_http_a_session_sees_only_its_own_2025_11_25_tasks(repo, tmp_path):
         other = post("b", 3, "tasks/get", {"taskId": made["taskId"]})
         unknown = post("b", 4, "tasks/get", {"taskId": "no-such-task"})
         listed = post("b", 5, "tasks/list", {})["result"]["tasks"]
+        own_list = post("a", 6, "tasks/list", {})["result"]["tasks"]
     assert "entries" in own["result"]["structuredContent"], own
+    # Positive control: the session that made it lists it.
+    assert [t["taskId"] for t in own_list] == [made["taskId"]], own_list
     assert other["error"]["message"].replace(made["taskId"], "ID") == \
         unknown["error"]["message"].replace("no-such-task", "ID"), (other, unknown)
     assert listed == []

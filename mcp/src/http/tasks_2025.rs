@@ -9,7 +9,7 @@ use hyper::Response;
 use serde_json::Value;
 
 use super::Body;
-use crate::wire::{inbound, may_translate, outbound, Patch, PREFIX, REVISION};
+use crate::wire::{outbound, translate, Patch, REVISION};
 
 /// The header in which a client names the revision it negotiated.
 const VERSION_HEADER: &str = "mcp-protocol-version";
@@ -32,46 +32,17 @@ pub(super) fn small(body: &[u8]) -> bool {
     body.len() <= MAX_WAITING_BODY
 }
 
-/// `body` translated for the client whose request carries `headers`. A body the
-/// translation would take past `limit` bytes goes as it came (the server then answers it
-/// as an ordinary request).
+/// `body` translated for the client whose request carries `headers`, staying within
+/// `limit` bytes.
 pub(super) fn request(headers: &HeaderMap, body: Bytes, limit: usize) -> Translated {
-    let older = headers
+    let speaks_2025 = headers
         .get(VERSION_HEADER)
         .is_some_and(|v| v.as_bytes() == REVISION.as_bytes());
-    let parsed = may_translate(&body, older)
-        .then(|| serde_json::from_slice::<Value>(&body).ok())
-        .flatten();
-    let Some(mut message) = parsed else {
-        return Translated {
-            body,
-            patch: None,
-            waits: false,
-        };
-    };
-    let done = inbound(&mut message, older);
-    let patch = done.awaited.map(|(_, p)| p);
-    if !done.renamed {
-        return Translated {
-            body,
-            patch,
-            waits: false,
-        };
-    }
-    let waits = message.get("method").and_then(Value::as_str)
-        == Some(format!("{PREFIX}tasks/result").as_str());
-    let renamed = message.to_string();
-    if renamed.len() > limit {
-        return Translated {
-            body,
-            patch,
-            waits: false,
-        };
-    }
+    let done = translate(&body, speaks_2025, limit);
     Translated {
-        body: Bytes::from(renamed),
-        patch,
-        waits,
+        body: done.renamed.map_or(body, Bytes::from),
+        patch: done.awaited.map(|(_, p)| p),
+        waits: done.waits,
     }
 }
 

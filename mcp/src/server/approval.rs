@@ -34,6 +34,8 @@ pub(crate) struct Elicitor {
     runtime: tokio::runtime::Handle,
     cancel: CancelToken,
     task: Option<Arc<TaskLink>>,
+    /// No answer is taken after this.
+    answer_by: Option<Instant>,
 }
 
 /// The 2025-11-25 task a call runs in, as its approvals see it: the task's id once it is
@@ -54,8 +56,9 @@ impl TaskLink {
 /// The metadata key that ties a message to its task (2025-11-25).
 pub(crate) const RELATED_TASK: &str = "io.modelcontextprotocol/related-task";
 
-/// How long an approval inside a task waits for the task's id (set as the task is made,
-/// before the call can plan anything).
+/// How long an approval inside a task waits for the task's id: the call starts just
+/// before its task is made, so the id comes a moment after the call, and long before a
+/// plan of the call needs approval.
 const ID_WAIT: Duration = Duration::from_secs(1);
 
 impl Elicitor {
@@ -71,6 +74,7 @@ impl Elicitor {
             runtime,
             cancel,
             task: None,
+            answer_by: None,
         }
     }
 
@@ -90,15 +94,26 @@ impl Elicitor {
         })
     }
 
-    /// The same approver for a call that runs in the 2025-11-25 task `link` names.
-    pub(crate) fn in_task(mut self, link: Arc<TaskLink>) -> Self {
+    /// The same approver for a call that runs in the 2025-11-25 task `link` names, taking
+    /// no answer after `answer_by`.
+    pub(crate) fn in_task(mut self, link: Arc<TaskLink>, answer_by: Instant) -> Self {
         self.task = Some(link);
+        self.answer_by = Some(answer_by);
         self
     }
 }
 
-/// Sets the link's `asking` for as long as it lives.
+/// The link's `asking`, set for as long as this lives.
 struct Asking<'a>(Option<&'a TaskLink>);
+
+impl<'a> Asking<'a> {
+    fn start(link: Option<&'a TaskLink>) -> Self {
+        if let Some(link) = link {
+            link.asking.store(true, Ordering::Release);
+        }
+        Asking(link)
+    }
+}
 
 impl Drop for Asking<'_> {
     fn drop(&mut self) {
@@ -147,22 +162,23 @@ impl Approver for Elicitor {
             related.insert(RELATED_TASK.into(), serde_json::json!({ "taskId": id }));
             *meta = Some(RequestMetaObject(MetaObject(related)));
         }
-        let _asking = Asking(link);
-        if let Some(link) = link {
-            link.asking.store(true, Ordering::Release);
-        }
+        let _asking = Asking::start(link);
+        let late = || self.answer_by.is_some_and(|by| Instant::now() >= by);
         let (tx, rx) = mpsc::channel();
         let peer = self.peer.clone();
         self.runtime.spawn(async move {
             let _ = tx.send(peer.create_elicitation(params).await);
         });
         // Waits for the user, giving up when the call is cancelled (the task's answer then
-        // goes nowhere).
+        // goes nowhere) or, inside a task, at the task's answer time.
         loop {
             match rx.recv_timeout(Duration::from_millis(20)) {
+                Ok(Ok(_)) if late() => return false,
                 Ok(Ok(answer)) => return approves(&answer.action, answer.content.as_ref()),
                 Ok(Err(_)) | Err(mpsc::RecvTimeoutError::Disconnected) => return false,
-                Err(mpsc::RecvTimeoutError::Timeout) if self.cancel.is_cancelled() => return false,
+                Err(mpsc::RecvTimeoutError::Timeout) if self.cancel.is_cancelled() || late() => {
+                    return false
+                }
                 Err(mpsc::RecvTimeoutError::Timeout) => {}
             }
         }

@@ -3,8 +3,8 @@
 //! the threshold (`--task-after-ms`, [`DEFAULT_AFTER`] by default) answers with a task
 //! handle instead of holding the request open, and the client polls `tasks/get` for the
 //! result. A call that ends sooner answers as usual, so quick calls cost no extra round.
-//! (An earlier client, asked for approval by elicitation requests, never gets a task: its
-//! approval would not show in the task's status.)
+//! (A 2025-11-25 client asks for a task in its own form, answered from this store by the
+//! `tasks_2025` module; a client of another earlier revision never gets one.)
 //!
 //! The call goes on exactly as it began (same session, limits and audit event): the task
 //! only waits for it. `tasks/cancel` cancels it as `notifications/cancelled` would (it
@@ -12,8 +12,9 @@
 //! the call returned). A change that needs approval asks inside the task: the task turns
 //! `input_required` with the approval form, the client answers through `tasks/update`, and
 //! the call is planned and audited again with that answer, exactly as a 2026-07-28 retry
-//! would be (see the `input_required` module); an answer more than eight minutes after
-//! the task began is refused, so that no change is written as the task expires.
+//! would be (see the `input_required` module). In either form an answer more than
+//! [`ANSWER_BY`] after the task began is refused, so that no change is written as the task
+//! expires.
 //!
 //! One [`Tasks`] store serves a repository: the HTTP server's sessions share it (so its
 //! bounds hold however many sessions come and go) and each sees only its own tasks. Tasks
@@ -24,7 +25,7 @@ use std::future::Future;
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
-use rmcp::model::{CallToolResult, CreateTaskResult, DetailedTask, InputResponses};
+use rmcp::model::{CallToolResult, CreateTaskResult, DetailedTask, InputResponses, TaskPayload};
 use rmcp::task_manager::{TaskContext, TaskExit, TaskManager, TaskOptions};
 use rmcp::ErrorData;
 use serde_json::{Map, Value};
@@ -40,17 +41,23 @@ use super::{settled, McpServer};
 /// The threshold when the server names none.
 pub const DEFAULT_AFTER: Duration = Duration::from_secs(1);
 /// Tasks running at once, per store; past this a call answers in the request, as for a
-/// client without tasks (so clients cannot pile up work the server holds).
+/// client without tasks (a 2025-11-25 client's request for a task is refused), so that
+/// clients cannot pile up work the server holds.
 const MAX_RUNNING: usize = 32;
 /// Tasks made within the time a task may be kept (a finished task keeps its result for up
 /// to twice [`TTL`] after its creation), per store; past this a call answers in the
-/// request, so that kept results cannot fill the server's memory.
+/// request (or is refused, as above), so that kept results cannot fill the server's memory.
 const MAX_KEPT: usize = 256;
 /// A task's time to live: one still running after it fails (and stops its call).
 const TTL: Duration = Duration::from_secs(10 * 60);
 /// The latest answer to an approval asked inside a task, counted from the task's start:
 /// a change planned after it might still be writing when the task expires.
-const ANSWER_BY: Duration = Duration::from_secs(8 * 60);
+pub(crate) const ANSWER_BY: Duration = Duration::from_secs(8 * 60);
+/// How often a wait for a task's end looks again unwoken: expiry is noticed only when
+/// the manager is used, and this use makes it so.
+const LOOK: Duration = Duration::from_secs(1);
+/// How soon a woken wait looks again: the manager records the end just after the wake.
+const SOON: Duration = Duration::from_millis(5);
 /// How often a client should poll.
 const POLL: Duration = Duration::from_millis(250);
 /// Approval rounds inside one task (a plan that keeps changing is answered as it stands).
@@ -64,7 +71,7 @@ pub struct Tasks {
     book: Arc<Mutex<Book>>,
     owner: Arc<str>,
     /// Woken as each task's call ends (just before the manager records its end).
-    pub(crate) ended: Arc<Notify>,
+    end_signal: Arc<Notify>,
     /// The 2025-11-25 tasks whose calls can ask their user, by task id (the call holds
     /// the link while it runs).
     links: Arc<Mutex<Vec<Linked>>>,
@@ -127,7 +134,7 @@ impl Tasks {
             after,
             book: Arc::default(),
             owner: Arc::from(""),
-            ended: Arc::default(),
+            end_signal: Arc::default(),
             links: Arc::default(),
         }
     }
@@ -140,8 +147,7 @@ impl Tasks {
         }
     }
 
-    /// A place for a call of a client that declared the extension, when the bounds leave
-    /// one.
+    /// A place for a call that may become a task, when the bounds leave one.
     pub(crate) fn permit(&self) -> Option<Permit> {
         // Expired tasks are failed and let go on every use of the manager.
         let _ = self.manager.running_task_count();
@@ -188,6 +194,34 @@ impl Tasks {
     pub(crate) fn cancel(&self, id: &str) -> Result<(), ErrorData> {
         self.own(id)?;
         self.manager.cancel_task(id)
+    }
+
+    /// The task `id` once it has ended, or as it stands at `deadline`.
+    pub(crate) async fn wait_for_end(
+        &self,
+        id: &str,
+        deadline: Option<tokio::time::Instant>,
+    ) -> Result<DetailedTask, ErrorData> {
+        let mut woken = false;
+        loop {
+            // Listening before looking, so that an end between the two still wakes.
+            let wake = self.end_signal.notified();
+            tokio::pin!(wake);
+            wake.as_mut().enable();
+            let task = self.get(id)?;
+            let now = tokio::time::Instant::now();
+            if has_ended(&task) || deadline.is_some_and(|d| now >= d) {
+                return Ok(task);
+            }
+            let mut until = now + if woken { SOON } else { LOOK };
+            if let Some(d) = deadline {
+                until = until.min(d);
+            }
+            woken = tokio::select! {
+                () = wake => true,
+                () = tokio::time::sleep_until(until) => false,
+            };
+        }
     }
 
     /// Ties the task `id` to the approvals of its call.
@@ -316,7 +350,7 @@ impl McpServer {
             .with_ttl_ms(TTL.as_millis() as u64)
             .with_poll_interval_ms(POLL.as_millis() as u64);
         let began = Instant::now();
-        let ended = WakeOnDrop(self.tasks.ended.clone());
+        let ended = WakeOnDrop(self.tasks.end_signal.clone());
         let task = self.tasks.manager.spawn(options, move |ctx| {
             Box::pin(async move {
                 // Dropped when the task ends, is cancelled or expires: the call stops
@@ -343,6 +377,14 @@ impl McpServer {
         }
         CreateTaskResult::new(task)
     }
+}
+
+/// Whether `task` has ended (completed, failed or cancelled).
+pub(crate) fn has_ended(task: &DetailedTask) -> bool {
+    matches!(
+        task.payload,
+        TaskPayload::Completed { .. } | TaskPayload::Failed { .. } | TaskPayload::Cancelled
+    )
 }
 
 /// Cancels the call when the task's future is dropped.

@@ -24,14 +24,10 @@ use serde_json::{json, Map, Value};
 use file_tools_host::call::{CallOptions, CancelToken};
 
 use super::approval::{TaskLink, RELATED_TASK};
-use super::{approval, progress, tasks, McpServer};
+use super::tasks::{self, has_ended, ANSWER_BY};
+use super::{approval, progress, McpServer};
 use crate::wire::{PREFIX, REVISION};
 
-/// How often a wait for a task's end looks again unwoken (a task that expires wakes
-/// nobody).
-const LOOK: Duration = Duration::from_secs(1);
-/// How soon it looks again once woken: the manager records the end just after the wake.
-const SOON: Duration = Duration::from_millis(5);
 /// Tasks per page of `tasks/list` (each is looked up whole, result and all).
 const PAGE: usize = 16;
 /// How long `tasks/cancel` waits for the call to stop before it answers.
@@ -46,7 +42,6 @@ impl McpServer {
     ) -> Result<CustomResult, ErrorData> {
         let not_found =
             || ErrorData::new(ErrorCode::METHOD_NOT_FOUND, request.method.clone(), None);
-        // A later client uses the tasks extension instead.
         // The requests the transport renames for a 2025-11-25 client alone.
         let revision = context.protocol_version();
         let method = match request.method.strip_prefix(PREFIX) {
@@ -60,7 +55,7 @@ impl McpServer {
         };
         let answer = match method {
             "tools/call" => self.start_2025(&params, &context).await?,
-            "tasks/get" => self.shape(&self.tasks.get(task_id(&params)?)?),
+            "tasks/get" => self.show(&self.tasks.get(task_id(&params)?)?),
             "tasks/result" => self.result_2025(task_id(&params)?, &context).await?,
             "tasks/list" => self.list_2025(&params)?,
             "tasks/cancel" => self.cancel_2025(task_id(&params)?).await?,
@@ -85,7 +80,7 @@ impl McpServer {
             .skip(from)
             .take(PAGE)
             .filter_map(|id| self.tasks.get(id).ok())
-            .map(|t| self.shape(&t))
+            .map(|t| self.show(&t))
             .collect();
         let mut answer = json!({ "tasks": page });
         if ids.len() > from.saturating_add(PAGE) {
@@ -108,10 +103,12 @@ impl McpServer {
             // Refused (and audited) as a plain call would be, before any task is made: on
             // a blocking thread, since the audit waits for the session.
             let name = name.to_string();
-            return self
+            let refused = self
                 .blocking(move |s| s.call(&name, None, &CallOptions::new()))
-                .await
-                .map(|_| Value::Null);
+                .await;
+            return Err(refused
+                .err()
+                .unwrap_or_else(|| ErrorData::invalid_params("the tool is not offered", None)));
         }
         let args = match params.get("arguments") {
             None | Some(Value::Null) => None,
@@ -134,7 +131,10 @@ impl McpServer {
         let link = Arc::new(TaskLink::default());
         let mut options = CallOptions::new().cancel(cancel.clone());
         if let Some(elicitor) = approval::Elicitor::for_request(context, &cancel) {
-            options = options.approver(Arc::new(elicitor.in_task(link.clone())));
+            // An answer after ANSWER_BY is refused, as in the tasks extension's form: a
+            // change planned later might still be writing as the task expires.
+            let by = std::time::Instant::now() + ANSWER_BY;
+            options = options.approver(Arc::new(elicitor.in_task(link.clone(), by)));
         }
         if let Some(notifier) = progress::Notifier::for_request(context) {
             options = options.progress(Arc::new(notifier));
@@ -147,7 +147,7 @@ impl McpServer {
         };
         let made = self.task_at_once(call, options, permit);
         self.tasks.link(&made.task.task_id, &link);
-        Ok(json!({ "task": shape_task(&made.task, None, false) }))
+        Ok(json!({ "task": show_task(&made.task, None, false) }))
     }
 
     /// The task's result once it has ended, as the call would have answered.
@@ -160,7 +160,7 @@ impl McpServer {
             () = context.ct.cancelled() => {
                 return Err(ErrorData::internal_error("the request was cancelled", None));
             }
-            task = self.ended_2025(id, None) => task?,
+            task = self.tasks.wait_for_end(id, None) => task?,
         };
         match task.payload {
             TaskPayload::Completed { mut result } => {
@@ -182,36 +182,8 @@ impl McpServer {
                 format!("task {id} was cancelled: it has no result"),
                 None,
             )),
-            // Not ended: `ended_2025` waits for an end.
+            // Not ended: `wait_for_end` waits for an end.
             _ => Err(ErrorData::internal_error("the task has not ended", None)),
-        }
-    }
-
-    /// The task `id` once it has ended, or as it stands at `deadline`.
-    async fn ended_2025(
-        &self,
-        id: &str,
-        deadline: Option<tokio::time::Instant>,
-    ) -> Result<DetailedTask, ErrorData> {
-        let mut woken = false;
-        loop {
-            // Listening before looking, so that an end between the two still wakes.
-            let wake = self.tasks.ended.notified();
-            tokio::pin!(wake);
-            wake.as_mut().enable();
-            let task = self.tasks.get(id)?;
-            let now = tokio::time::Instant::now();
-            if ended(&task) || deadline.is_some_and(|d| now >= d) {
-                return Ok(task);
-            }
-            let mut until = now + if woken { SOON } else { LOOK };
-            if let Some(d) = deadline {
-                until = until.min(d);
-            }
-            woken = tokio::select! {
-                () = wake => true,
-                () = tokio::time::sleep_until(until) => false,
-            };
         }
     }
 
@@ -220,7 +192,7 @@ impl McpServer {
     /// with what it returned.
     async fn cancel_2025(&self, id: &str) -> Result<Value, ErrorData> {
         let task = self.tasks.get(id)?;
-        if ended(&task) {
+        if has_ended(&task) {
             return Err(ErrorData::invalid_params(
                 format!("task {id} has already ended; it cannot be cancelled"),
                 None,
@@ -228,9 +200,10 @@ impl McpServer {
         }
         self.tasks.cancel(id)?;
         let settled = self
-            .ended_2025(id, Some(tokio::time::Instant::now() + SETTLE))
+            .tasks
+            .wait_for_end(id, Some(tokio::time::Instant::now() + SETTLE))
             .await?;
-        Ok(self.shape(&settled))
+        Ok(self.show(&settled))
     }
 }
 
@@ -241,24 +214,17 @@ fn task_id(params: &Map<String, Value>) -> Result<&str, ErrorData> {
         .ok_or_else(|| ErrorData::invalid_params("the request needs a `taskId`", None))
 }
 
-fn ended(task: &DetailedTask) -> bool {
-    matches!(
-        task.payload,
-        TaskPayload::Completed { .. } | TaskPayload::Failed { .. } | TaskPayload::Cancelled
-    )
-}
-
 impl McpServer {
     /// A task as the 2025-11-25 revision shows it.
-    fn shape(&self, task: &DetailedTask) -> Value {
+    fn show(&self, task: &DetailedTask) -> Value {
         let asking = self.tasks.asking(&task.task.task_id);
-        shape_task(&task.task, Some(&task.payload), asking)
+        show_task(&task.task, Some(&task.payload), asking)
     }
 }
 
 /// `task` in the revision's shape: `failed` for a tool result marked `isError`,
 /// `input_required` while its call is `asking` its user.
-fn shape_task(task: &Task, payload: Option<&TaskPayload>, asking: bool) -> Value {
+fn show_task(task: &Task, payload: Option<&TaskPayload>, asking: bool) -> Value {
     let is_error = |r: &Map<String, Value>| r.get("isError") == Some(&Value::Bool(true));
     let status = match payload {
         Some(TaskPayload::Completed { result }) if is_error(result) => json!("failed"),
@@ -294,7 +260,7 @@ mod tests {
 
     #[test]
     fn a_task_is_shown_in_the_revisions_shape() {
-        let shown = shape_task(&task(TaskStatus::Working), None, false);
+        let shown = show_task(&task(TaskStatus::Working), None, false);
         assert_eq!(
             shown,
             json!({"taskId": "t1", "status": "working", "createdAt": "2026-11-28T00:00:00Z",
@@ -309,11 +275,11 @@ mod tests {
         let failed = TaskPayload::Completed {
             result: result.clone(),
         };
-        let shown = shape_task(&task(TaskStatus::Completed), Some(&failed), false);
+        let shown = show_task(&task(TaskStatus::Completed), Some(&failed), false);
         assert_eq!(shown["status"], "failed");
         result.insert("isError".into(), json!(false));
         let done = TaskPayload::Completed { result };
-        let shown = shape_task(&task(TaskStatus::Completed), Some(&done), true);
+        let shown = show_task(&task(TaskStatus::Completed), Some(&done), true);
         assert_eq!(shown["status"], "completed");
     }
 }

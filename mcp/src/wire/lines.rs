@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
-use super::{answer_id, inbound, may_translate, outbound, Patch};
+use super::{answer_id, outbound, translate, Patch};
 
 /// Answers awaited for a patch at once, at most.
 const MAX_AWAITED: usize = 64;
@@ -30,7 +30,7 @@ const MAX_LINE: usize = 16 * 1024 * 1024;
 #[derive(Debug, Default)]
 struct Shared {
     /// The client negotiated 2025-11-25.
-    older: bool,
+    speaks_2025: bool,
     /// Answers to patch: request id, patch, when asked.
     awaited: Vec<(Value, Patch, Instant)>,
 }
@@ -114,18 +114,12 @@ impl<R> Reader<R> {
 
     fn translate(&mut self, start: usize, end: usize) {
         let line = &self.raw[start..end];
-        let older = self.shared.lock().is_ok_and(|s| s.older);
-        let parsed = may_translate(line, older)
-            .then(|| serde_json::from_slice::<Value>(line).ok())
-            .flatten();
-        let Some(mut message) = parsed else {
-            self.out.extend_from_slice(line);
-            return;
-        };
-        let done = inbound(&mut message, older);
+        let speaks_2025 = self.shared.lock().is_ok_and(|s| s.speaks_2025);
+        // The renamed line and its line end stay within rmcp's bound.
+        let done = translate(line, speaks_2025, MAX_LINE - 2);
         if let (Some((id, patch)), Ok(mut shared)) = (done.awaited, self.shared.lock()) {
             if patch == Patch::Initialize {
-                shared.older = true;
+                shared.speaks_2025 = true;
             }
             // A client that asks without waiting for answers gets some unpatched, rather
             // than a list that grows.
@@ -134,15 +128,12 @@ impl<R> Reader<R> {
                 shared.awaited.push((id, patch, Instant::now()));
             }
         }
-        let renamed = done.renamed.then(|| message.to_string());
-        match renamed {
-            // Past rmcp's bound the renamed line would be dropped unanswered: the line
-            // goes as it came, an ordinary request.
-            Some(text) if text.len() < MAX_LINE => {
+        match done.renamed {
+            Some(text) => {
                 self.out.extend_from_slice(text.as_bytes());
                 self.out.push(b'\n');
             }
-            _ => self.out.extend_from_slice(line),
+            None => self.out.extend_from_slice(line),
         }
     }
 }
@@ -359,14 +350,14 @@ mod tests {
     #[test]
     fn a_line_past_the_bound_passes_as_it_came_and_the_next_is_translated() {
         let mut long = b"{\"method\":\"tasks/list\",\"x\":\"".to_vec();
-        long.resize(MAX_LINE + 100, b'a');
+        long.resize(3 * MAX_LINE, b'a');
         long.extend_from_slice(b"\"}\n");
         let next = json!({"jsonrpc": "2.0", "id": 2, "method": "tasks/list"});
         let mut sent = long.clone();
         sent.extend_from_slice(format!("{next}\n").as_bytes());
         rt().block_on(async {
             let (mut reader, _) = pair(&sent[..], Vec::<u8>::new());
-            reader.shared.lock().expect("lock").older = true;
+            reader.shared.lock().expect("lock").speaks_2025 = true;
             let mut got = Vec::new();
             reader.read_to_end(&mut got).await.expect("read");
             assert!(
@@ -416,7 +407,7 @@ mod tests {
         line.extend_from_slice(b"\"}}\n");
         rt().block_on(async {
             let (mut reader, _) = pair(&line[..], Vec::<u8>::new());
-            reader.shared.lock().expect("lock").older = true;
+            reader.shared.lock().expect("lock").speaks_2025 = true;
             let mut got = Vec::new();
             reader.read_to_end(&mut got).await.expect("read");
             assert!(got == line, "unchanged");

@@ -46,9 +46,9 @@ pub struct Inbound {
     pub awaited: Option<(Value, Patch)>,
 }
 
-/// Translates one message from a client on its way in. `older` says whether the client
+/// Translates one message from a client on its way in. `speaks_2025` says whether the client
 /// negotiated 2025-11-25 (an `initialize` that asks for it says so itself).
-pub fn inbound(message: &mut Value, older: bool) -> Inbound {
+pub fn inbound(message: &mut Value, speaks_2025: bool) -> Inbound {
     let mut done = Inbound::default();
     let Some(object) = message.as_object_mut() else {
         return done;
@@ -73,7 +73,7 @@ pub fn inbound(message: &mut Value, older: bool) -> Inbound {
             .map(|id| (id, Patch::Initialize));
         return done;
     }
-    if !older {
+    if !speaks_2025 {
         return done;
     }
     if method == "tools/list" {
@@ -96,15 +96,52 @@ pub fn inbound(message: &mut Value, older: bool) -> Inbound {
 /// Whether a line of a client may need [`inbound`]: the cheap test that spares parsing
 /// every other message. A line it lets through needlessly only costs a parse. (Inside a
 /// JSON string a quote is escaped, so a call whose content says `"task"` is not parsed.)
-pub fn may_translate(line: &[u8], older: bool) -> bool {
+pub fn may_translate(line: &[u8], speaks_2025: bool) -> bool {
     let has = |needle: &[u8]| memchr::memmem::find(line, needle).is_some();
     if has(b"\"initialize\"") {
         return true;
     }
-    older
+    speaks_2025
         && (has(b"\"tasks/")
             || has(b"\"tools/list\"")
             || (has(b"\"tools/call\"") && has(b"\"task\"")))
+}
+
+/// One client message as the server takes it.
+#[derive(Debug, Default)]
+pub struct Translated {
+    /// The message renamed, when it was; else its bytes go as they came.
+    pub renamed: Option<String>,
+    /// The request's id and what its answer will need.
+    pub awaited: Option<(Value, Patch)>,
+    /// A renamed `tasks/result`: it only waits for a task to end.
+    pub waits: bool,
+}
+
+/// Translates the bytes of one client message (see [`inbound`]). A renaming that would
+/// take the message past `limit` bytes is not made: past the transport's bound it would
+/// be dropped unanswered, and as it came it is an ordinary request.
+pub fn translate(bytes: &[u8], speaks_2025: bool, limit: usize) -> Translated {
+    let parsed = may_translate(bytes, speaks_2025)
+        .then(|| serde_json::from_slice::<Value>(bytes).ok())
+        .flatten();
+    let Some(mut message) = parsed else {
+        return Translated::default();
+    };
+    let done = inbound(&mut message, speaks_2025);
+    let mut translated = Translated {
+        awaited: done.awaited,
+        ..Translated::default()
+    };
+    if done.renamed {
+        let text = message.to_string();
+        if text.len() <= limit {
+            translated.waits = message.get("method").and_then(Value::as_str)
+                == Some(format!("{PREFIX}tasks/result").as_str());
+            translated.renamed = Some(text);
+        }
+    }
+    translated
 }
 
 /// Adds to the answer `message` what `patch` says; an error answer is left as it is.
@@ -158,13 +195,13 @@ mod tests {
     #[test]
     fn only_a_2025_11_25_clients_task_requests_are_renamed() {
         let call = request(1, "tools/call", json!({"name": "x", "task": {"ttl": 5}}));
-        for (older, expected) in [
+        for (speaks_2025, expected) in [
             (true, "file-tools/2025-11-25/tools/call"),
             (false, "tools/call"),
         ] {
             let mut m = call.clone();
-            let done = inbound(&mut m, older);
-            assert_eq!((done.renamed, done.awaited), (older, None));
+            let done = inbound(&mut m, speaks_2025);
+            assert_eq!((done.renamed, done.awaited), (speaks_2025, None));
             assert_eq!(m["method"], expected);
             assert_eq!(m["params"], call["params"], "params pass whole");
         }
@@ -186,7 +223,7 @@ mod tests {
 
     #[test]
     fn the_answers_that_need_fields_are_those_of_a_2025_11_25_client() {
-        let awaited = |mut m: Value, older| inbound(&mut m, older).awaited;
+        let awaited = |mut m: Value, speaks_2025| inbound(&mut m, speaks_2025).awaited;
         let init = |v: &str| request(7, "initialize", json!({"protocolVersion": v}));
         assert_eq!(
             awaited(init(REVISION), false),
@@ -227,9 +264,9 @@ mod tests {
             ),
             (request(1, "tasks/get", json!({"taskId": "t"})), true),
         ];
-        for (m, older) in lines {
+        for (m, speaks_2025) in lines {
             let text = m.to_string();
-            assert!(may_translate(text.as_bytes(), older), "{text}");
+            assert!(may_translate(text.as_bytes(), speaks_2025), "{text}");
         }
         let plain = request(1, "resources/list", json!({})).to_string();
         assert!(!may_translate(plain.as_bytes(), true));
