@@ -72,9 +72,9 @@ pub struct Tasks {
     owner: Arc<str>,
     /// Woken as each task's call ends (just before the manager records its end).
     end_signal: Arc<Notify>,
-    /// The 2025-11-25 tasks whose calls can ask their user, by task id (the call holds
-    /// the link while it runs).
-    links: Arc<Mutex<Vec<Linked>>>,
+    /// The links of the 2025-11-25 tasks whose calls can ask their user (each call
+    /// holds its own while it runs; the link names its task).
+    links: Arc<Mutex<Vec<Weak<TaskLink>>>>,
 }
 
 impl std::fmt::Debug for Tasks {
@@ -84,9 +84,6 @@ impl std::fmt::Debug for Tasks {
             .finish_non_exhaustive()
     }
 }
-
-/// A 2025-11-25 task's id and the link its call holds.
-type Linked = (String, Weak<TaskLink>);
 
 /// What the store's bounds count.
 #[derive(Default)]
@@ -226,11 +223,11 @@ impl Tasks {
 
     /// Ties the task `id` to the approvals of its call.
     pub(crate) fn link(&self, id: &str, link: &Arc<TaskLink>) {
-        if let Ok(mut links) = self.links.lock() {
-            links.retain(|l| l.1.strong_count() > 0);
-            links.push((id.to_string(), Arc::downgrade(link)));
-        }
         let _ = link.id.set(id.to_string());
+        if let Ok(mut links) = self.links.lock() {
+            links.retain(|l| l.strong_count() > 0);
+            links.push(Arc::downgrade(link));
+        }
     }
 
     /// Whether the call of the task `id` is waiting for its user's approval.
@@ -238,9 +235,8 @@ impl Tasks {
         self.links.lock().is_ok_and(|links| {
             links
                 .iter()
-                .filter(|l| l.0 == id)
-                .filter_map(|l| l.1.upgrade())
-                .any(|l| l.asking())
+                .filter_map(Weak::upgrade)
+                .any(|l| l.id.get().is_some_and(|i| i == id) && l.asking())
         })
     }
 

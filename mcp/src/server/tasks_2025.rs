@@ -128,13 +128,17 @@ impl McpServer {
             )
         })?;
         let cancel = CancelToken::new();
-        let link = Arc::new(TaskLink::default());
         let mut options = CallOptions::new().cancel(cancel.clone());
+        // A client that can be asked gets the task's link: its approvals name the task,
+        // which shows `input_required` meanwhile.
+        let mut link = None;
         if let Some(elicitor) = approval::Elicitor::for_request(context, &cancel) {
             // An answer after ANSWER_BY is refused, as in the tasks extension's form: a
             // change planned later might still be writing as the task expires.
             let by = std::time::Instant::now() + ANSWER_BY;
-            options = options.approver(Arc::new(elicitor.in_task(link.clone(), by)));
+            let made = Arc::new(TaskLink::default());
+            options = options.approver(Arc::new(elicitor.in_task(made.clone(), by)));
+            link = Some(made);
         }
         if let Some(notifier) = progress::Notifier::for_request(context) {
             options = options.progress(Arc::new(notifier));
@@ -146,7 +150,9 @@ impl McpServer {
             round: None,
         };
         let made = self.task_at_once(call, options, permit);
-        self.tasks.link(&made.task.task_id, &link);
+        if let Some(link) = &link {
+            self.tasks.link(&made.task.task_id, link);
+        }
         Ok(json!({ "task": show_task(&made.task, None, false) }))
     }
 

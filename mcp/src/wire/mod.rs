@@ -39,16 +39,16 @@ pub enum Patch {
 
 /// What [`inbound`] did to a message.
 #[derive(Debug, Default, PartialEq, Eq)]
-pub struct Inbound {
+struct Inbound {
     /// The method was renamed.
-    pub renamed: bool,
+    renamed: bool,
     /// The request's id and what its answer will need.
-    pub awaited: Option<(Value, Patch)>,
+    awaited: Option<(Value, Patch)>,
 }
 
 /// Translates one message from a client on its way in. `speaks_2025` says whether the client
 /// negotiated 2025-11-25 (an `initialize` that asks for it says so itself).
-pub fn inbound(message: &mut Value, speaks_2025: bool) -> Inbound {
+fn inbound(message: &mut Value, speaks_2025: bool) -> Inbound {
     let mut done = Inbound::default();
     let Some(object) = message.as_object_mut() else {
         return done;
@@ -96,7 +96,7 @@ pub fn inbound(message: &mut Value, speaks_2025: bool) -> Inbound {
 /// Whether a line of a client may need [`inbound`]: the cheap test that spares parsing
 /// every other message. A line it lets through needlessly only costs a parse. (Inside a
 /// JSON string a quote is escaped, so a call whose content says `"task"` is not parsed.)
-pub fn may_translate(line: &[u8], speaks_2025: bool) -> bool {
+fn may_translate(line: &[u8], speaks_2025: bool) -> bool {
     let has = |needle: &[u8]| memchr::memmem::find(line, needle).is_some();
     if has(b"\"initialize\"") {
         return true;
