@@ -8,6 +8,7 @@ import asyncio
 import hashlib
 import os
 import shutil
+import time
 from pathlib import Path
 
 from mcp import ClientSession, StdioServerParameters, stdio_client
@@ -81,6 +82,22 @@ async def heard(stream, first_within=LISTEN_WAIT):
 def structured(result):
     assert result.structured_content is not None, result
     return result.structured_content
+
+
+# The statuses a task ends in.
+ENDED = ("completed", "failed", "cancelled")
+
+
+def poll_task(get, task_id, until=(), within=60):
+    """GET(task_id) (what `tasks/get` answered) until the task's status is one of UNTIL
+    (an ended one at the latest), for at most WITHIN seconds."""
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        got = get(task_id)
+        if got["status"] in until or got["status"] in ENDED:
+            return got
+        time.sleep(0.05)
+    raise AssertionError(f"task {task_id} still {got['status']}")
 
 
 # A tree a regex search takes a while over (about 140 MB), for cancellation and progress.

@@ -17,7 +17,7 @@ import time
 import httpx2
 
 from http_harness import HEADERS, server
-from mcp_harness import BIN, ROOT, snapshot
+from mcp_harness import BIN, ROOT, poll_task, snapshot
 
 TASKS = "io.modelcontextprotocol/tasks"
 ENV = dict(os.environ, FILE_TOOLS_CACHE_DIR=str(ROOT / "target" / "file-tools-cache"))
@@ -92,13 +92,7 @@ class Client:
     def poll(self, task_id, until, within=60, **caps):
         """`tasks/get` until the task's status is one of `until` (a terminal one at the
         latest), for at most WITHIN seconds."""
-        deadline = time.monotonic() + within
-        while time.monotonic() < deadline:
-            got = self.ask("tasks/get", {"taskId": task_id}, **caps)["result"]
-            if got["status"] in until or got["status"] in ("completed", "failed", "cancelled"):
-                return got
-            time.sleep(0.05)
-        raise AssertionError(f"task {task_id} still {got['status']}")
+        return poll_task(lambda t: self.ask("tasks/get", {"taskId": t}, **caps)["result"], task_id, until, within)
 
     def close(self):
         self.proc.stdin.close()

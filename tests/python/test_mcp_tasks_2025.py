@@ -11,17 +11,15 @@ import os
 import queue
 import subprocess
 import threading
-import time
 
 import pytest
 
 from http_harness import server
-from mcp_harness import BIN, ROOT, SLOW_SEARCH, big_tree, snapshot
+from mcp_harness import BIN, ROOT, SLOW_SEARCH, big_tree, poll_task, snapshot
 
 SDK = ROOT / "target" / "conformance" / "node_modules" / "@modelcontextprotocol" / "sdk"
 CLIENT = ROOT / "tests" / "python" / "tasks_2025_client.mjs"
 ENV = dict(os.environ, FILE_TOOLS_CACHE_DIR=str(ROOT / "target" / "file-tools-cache"))
-ENDED = ("completed", "failed", "cancelled")
 
 
 def official_client(*args):
@@ -126,14 +124,8 @@ class Client:
     def task(self, name, arguments):
         return self.ask("tools/call", {"name": name, "arguments": arguments, "task": {"ttl": 60000}})
 
-    def poll(self, task_id, within=60):
-        deadline = time.monotonic() + within
-        while time.monotonic() < deadline:
-            got = self.ask("tasks/get", {"taskId": task_id})["result"]
-            if got["status"] in ENDED:
-                return got
-            time.sleep(0.05)
-        raise AssertionError(f"task {task_id} still {got['status']}")
+    def poll(self, task_id):
+        return poll_task(lambda t: self.ask("tasks/get", {"taskId": t})["result"], task_id)
 
     def close(self):
         self.proc.stdin.close()
